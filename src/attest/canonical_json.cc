@@ -1,0 +1,193 @@
+// See canonical_json.h and schemas/canonical-json.md.
+#include "attest/canonical_json.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <vector>
+
+namespace detrain::attest {
+namespace {
+
+void AppendString(std::string_view s, std::string& out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 15];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+Status Append(const nlohmann::json& v, std::string& out) {
+  using Type = nlohmann::json::value_t;
+  switch (v.type()) {
+    case Type::null: out += "null"; return Status::Ok();
+    case Type::boolean: out += v.get<bool>() ? "true" : "false"; return Status::Ok();
+    case Type::number_integer: out += std::to_string(v.get<int64_t>()); return Status::Ok();
+    case Type::number_unsigned: out += std::to_string(v.get<uint64_t>()); return Status::Ok();
+    case Type::number_float: {
+      double d = v.get<double>();
+      if (!std::isfinite(d)) return InvalidArgument("canonical JSON cannot hold NaN or infinity");
+      out += FormatJsonNumber(d);
+      return Status::Ok();
+    }
+    case Type::string: {
+      const auto& s = v.get_ref<const std::string&>();
+      if (!IsValidUtf8(s)) return InvalidArgument("canonical JSON string is not valid UTF-8");
+      AppendString(s, out);
+      return Status::Ok();
+    }
+    case Type::array: {
+      out += '[';
+      bool first = true;
+      for (const auto& e : v) {
+        if (!first) out += ',';
+        first = false;
+        DETRAIN_RETURN_IF_ERROR(Append(e, out));
+      }
+      out += ']';
+      return Status::Ok();
+    }
+    case Type::object: {
+      // nlohmann::json objects are std::map<std::string, ...>: iteration is bytewise key order.
+      out += '{';
+      bool first = true;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        if (!first) out += ',';
+        first = false;
+        if (!IsValidUtf8(it.key())) return InvalidArgument("canonical JSON key is not valid UTF-8");
+        AppendString(it.key(), out);
+        out += ':';
+        DETRAIN_RETURN_IF_ERROR(Append(it.value(), out));
+      }
+      out += '}';
+      return Status::Ok();
+    }
+    case Type::binary: return InvalidArgument("canonical JSON cannot hold binary values");
+    case Type::discarded: return InvalidArgument("canonical JSON cannot hold a discarded value");
+  }
+  return Internal("unknown JSON value type");
+}
+
+}  // namespace
+
+std::string FormatJsonNumber(double value) {
+  if (value == 0) return "0";  // also -0, as ECMAScript prints it
+  // Shortest round-trip digits and exponent, from std::to_chars in scientific form.
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::scientific);
+  std::string sci(buf, res.ptr);
+  std::string sign;
+  if (sci[0] == '-') {
+    sign = "-";
+    sci.erase(0, 1);
+  }
+  size_t e_pos = sci.find('e');
+  std::string digits = sci.substr(0, e_pos);
+  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+  int exp10 = std::stoi(sci.substr(e_pos + 1));
+  int k = static_cast<int>(digits.size());
+  int n = exp10 + 1;  // value = 0.d1d2...dk * 10^n, as in ECMA-262 Number::toString
+  std::string out;
+  if (k <= n && n <= 21) {
+    out = digits + std::string(static_cast<size_t>(n - k), '0');
+  } else if (0 < n && n <= 21) {
+    out = digits.substr(0, static_cast<size_t>(n)) + "." + digits.substr(static_cast<size_t>(n));
+  } else if (-6 < n && n <= 0) {
+    out = "0." + std::string(static_cast<size_t>(-n), '0') + digits;
+  } else {
+    std::string e = (n - 1 >= 0 ? "+" : "-") + std::to_string(std::abs(n - 1));
+    out = digits.substr(0, 1);
+    if (k > 1) out += "." + digits.substr(1);
+    out += "e" + e;
+  }
+  return sign + out;
+}
+
+bool IsValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80) { ++i; continue; }
+    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
+    else return false;
+    if (i + len > s.size()) return false;
+    for (size_t j = 1; j < len; ++j) {
+      unsigned char cc = static_cast<unsigned char>(s[i + j]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    static constexpr uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
+Result<std::string> CanonicalJson(const nlohmann::json& value) {
+  std::string out;
+  DETRAIN_RETURN_IF_ERROR(Append(value, out));
+  return out;
+}
+
+namespace {
+
+// Rejects duplicate keys while parsing: keeps one key set per open object.
+struct DuplicateKeyCheck {
+  std::vector<std::set<std::string>> open;
+  std::string duplicate;
+  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) open.emplace_back();
+    if (event == Event::object_end) open.pop_back();
+    if (event == Event::key && !open.empty()) {
+      const auto& key = parsed.get_ref<const std::string&>();
+      if (!open.back().insert(key).second && duplicate.empty()) duplicate = key;
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+Result<nlohmann::json> ParseJson(std::string_view text) {
+  auto check = std::make_shared<DuplicateKeyCheck>();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.begin(), text.end(),
+                              [check](int d, nlohmann::json::parse_event_t e, nlohmann::json& p) {
+                                return (*check)(d, e, p);
+                              });
+  } catch (const nlohmann::json::parse_error& e) {
+    return InvalidArgument("invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+  }
+  if (!check->duplicate.empty()) {
+    return InvalidArgument("invalid JSON: duplicate object key \"" + check->duplicate + "\"");
+  }
+  return j;
+}
+
+}  // namespace detrain::attest

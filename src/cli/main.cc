@@ -1,0 +1,85 @@
+// The `detrain` command: parses the command line with CLI11 and dispatches to one subcommand.
+// Usage errors (unknown subcommand or flag, missing argument) print usage and exit 2.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "cli/command.h"
+
+#ifndef DETRAIN_VERSION
+#define DETRAIN_VERSION "0.0.0"
+#endif
+#ifndef DETRAIN_GIT_COMMIT
+#define DETRAIN_GIT_COMMIT "unknown"
+#endif
+
+namespace detrain::cli {
+
+int ReportError(std::string_view command, const Status& status) {
+  std::cerr << "detrain " << command << ": " << status.message() << "\n";
+  switch (status.code()) {
+    case StatusCode::kVerificationFailed: return kExitVerifyFailed;
+    case StatusCode::kInternal: return kExitInternal;
+    default: return kExitUsage;
+  }
+}
+
+namespace {
+
+std::string VersionText() {
+  std::string v = "detrain " DETRAIN_VERSION "\n";
+  v += "commit: " DETRAIN_GIT_COMMIT "\n";
+#if defined(__clang__)
+  v += "compiler: clang " __clang_version__ "\n";
+#elif defined(__GNUC__)
+  v += "compiler: g++ " __VERSION__ "\n";
+#endif
+#ifdef DETRAIN_CUDA_VERSION
+  v += "cuda toolkit: " DETRAIN_CUDA_VERSION "\n";
+#else
+  v += "cuda toolkit: none (built without CUDA)\n";
+#endif
+  return v;
+}
+
+bool HasSubcommand(CLI::App& app, const std::string& name) {
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+}  // namespace detrain::cli
+
+int main(int argc, char** argv) {
+  using namespace detrain::cli;
+  CLI::App app{"detrain: deterministic ML training with audit bundles that verify bit for bit.",
+               "detrain"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", VersionText(), "Print version, commit, compiler and CUDA toolkit");
+  app.footer("Exit codes: 0 ok, 1 verification failed, 2 usage or input error, 3 internal error.\n"
+             "Run `detrain COMMAND --help` for the options of one command.");
+  int exit_code = kExitOk;
+  RegisterDigestCommand(app, &exit_code);
+  app.failure_message(CLI::FailureMessage::help);  // usage with every error
+  if (argc > 1 && argv[1][0] != '-' && !HasSubcommand(app, argv[1])) {
+    std::cerr << "detrain: unknown command '" << argv[1] << "'\n\n" << app.help();
+    return kExitUsage;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    std::cout << e.what();
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // prints the message and usage to stderr
+    return kExitUsage;
+  }
+  return exit_code;
+}

@@ -1,0 +1,106 @@
+// Status/Result, atomic file writes and the thread pool.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <vector>
+
+#include "base/file_io.h"
+#include "base/status.h"
+#include "base/thread_pool.h"
+
+namespace detrain {
+namespace {
+
+Result<int> Half(int x) {
+  if (x % 2 != 0) return InvalidArgument("odd: " + std::to_string(x));
+  return x / 2;
+}
+
+Result<int> Quarter(int x) {
+  DETRAIN_ASSIGN_OR_RETURN(int h, Half(x));
+  return Half(h);
+}
+
+TEST(StatusTest, ResultCarriesValueOrError) {
+  EXPECT_EQ(*Quarter(8), 2);
+  Result<int> r = Quarter(6);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().ToString(), "invalid argument: odd: 3");
+  EXPECT_EQ(r.status().WithContext("f.dt:3:4").message(), "f.dt:3:4: odd: 3");
+  Result<int> bad = Status::Ok();  // an OK status holds no value: that is an internal error
+  EXPECT_EQ(bad.status().code(), StatusCode::kInternal);
+}
+
+class FileIoTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/detrain_io_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(FileIoTest, AtomicWriteReplacesAndLeavesNoTempFiles) {
+  std::string path = dir_ + "/f.json";
+  ASSERT_TRUE(WriteFileAtomic(path, "first").ok());
+  ASSERT_TRUE(WriteFileAtomic(path, "second, longer").ok());
+  EXPECT_EQ(*ReadFile(path), "second, longer");
+  size_t entries = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir_)) {
+    (void)e;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST_F(FileIoTest, FailedWriteKeepsOldContents) {
+  std::string path = dir_ + "/keep";
+  ASSERT_TRUE(WriteFileAtomic(path, "old").ok());
+  if (geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
+  chmod(dir_.c_str(), 0500);
+  Status st = WriteFileAtomic(path, "new");
+  chmod(dir_.c_str(), 0700);
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(*ReadFile(path), "old");
+}
+
+TEST_F(FileIoTest, WriteIntoMissingDirectoryFailsNamingPath) {
+  Status st = WriteFileAtomic(dir_ + "/no/such/dir/f", "x");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find(dir_ + "/no/such/dir/f"), std::string::npos) << st.message();
+}
+
+TEST_F(FileIoTest, ReadMissingIsNotFound) {
+  Result<std::string> r = ReadFile(dir_ + "/missing");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+}
+
+TEST(ThreadPoolTest, EveryIndexExactlyOnce) {
+  for (size_t threads : {1, 2, 3, 8}) {
+    ThreadPool pool(threads);
+    for (size_t n : {0, 1, 7, 1000}) {
+      std::vector<std::atomic<int>> hits(n);
+      pool.ParallelFor(n, [&](size_t i) { hits[i].fetch_add(1); });
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << threads << " " << n << " " << i;
+    }
+  }
+}
+
+TEST(ThreadPoolTest, ReusableManyTimes) {
+  ThreadPool pool(4);
+  std::atomic<long> sum{0};
+  for (int round = 0; round < 200; ++round) {
+    pool.ParallelFor(10, [&](size_t i) { sum += static_cast<long>(i); });
+  }
+  EXPECT_EQ(sum.load(), 200 * 45);
+}
+
+}  // namespace
+}  // namespace detrain

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs every Debian package detrain needs to build, test and run its examples. Idempotent and
+# non-interactive: packages already present are not reinstalled, and apt-get runs only when
+# something is missing. Uses sudo when not run as root. The CUDA toolkit is not a Debian package
+# here: the build detects /usr/local/cuda and works without it.
+#
+# Usage: tools/setup.sh [--dev]     (--dev adds clang-format and clang-tidy for style checks)
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  libssl-dev openssl            # SHA-256 (EVP), Ed25519
+  libxxhash-dev                 # XXH3 per-step state digests
+  nlohmann-json3-dev            # JSON
+  libprotobuf-dev protobuf-compiler
+  libcli11-dev                  # command line
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libmpfr-dev libgmp-dev        # correctly rounded reference for the math verifier
+  python3 python3-sklearn       # ships the example datasets (breast_cancer.csv, digits.csv.gz)
+)
+if [[ "${1:-}" == "--dev" ]]; then
+  packages+=(clang-format clang-tidy)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
