@@ -1,0 +1,179 @@
+// Types of expressions: names, literals, arithmetic with broadcasting, matrix products, calls
+// of built-in layers and of user functions.
+#include "frontend/check_internal.h"
+
+namespace detrain::frontend {
+namespace {
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string Checker::Suggest(const std::string& name) const {
+  std::string best;
+  size_t best_d = 3;  // suggest only close names
+  auto consider = [&](const std::string& cand) {
+    size_t d = EditDistance(name, cand);
+    if (d < best_d) {
+      best_d = d;
+      best = cand;
+    }
+  };
+  for (const auto& [n, t] : locals_) consider(n);
+  for (const auto& [n, t] : globals_) consider(n);
+  return best.empty() ? "" : " (did you mean '" + best + "'?)";
+}
+
+Result<Type> Checker::TypeOf(const Expr& e) {
+  Result<Type> t = [&]() -> Result<Type> {
+    switch (e.kind) {
+      case ExprKind::kInt:
+      case ExprKind::kFloat: return Type::Literal();
+      case ExprKind::kString: return src_.Error(e.range, "a string is not a value here");
+      case ExprKind::kBool: return src_.Error(e.range, "true/false is not a value here");
+      case ExprKind::kList: return src_.Error(e.range, "a list is not a value here");
+      case ExprKind::kName: {
+        if (auto it = locals_.find(e.text); it != locals_.end()) return it->second;
+        if (auto it = globals_.find(e.text); it != globals_.end()) return it->second;
+        return src_.Error(e.range, "undefined name '" + e.text + "'" + Suggest(e.text));
+      }
+      case ExprKind::kNegate: {
+        DETRAIN_ASSIGN_OR_RETURN(Type x, TypeOf(*e.operands[0]));
+        if (x.kind == ValueKind::kKey) return src_.Error(e.range, "cannot negate a key");
+        return x;
+      }
+      case ExprKind::kBinary: return CheckBinary(e);
+      case ExprKind::kCall: {
+        if (auto it = funcs_.find(e.text); it != funcs_.end()) return CheckUserCall(e, *it->second);
+        const BuiltinDef* def = FindBuiltin(e.text, BuiltinCategory::kLayer);
+        if (def == nullptr) {
+          return src_.Error(e.callee_range, "unknown function '" + e.text +
+                                                "' (not a layer or a function defined above; layers: " +
+                                                BuiltinNames(BuiltinCategory::kLayer) + ")");
+        }
+        CheckedCall cc;
+        cc.builtin = def;
+        DETRAIN_ASSIGN_OR_RETURN(Type r, CheckBuiltinCall(e, *def, &cc.args));
+        out_.calls[&e] = std::move(cc);
+        return r;
+      }
+    }
+    return Internal("unknown expression kind");
+  }();
+  if (t.ok()) out_.types[&e] = *t;
+  return t;
+}
+
+Result<Type> Checker::CheckBinary(const Expr& e) {
+  DETRAIN_ASSIGN_OR_RETURN(Type a, TypeOf(*e.operands[0]));
+  DETRAIN_ASSIGN_OR_RETURN(Type b, TypeOf(*e.operands[1]));
+  std::string text(src_.Slice(e.range));
+  std::string head = text + ": " + a.ToString() + " " + e.op + " " + b.ToString() + ": ";
+  if (a.kind == ValueKind::kKey || b.kind == ValueKind::kKey) {
+    return src_.Error(e.range, head + "keys are not numbers (use them in dropout(..., key = k))");
+  }
+  if (a.kind == ValueKind::kLiteral && b.kind == ValueKind::kLiteral) return Type::Literal();
+  if (e.op == '@') {
+    if (!a.is_tensor() || !b.is_tensor()) return src_.Error(e.range, head + "@ needs two tensors");
+    if (a.dtype != DType::kF32 || b.dtype != DType::kF32) return src_.Error(e.range, head + "@ needs f32 operands");
+    if (a.rank() < 1 || b.rank() < 1 || b.rank() > 2) {
+      return src_.Error(e.range, head + "@ contracts the last dimension of the left operand with the "
+                                        "first of a rank-1 or rank-2 right operand");
+    }
+    const DimValue& ka = a.dims.back();
+    const DimValue& kb = b.dims.front();
+    if (!(ka == kb)) {
+      return src_.Error(e.range, head + "contracted dimensions " + ka.ToString() + " and " + kb.ToString() + " differ");
+    }
+    std::vector<DimValue> dims(a.dims.begin(), a.dims.end() - 1);
+    if (b.rank() == 2) dims.push_back(b.dims[1]);
+    return Type::Tensor(DType::kF32, dims);
+  }
+  if (a.kind == ValueKind::kLiteral) return b;
+  if (b.kind == ValueKind::kLiteral) return a;
+  if (a.dtype != b.dtype) {
+    return src_.Error(e.range, head + "element types differ (no implicit conversion)");
+  }
+  std::vector<DimValue> dims;
+  std::string why;
+  if (!BroadcastDims(a.dims, b.dims, &dims, &why)) return src_.Error(e.range, head + why);
+  return Type::Tensor(a.dtype, dims);
+}
+
+Result<Type> Checker::CheckUserCall(const Expr& call, const FuncDecl& f) {
+  CheckedCall cc;
+  cc.func = &f;
+  if (call.args.size() != f.args.size()) {
+    return src_.Error(call.range, f.name + " takes " + std::to_string(f.args.size()) + " arguments, " +
+                                      std::to_string(call.args.size()) + " given");
+  }
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    const Arg& a = call.args[i];
+    if (!a.keyword.empty()) {
+      return src_.Error(a.keyword_range, "arguments of user functions are positional");
+    }
+    ArgValue v;
+    v.present = true;
+    v.expr = a.value.get();
+    v.range = a.value->range;
+    DETRAIN_ASSIGN_OR_RETURN(v.type, TypeOf(*a.value));
+    const TypeExpr& want = f.args[i].type;
+    std::string mismatch = f.name + ": argument '" + f.args[i].name + "' expects " +
+                           std::string(src_.Slice(want.range)) + ", found " + v.type.ToString();
+    if (want.is_key != (v.type.kind == ValueKind::kKey) || (!want.is_key && !v.type.is_tensor())) {
+      return src_.Error(v.range, mismatch);
+    }
+    if (!want.is_key) {
+      DType dt;
+      ParseDType(want.dtype, &dt);
+      if (dt != v.type.dtype || want.dims.size() != v.type.dims.size()) return src_.Error(v.range, mismatch);
+      for (size_t d = 0; d < want.dims.size(); ++d) {
+        const Dim& wd = want.dims[d];
+        const DimValue& got = v.type.dims[d];
+        if (wd.symbol.empty()) {
+          if (got.is_symbol() || got.size != wd.size) return src_.Error(v.range, mismatch);
+        } else if (auto it = cc.bindings.find(wd.symbol); it != cc.bindings.end()) {
+          if (!(it->second == got)) {
+            return src_.Error(v.range, mismatch + " (" + wd.symbol + " is already " + it->second.ToString() + ")");
+          }
+        } else {
+          cc.bindings[wd.symbol] = got;
+        }
+      }
+    }
+    cc.args.push_back(std::move(v));
+  }
+  // The result type with the callee's dimension names replaced by the caller's.
+  Type r;
+  if (f.result.is_key) {
+    r = Type::Key();
+  } else {
+    ParseDType(f.result.dtype, &r.dtype);
+    for (const Dim& d : f.result.dims) {
+      if (d.symbol.empty()) {
+        r.dims.push_back(DimValue::Of(d.size));
+      } else if (auto it = cc.bindings.find(d.symbol); it != cc.bindings.end()) {
+        r.dims.push_back(it->second);
+      } else {
+        r.dims.push_back(DimValue::Sym(d.symbol));
+      }
+    }
+  }
+  out_.calls[&call] = std::move(cc);
+  return r;
+}
+
+}  // namespace detrain::frontend
