@@ -24,6 +24,10 @@ int ReportError(std::string_view command, const Status& status);
 
 // One registration function per subcommand (see cmd_*.cc).
 void RegisterDigestCommand(CLI::App& app, int* exit_code);
+void RegisterCompileCommand(CLI::App& app, int* exit_code);
+void RegisterEvalCommand(CLI::App& app, int* exit_code);
+void RegisterMathCommand(CLI::App& app, int* exit_code);
+void RegisterPrngCommand(CLI::App& app, int* exit_code);
 
 }  // namespace detrain::cli
 

@@ -63,6 +63,10 @@ int main(int argc, char** argv) {
              "Run `detrain COMMAND --help` for the options of one command.");
   int exit_code = kExitOk;
   RegisterDigestCommand(app, &exit_code);
+  RegisterCompileCommand(app, &exit_code);
+  RegisterEvalCommand(app, &exit_code);
+  RegisterMathCommand(app, &exit_code);
+  RegisterPrngCommand(app, &exit_code);
   app.failure_message(CLI::FailureMessage::help);  // usage with every error
   if (argc > 1 && argv[1][0] != '-' && !HasSubcommand(app, argv[1])) {
     std::cerr << "detrain: unknown command '" << argv[1] << "'\n\n" << app.help();

@@ -120,7 +120,7 @@ Result<Type> WarmupCosineRule(const CallContext& c) {
   for (size_t i : {size_t{0}, size_t{1}, size_t{4}}) DETRAIN_RETURN_IF_ERROR(NonNegative(c, i));
   DETRAIN_RETURN_IF_ERROR(AtLeast(c, 2, 0));
   DETRAIN_RETURN_IF_ERROR(AtLeast(c, 3, 1));
-  if (c.arg(2).i > c.arg(3).i) return c.ErrorAt(2, "warmup_steps must not exceed decay_steps");
+  if (c.arg(2).i >= c.arg(3).i) return c.ErrorAt(2, "warmup_steps must be smaller than decay_steps");
   return Type::Literal();
 }
 
@@ -133,6 +133,12 @@ Result<Type> CsvRule(const CallContext& c) {
 
 Result<Type> NpyRule(const CallContext& c) {
   DETRAIN_RETURN_IF_ERROR(InUnitInterval(c, 3, false));
+  return Type::Literal();
+}
+
+Result<Type> TextRule(const CallContext& c) {
+  DETRAIN_RETURN_IF_ERROR(AtLeast(c, 1, 1));
+  DETRAIN_RETURN_IF_ERROR(InUnitInterval(c, 2, false));
   return Type::Literal();
 }
 
@@ -211,6 +217,9 @@ void AppendConfigBuiltins(std::vector<BuiltinDef>* t) {
                  {"standardize", K::kBool, "false"}, {"validation", K::kFloat, "0"}},
                 NpyRule, "features and labels as .npy files"});
 
+  t->push_back({"text", C::kData,
+                {{"path", K::kString, nullptr}, {"context", K::kInt, "32"}, {"validation", K::kFloat, "0"}},
+                TextRule, "a byte-level corpus cut into sequences of context bytes (inputs) and the next bytes (labels)"});
   t->push_back({"train", C::kTrain,
                 {{"steps", K::kInt, "none"}, {"epochs", K::kInt, "none"}, {"batch", K::kInt, nullptr},
                  {"shards", K::kInt, "8"}, {"seed", K::kInt, "0"}, {"checkpoint_every", K::kInt, "0"},

@@ -255,6 +255,11 @@ Result<Type> AttentionRule(const CallContext& c) {
   return x;
 }
 
+Result<Type> FoldInRule(const CallContext& c) {
+  if (c.arg(1).i < 0 || c.arg(1).i > 0xFFFFFFFFll) return c.ErrorAt(1, "data must be in [0, 2^32)");
+  return Type::Key();
+}
+
 Result<Type> AccuracyRule(const CallContext& c) {
   DETRAIN_RETURN_IF_ERROR(CrossEntropyRule(c).status());
   return Type::Scalar(DType::kF32);
@@ -310,6 +315,8 @@ void AppendLayerBuiltins(std::vector<BuiltinDef>* t) {
                  {"wv", K::kTensor, nullptr}, {"wo", K::kTensor, nullptr}, {"heads", K::kInt, nullptr},
                  {"causal", K::kBool, "true"}},
                 AttentionRule, "multi-head self-attention"});
+  t->push_back({"fold_in", C::kLayer, {{"key", K::kKey, nullptr}, {"data", K::kInt, nullptr}}, FoldInRule,
+                "a new key: jax.random.fold_in(key, data)"});
   t->push_back({"accuracy", C::kLayer, {{"logits", K::kTensor, nullptr}, {"labels", K::kTensor, nullptr}},
                 AccuracyRule, "fraction of argmax(logits) equal to labels"});
 }

@@ -95,7 +95,7 @@ TEST(CheckTest, NameErrors) {
   EXPECT_EQ(FirstErrorLine("@ w2 + b2, y", "@ w3 + b2, y"), "p.dt:11:41: error: undefined name 'w3' (did you mean 'w1'?)");
   EXPECT_EQ(FirstErrorLine("param b2", "param b1"), "p.dt:5:7: error: parameter 'b1' is declared twice");
   EXPECT_EQ(FirstErrorLine("h = dropout(relu(", "h = dropout(reluu("),
-            "p.dt:10:15: error: unknown function 'reluu' (not a layer or a function defined above; layers: relu, gelu, tanh, sigmoid, exp, log, sqrt, rsqrt, abs, softmax, log_softmax, softmax_cross_entropy, sigmoid_binary_cross_entropy, mse, mean, sum, dropout, layer_norm, conv2d, max_pool, avg_pool, reshape, flatten, embedding, attention, accuracy)");
+            "p.dt:10:15: error: unknown function 'reluu' (not a layer or a function defined above; layers: relu, gelu, tanh, sigmoid, exp, log, sqrt, rsqrt, abs, softmax, log_softmax, softmax_cross_entropy, sigmoid_binary_cross_entropy, mse, mean, sum, dropout, layer_norm, conv2d, max_pool, avg_pool, reshape, flatten, embedding, attention, fold_in, accuracy)");
   EXPECT_EQ(FirstErrorLine("def loss", "def loss2"), "p.dt:19:1: error: missing 'def loss(...) -> f32[] { ... }': the function training minimizes");
   EXPECT_EQ(FirstErrorLine("h = dropout", "w1 = dropout"), "p.dt:10:3: error: cannot assign to parameter 'w1'");
 }

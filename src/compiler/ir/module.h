@@ -1,0 +1,101 @@
+// The IR's object model: a Module owns Computations, a Computation owns Instructions.
+//
+// An Instruction is an op applied to operands (other instructions of the same computation)
+// with attributes; its result has a static Shape. Called computations (`to_apply`) are
+// referenced by pointer and owned by the same module. There are no ids: the canonical
+// printer derives every name from the graph structure (printer.h).
+//
+// Thread safety: a Module is a plain value-like object; concurrent reads are safe, writes are not.
+#ifndef DETRAIN_COMPILER_IR_MODULE_H_
+#define DETRAIN_COMPILER_IR_MODULE_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/attributes.h"
+#include "compiler/ir/literal.h"
+#include "compiler/ir/opcode.h"
+#include "compiler/ir/shape.h"
+
+namespace detrain::ir {
+
+// Where an instruction came from in parsed text (line/column are 1-based; 0 = built in code).
+struct SourceLoc {
+  int line = 0;
+  int column = 0;
+};
+
+struct Instruction {
+  Opcode opcode = Opcode::kParameter;
+  Shape shape;
+  std::vector<Instruction*> operands;
+  AttrMap attrs;
+  Literal literal;               // kConstant only
+  int64_t parameter_number = 0;  // kParameter only
+  std::string name;              // a parameter's name; for other ops only the parsed name
+  SourceLoc loc;
+
+  bool HasAttr(Attr a) const { return attrs.count(a) != 0; }
+  const AttrValue* FindAttr(Attr a) const;
+  // Accessors returning the default (0, empty list, nullptr) when the attribute is absent.
+  int64_t IntAttr(Attr a) const;
+  const std::vector<int64_t>& IntsAttr(Attr a) const;
+  const Computation* ComputationAttr(Attr a) const;
+};
+
+class Computation {
+ public:
+  explicit Computation(std::string name) : name_(std::move(name)) {}
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+  Instruction* root() const { return root_; }
+  void set_root(Instruction* root) { root_ = root; }
+
+  Instruction* AddInstruction(std::unique_ptr<Instruction> instr);
+  const std::vector<std::unique_ptr<Instruction>>& instructions() const { return instructions_; }
+
+  // Parameters ordered by parameter_number (gaps or duplicates are verifier errors).
+  std::vector<Instruction*> Parameters() const;
+
+  // The canonical evaluation and printing order: parameters by number, then the instructions
+  // that the root depends on, in depth-first post-order visiting operands left to right.
+  // Instructions the root does not depend on are not part of the program and are omitted.
+  // Returns an error on a cycle.
+  Result<std::vector<const Instruction*>> PostOrder() const;
+
+ private:
+  std::string name_;
+  Instruction* root_ = nullptr;
+  std::vector<std::unique_ptr<Instruction>> instructions_;
+};
+
+class Module {
+ public:
+  explicit Module(std::string name) : name_(std::move(name)) {}
+
+  const std::string& name() const { return name_; }
+  Computation* entry() const { return entry_; }
+  void set_entry(Computation* entry) { entry_ = entry; }
+
+  Computation* AddComputation(std::unique_ptr<Computation> computation);
+  const std::vector<std::unique_ptr<Computation>>& computations() const { return computations_; }
+
+  // Computations reachable from the entry, callees before callers (post-order over
+  // attribute references in canonical instruction order), the entry last. Error on recursion.
+  Result<std::vector<const Computation*>> ComputationPostOrder() const;
+
+ private:
+  std::string name_;
+  Computation* entry_ = nullptr;
+  std::vector<std::unique_ptr<Computation>> computations_;
+};
+
+// The computations an instruction calls (its kComputation attributes, in attribute order).
+std::vector<const Computation*> CalledComputations(const Instruction& instr);
+
+}  // namespace detrain::ir
+
+#endif  // DETRAIN_COMPILER_IR_MODULE_H_

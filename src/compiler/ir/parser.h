@@ -1,0 +1,33 @@
+// Parser for IR text: the canonical form (printer.h) and XLA's HLO text over the same op
+// subset. XLA-only syntax that carries no meaning here is accepted and dropped: `%` name
+// prefixes, layouts (`f32[2,3]{1,0}`; detrain values are logical and row-major, and HLO op
+// semantics do not depend on layout), the module header's attributes
+// (`entry_computation_layout=...`), computation signatures (`%c (a: f32[]) -> f32[] {`),
+// operand shapes (`add(f32[] %a, f32[] %b)`), `/*...*/` and `//` comments, and the attributes
+// listed in docs/ir.md ("Ignored XLA attributes": metadata, sharding, frontend_attributes, ...).
+// Anything else outside the subset is an error: an unknown op or attribute, a dynamic dimension
+// here; a variadic reduce or an unknown custom-call target in the verifier. Errors are
+// "line:column: message" with what was expected.
+//
+// Parameter names: a trailing `.<digits>` (an XLA id) is dropped, so `x.1` becomes `x`; a name
+// that then collides or is not valid becomes `p<number>`.
+//
+// The parser checks syntax and name resolution only; run the verifier for semantics.
+//
+// Thread safety: pure function.
+#ifndef DETRAIN_COMPILER_IR_PARSER_H_
+#define DETRAIN_COMPILER_IR_PARSER_H_
+
+#include <memory>
+#include <string_view>
+
+#include "base/status.h"
+#include "compiler/ir/module.h"
+
+namespace detrain::ir {
+
+Result<std::unique_ptr<Module>> ParseModule(std::string_view text);
+
+}  // namespace detrain::ir
+
+#endif  // DETRAIN_COMPILER_IR_PARSER_H_

@@ -1,0 +1,31 @@
+// Internal to the parser: the value-level grammar shared by parser.cc (module structure) and
+// parser_values.cc (shapes, literals, attribute values). Not part of the IR's API.
+#ifndef DETRAIN_COMPILER_IR_PARSER_INTERNAL_H_
+#define DETRAIN_COMPILER_IR_PARSER_INTERNAL_H_
+
+#include <string>
+
+#include "compiler/ir/lexer.h"
+
+namespace detrain::ir::parser_internal {
+
+// `f32[2,3]`, `f32[2,3]{1,0}` (layout dropped), `(f32[], s32[2])`.
+Result<Shape> ParseShape(Cursor& cur);
+
+// True if the cursor is at an element type name followed by '[' (an XLA operand shape).
+bool LookingAtShape(Cursor& cur);
+
+// The value inside `constant(...)` for a literal of `shape`.
+Result<Literal> ParseLiteral(Cursor& cur, const Shape& shape);
+
+// One attribute value of `attr` (after `name=`). A kComputation value is returned as its name
+// in `comp_name` (resolved later by the caller).
+Status ParseAttrValue(Cursor& cur, Attr attr, AttrValue* value, std::string* comp_name);
+
+// What to do with an attribute name that is not in attrs.def.
+enum class ForeignAttr { kUnknown, kIgnore, kDefaultOnly };
+ForeignAttr ClassifyForeignAttr(std::string_view name);
+
+}  // namespace detrain::ir::parser_internal
+
+#endif  // DETRAIN_COMPILER_IR_PARSER_INTERNAL_H_

@@ -1,0 +1,52 @@
+// See shape.h.
+#include "compiler/ir/shape.h"
+
+namespace detrain::ir {
+
+Shape Shape::Tuple(std::vector<Shape> elements) {
+  Shape s;
+  s.is_tuple_ = true;
+  s.tuple_ = std::move(elements);
+  return s;
+}
+
+int64_t Shape::ElementCount() const {
+  int64_t n = 1;
+  for (int64_t d : dims_) n *= d;
+  return n;
+}
+
+std::string Shape::ToString() const {
+  if (is_tuple_) {
+    std::string s = "(";
+    for (size_t i = 0; i < tuple_.size(); ++i) {
+      if (i) s += ", ";
+      s += tuple_[i].ToString();
+    }
+    return s + ")";
+  }
+  std::string s(ElementTypeName(type_));
+  s += '[';
+  for (size_t i = 0; i < dims_.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(dims_[i]);
+  }
+  return s + ']';
+}
+
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
+std::string IntListToString(const std::vector<int64_t>& values) {
+  std::string s = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(values[i]);
+  }
+  return s + "}";
+}
+
+}  // namespace detrain::ir

@@ -1,0 +1,51 @@
+// Shapes: an element type with static dimensions (row-major, no layouts), or a tuple of shapes.
+//
+// Printed as in HLO text without layouts: `f32[5,3]`, `s32[]`, `(f32[2], u32[2])`.
+//
+// Thread safety: values only.
+#ifndef DETRAIN_COMPILER_IR_SHAPE_H_
+#define DETRAIN_COMPILER_IR_SHAPE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/element_type.h"
+
+namespace detrain::ir {
+
+class Shape {
+ public:
+  Shape() = default;
+  Shape(ElementType type, std::vector<int64_t> dims) : type_(type), dims_(std::move(dims)) {}
+  static Shape Scalar(ElementType type) { return Shape(type, {}); }
+  static Shape Tuple(std::vector<Shape> elements);
+
+  bool is_tuple() const { return is_tuple_; }
+  ElementType type() const { return type_; }
+  const std::vector<int64_t>& dims() const { return dims_; }
+  int64_t dim(int i) const { return dims_[static_cast<size_t>(i)]; }
+  int rank() const { return static_cast<int>(dims_.size()); }
+  const std::vector<Shape>& tuple_elements() const { return tuple_; }
+
+  int64_t ElementCount() const;  // 1 for a scalar; undefined for tuples
+  std::string ToString() const;
+
+  friend bool operator==(const Shape& a, const Shape& b) = default;
+
+ private:
+  bool is_tuple_ = false;
+  ElementType type_ = ElementType::kF32;
+  std::vector<int64_t> dims_;
+  std::vector<Shape> tuple_;
+};
+
+// Row-major strides (in elements) of `dims`.
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
+
+// "{1,2,3}" as printed in attributes.
+std::string IntListToString(const std::vector<int64_t>& values);
+
+}  // namespace detrain::ir
+
+#endif  // DETRAIN_COMPILER_IR_SHAPE_H_

@@ -1,0 +1,29 @@
+// The verifier: checks that a module is well formed before anything consumes it — an ENTRY
+// computation, no cycles or recursion, operands in the same computation, parameters numbered
+// 0..n-1, every op's arity, attributes (allowed and required, from ops.def) and shape rules
+// (shape_inference.h), declared shapes equal to inferred ones, and all-reduce only where every
+// replica runs it (not inside reduction combiners).
+//
+// Messages name the instruction and the rule broken; instructions parsed from text carry their
+// location: "12:3: instruction 'add.5' (add): operands of add must have the same shape, ...".
+//
+// Thread safety: pure functions.
+#ifndef DETRAIN_COMPILER_IR_VERIFIER_H_
+#define DETRAIN_COMPILER_IR_VERIFIER_H_
+
+#include <memory>
+#include <string_view>
+
+#include "base/status.h"
+#include "compiler/ir/module.h"
+
+namespace detrain::ir {
+
+Status VerifyModule(const Module& module);
+
+// ParseModule followed by VerifyModule.
+Result<std::unique_ptr<Module>> ParseAndVerify(std::string_view text);
+
+}  // namespace detrain::ir
+
+#endif  // DETRAIN_COMPILER_IR_VERIFIER_H_

@@ -1,0 +1,174 @@
+// See train_step.h.
+#include "frontend/train_step.h"
+
+#include "frontend/autodiff/autodiff.h"
+#include "frontend/emit.h"
+#include "frontend/optimizer.h"
+
+namespace detrain::frontend {
+
+using ir::ElementType;
+using ir::Instruction;
+using ir::Opcode;
+using ir::Shape;
+
+ProgramShape ShapeOf(const CheckedProgram& p) {
+  ProgramShape s;
+  s.batch = p.config["train"]["batch"].get<int64_t>();
+  s.shards = p.config["train"]["shards"].get<int64_t>();
+  s.prng = p.config["train"]["prng"] == "original" ? PrngMode::kOriginal : PrngMode::kPartitionable;
+  return s;
+}
+
+namespace {
+
+std::string BatchSymbol(const CheckedProgram& p) { return p.config["batch_dim"].get<std::string>(); }
+
+LowerOptions OptionsFor(const CheckedProgram& p, int64_t batch_value) {
+  LowerOptions o;
+  o.dims[BatchSymbol(p)] = batch_value;
+  o.prng = ShapeOf(p).prng;
+  return o;
+}
+
+bool HasKey(const FuncDecl& f) { return !f.args.empty() && f.args.back().type.is_key; }
+
+// Sums `values[i]` (each a list of same-shaped tensors) by the pairwise tree over i: level by
+// level, neighbours (2j, 2j+1) added in index order, an odd last carried up unchanged.
+std::vector<Instruction*> PairwiseTree(ir::Builder& b, std::vector<std::vector<Instruction*>> level) {
+  while (level.size() > 1) {
+    std::vector<std::vector<Instruction*>> next;
+    for (size_t j = 0; j + 1 < level.size(); j += 2) {
+      std::vector<Instruction*> sum;
+      for (size_t k = 0; k < level[j].size(); ++k) sum.push_back(b.Add(level[j][k], level[j + 1][k]));
+      next.push_back(std::move(sum));
+    }
+    if (level.size() % 2 == 1) next.push_back(level.back());
+    level = std::move(next);
+  }
+  return level[0];
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ir::Module>> LowerSourceGraph(const CheckedProgram& p) {
+  ProgramShape shape = ShapeOf(p);
+  auto m = std::make_unique<ir::Module>("source_graph");
+  DETRAIN_RETURN_IF_ERROR(LowerFunction(p, *p.loss, OptionsFor(p, shape.batch / shape.shards), m.get(), "loss").status());
+  return m;
+}
+
+Result<std::unique_ptr<ir::Module>> LowerTrainStep(const CheckedProgram& p) {
+  ProgramShape shape = ShapeOf(p);
+  const int64_t per_shard = shape.batch / shape.shards;
+  const int64_t n = static_cast<int64_t>(p.params.size());
+  auto m = std::make_unique<ir::Module>("train_step");
+  DETRAIN_ASSIGN_OR_RETURN(ir::Computation * loss, LowerFunction(p, *p.loss, OptionsFor(p, per_shard), m.get(), "loss"));
+  std::vector<int64_t> wrt;
+  for (int64_t i = 0; i < n; ++i) wrt.push_back(i);
+  DETRAIN_ASSIGN_OR_RETURN(ir::Computation * vg, ValueAndGrad(m.get(), *loss, wrt, "loss_and_grad"));
+
+  ir::Builder b(m.get(), "train_step");
+  Emitter e(m.get(), &b);
+  int64_t num = 0;
+  OptimizerIo io;
+  for (const auto& [name, type] : p.params) {
+    DETRAIN_ASSIGN_OR_RETURN(Shape s, ToShape(type, {}));
+    io.params.push_back(b.Parameter(num++, s, name));
+  }
+  const nlohmann::json& opt = p.config["optimizer"];
+  int slots = OptimizerSlots(opt);
+  io.state.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    for (int k = 0; k < slots; ++k) {
+      io.state[static_cast<size_t>(i)].push_back(
+          b.Parameter(num++, io.params[static_cast<size_t>(i)]->shape, p.params[static_cast<size_t>(i)].first + "_s" + std::to_string(k)));
+    }
+  }
+  io.count = b.Parameter(num++, Shape::Scalar(ElementType::kS32), "count");
+  io.learning_rate = b.Parameter(num++, Shape::Scalar(ElementType::kF32), "learning_rate");
+  std::vector<Instruction*> inputs;
+  LowerOptions global = OptionsFor(p, shape.batch);
+  for (const FuncArg& a : p.loss->args) {
+    if (a.type.is_key) continue;
+    DETRAIN_ASSIGN_OR_RETURN(Shape s, ArgShape(a, global.dims));
+    inputs.push_back(b.Parameter(num++, s, a.name));
+  }
+  Instruction* key = b.Parameter(num++, Shape(ElementType::kU32, {2}), "key");
+
+  // Per shard s: the rows [s*b, (s+1)*b) of every input and the key fold_in(key, s).
+  std::vector<std::vector<Instruction*>> per_shard_results;
+  for (int64_t s = 0; s < shape.shards; ++s) {
+    std::vector<Instruction*> args = io.params;
+    for (Instruction* x : inputs) {
+      std::vector<ir::SliceDim> slice;
+      for (int64_t d = 0; d < x->shape.rank(); ++d) {
+        slice.push_back(d == 0 ? ir::SliceDim{s * per_shard, (s + 1) * per_shard, 1} : ir::SliceDim{0, x->shape.dim(static_cast<int>(d)), 1});
+      }
+      args.push_back(b.Slice(x, slice));
+    }
+    if (HasKey(*p.loss)) args.push_back(e.FoldIn(key, e.ScalarU32(static_cast<uint32_t>(s))));
+    Instruction* r = b.Call(vg, args);
+    std::vector<Instruction*> parts;
+    for (int64_t k = 0; k <= n; ++k) parts.push_back(b.GetTupleElement(r, k));
+    per_shard_results.push_back(std::move(parts));
+  }
+  std::vector<Instruction*> total = PairwiseTree(b, std::move(per_shard_results));
+  // The global mean: every shard is the mean over an equal number of examples.
+  std::vector<Instruction*> mean;
+  for (Instruction* t : total) mean.push_back(b.Binary(Opcode::kDivide, t, e.Full(t->shape, static_cast<double>(shape.shards))));
+  io.grads.assign(mean.begin() + 1, mean.end());
+  DETRAIN_ASSIGN_OR_RETURN(OptimizerIo next, EmitOptimizerUpdate(e, opt, io));
+  std::vector<Instruction*> outs = next.params;
+  for (const auto& st : next.state) outs.insert(outs.end(), st.begin(), st.end());
+  outs.push_back(next.count);
+  outs.push_back(mean[0]);
+  DETRAIN_ASSIGN_OR_RETURN(ir::Computation * step, b.Build(b.Tuple(outs)));
+  m->set_entry(step);
+  return m;
+}
+
+Result<std::unique_ptr<ir::Module>> LowerEval(const CheckedProgram& p, int64_t rows) {
+  auto m = std::make_unique<ir::Module>("eval");
+  ir::Builder b(m.get(), "eval");
+  Emitter e(m.get(), &b);
+  LowerOptions o = OptionsFor(p, rows);
+  o.deterministic = true;
+  int64_t num = 0;
+  std::vector<Instruction*> params;
+  for (const auto& [name, type] : p.params) {
+    DETRAIN_ASSIGN_OR_RETURN(Shape s, ToShape(type, {}));
+    params.push_back(b.Parameter(num++, s, name));
+  }
+  std::vector<Instruction*> inputs;
+  for (const FuncArg& a : p.loss->args) {
+    if (a.type.is_key) continue;
+    DETRAIN_ASSIGN_OR_RETURN(Shape s, ArgShape(a, o.dims));
+    inputs.push_back(b.Parameter(num++, s, a.name));
+  }
+  std::vector<Instruction*> loss_args = inputs;
+  if (HasKey(*p.loss)) loss_args.push_back(e.Full(Shape(ElementType::kU32, {2}), 0));  // unused: dropout is off
+  DETRAIN_ASSIGN_OR_RETURN(Instruction* loss, LowerInline(p, *p.loss, o, e, params, loss_args));
+  std::vector<Instruction*> outs = {loss};
+  if (p.predict != nullptr) {
+    std::vector<Instruction*> features(inputs.begin(), inputs.end() - 1);  // all but the labels
+    DETRAIN_ASSIGN_OR_RETURN(Instruction* logits, LowerInline(p, *p.predict, o, e, params, features));
+    // accuracy: the first maximal logit is the prediction (jnp.argmax).
+    int64_t k = logits->shape.rank() - 1;
+    Shape ids(ElementType::kS32, logits->shape.dims());
+    std::vector<int64_t> keep;
+    for (int64_t d = 0; d < k; ++d) keep.push_back(d);
+    Instruction* max = e.BroadcastInDims(e.Reduce(logits, Opcode::kMaximum, {k}), logits->shape, keep);
+    Instruction* is_max = b.Compare(logits, max, ir::Direction::kEq);
+    Instruction* idx = b.Select(is_max, b.Iota(ids, k), e.Full(ids, static_cast<double>(logits->shape.dim(static_cast<int>(k)))));
+    Instruction* hit = b.Convert(b.Compare(e.Reduce(idx, Opcode::kMinimum, {k}), inputs.back(), ir::Direction::kEq), ElementType::kF32);
+    std::vector<int64_t> all;
+    for (int64_t d = 0; d < hit->shape.rank(); ++d) all.push_back(d);
+    outs.push_back(e.ReduceMean(hit, all));
+  }
+  DETRAIN_ASSIGN_OR_RETURN(ir::Computation * c, b.Build(b.Tuple(outs)));
+  m->set_entry(c);
+  return m;
+}
+
+}  // namespace detrain::frontend

@@ -1,0 +1,48 @@
+// The programs a .dt file compiles to (DESIGN.md §1):
+//   stage 1  source graph: the loss of one shard (B = batch / shards), forward only;
+//   stage 2  train step: value-and-grad over S canonical shards combined by the pairwise tree,
+//            then the optimizer update;
+//   eval     loss (dropout off) and, with a predict function, accuracy on a whole split.
+// Parameter initialization is not an IR program: the runtime draws each parameter with the
+// JAX-compatible initializers of src/attest/prng from the key fold_in(fold_in(key(seed), 0), i);
+// docs/language.md §Keys says why and lists every key the run derives.
+//
+// Train step signature (parameters in this order; docs/language.md §The train step):
+//   p_0..p_{n-1}          the program's parameters, declaration order
+//   s_{i,k}               optimizer state, parameter-major (slot k of parameter i)
+//   count: s32[]          updates done so far
+//   learning_rate: f32[]  this update's learning rate (schedule.h)
+//   batch inputs          the loss's inputs with B = the global batch
+//   key: u32[2]           this step's key (shard s uses fold_in(key, s))
+// returns tuple(p'_0.., s'_{0,0}.., count', loss).
+//
+// Thread safety: each call builds a new module. Determinism: pure function of the checked
+// program and the options.
+#ifndef DETRAIN_FRONTEND_TRAIN_STEP_H_
+#define DETRAIN_FRONTEND_TRAIN_STEP_H_
+
+#include <memory>
+
+#include "compiler/ir/module.h"
+#include "frontend/check.h"
+#include "frontend/lower.h"
+
+namespace detrain::frontend {
+
+struct ProgramShape {
+  int64_t batch = 0;   // global batch
+  int64_t shards = 1;  // S
+  PrngMode prng = PrngMode::kPartitionable;
+};
+
+// Reads batch, shards and prng from the checked configuration.
+ProgramShape ShapeOf(const CheckedProgram& program);
+
+Result<std::unique_ptr<ir::Module>> LowerSourceGraph(const CheckedProgram& program);
+Result<std::unique_ptr<ir::Module>> LowerTrainStep(const CheckedProgram& program);
+// `rows`: the size of the split evaluated in one call.
+Result<std::unique_ptr<ir::Module>> LowerEval(const CheckedProgram& program, int64_t rows);
+
+}  // namespace detrain::frontend
+
+#endif  // DETRAIN_FRONTEND_TRAIN_STEP_H_

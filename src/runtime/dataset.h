@@ -1,0 +1,48 @@
+// Loading the data a program declares (docs/language.md §data): numeric CSV files and pairs of
+// .npy files, into a feature matrix and a label vector.
+//
+// Text is parsed with std::from_chars straight to float32 (correctly rounded, no double
+// rounding, no locale). The raw file bytes are digested as they are read, so the bundle records
+// both what the file was and what was parsed from it (DESIGN.md §2, "data is digested both as
+// raw file bytes and as the parsed tensors").
+//
+// Errors name the file, the line and column (CSV) and what was expected.
+// Thread safety: pure functions of the files' contents.
+#ifndef DETRAIN_RUNTIME_DATASET_H_
+#define DETRAIN_RUNTIME_DATASET_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace detrain::runtime {
+
+enum class LabelType { kS32, kF32 };
+
+struct Dataset {
+  int64_t rows = 0;
+  int64_t features = 0;
+  std::vector<float> x;         // rows × features, row-major
+  std::vector<int32_t> y_s32;   // rows, when labels are s32
+  std::vector<float> y_f32;     // rows, when labels are f32
+  LabelType label_type = LabelType::kS32;
+  std::vector<std::pair<std::string, std::string>> file_sha256;  // (path as given, hex digest)
+};
+
+struct CsvOptions {
+  int64_t label_column = -1;  // negative counts from the end
+  int64_t skip_rows = 0;
+  LabelType label_type = LabelType::kS32;
+};
+
+Result<Dataset> LoadCsv(const std::string& path, const CsvOptions& options);
+
+// features: f32 [rows, F] (or [rows] as one feature); labels: s32/s64 or f32 [rows].
+Result<Dataset> LoadNpyPair(const std::string& features_path, const std::string& labels_path,
+                            LabelType label_type);
+
+}  // namespace detrain::runtime
+
+#endif  // DETRAIN_RUNTIME_DATASET_H_

@@ -1,0 +1,89 @@
+// Real HLO exported from JAX (tools/export_jax_hlo.py): parse, verify, interpret, compare with
+// JAX's outputs. Exact computations (data_movement: movement, indexing, integer ops, compare,
+// select, floor/round, sqrt and a division) must match bit for bit. Computations with sums or
+// transcendental functions follow detrain's canonical orders and correctly rounded math, which
+// XLA's CPU backend does not, so they match within
+//   |detrain - jax| <= 2e-6 * |jax| + 2e-7 * max|jax|   (per tensor)
+// (docs/ir.md "Tests against JAX" records the measured differences.)
+#include <cmath>
+
+#include "base/npy.h"
+#include "compiler/ir/literal_npy.h"
+#include "../ir/test_util.h"
+#include "interp_test_util.h"
+
+namespace detrain::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+Literal LoadNpy(const fs::path& path) {
+  auto array = ReadNpyFile(path.string());
+  EXPECT_TRUE(array.ok()) << array.status().message();
+  auto lit = ir::LiteralFromNpy(*array);
+  EXPECT_TRUE(lit.ok());
+  return *lit;
+}
+
+// Interprets jax/<name>/module.hlo on in/p<i>.npy; returns the outputs with JAX's expectations.
+std::vector<std::pair<Literal, Literal>> RunCase(const std::string& name) {
+  fs::path dir = JaxTestdata() / name;
+  auto module = ir::ParseAndVerify(ReadTextFile(dir / "module.hlo"));
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  if (!module.ok()) return {};
+  std::vector<Literal> args;
+  for (size_t i = 0; i < (*module)->entry()->Parameters().size(); ++i) {
+    args.push_back(LoadNpy(dir / "in" / ("p" + std::to_string(i) + ".npy")));
+  }
+  auto result = interp::Evaluate(**module, args);
+  EXPECT_TRUE(result.ok()) << result.status().message();
+  std::vector<std::pair<Literal, Literal>> pairs;
+  if (!result->shape().is_tuple()) {
+    pairs.push_back({*result, LoadNpy(dir / "out.npy")});
+    return pairs;
+  }
+  for (size_t i = 0; i < result->tuple_elements().size(); ++i) {
+    pairs.push_back({result->tuple_elements()[i], LoadNpy(dir / ("out" + std::to_string(i) + ".npy"))});
+  }
+  return pairs;
+}
+
+// Largest |got - want| relative to the tolerance bound (<= 1 passes).
+double ToleranceRatio(const Literal& got, const Literal& want) {
+  double max_abs = 0;
+  for (int64_t i = 0; i < want.element_count(); ++i) max_abs = std::max(max_abs, std::fabs(double(want.Get<float>(i))));
+  double worst = 0;
+  for (int64_t i = 0; i < want.element_count(); ++i) {
+    double w = want.Get<float>(i), g = got.Get<float>(i);
+    double bound = 2e-6 * std::fabs(w) + 2e-7 * max_abs;
+    worst = std::max(worst, std::fabs(g - w) / bound);
+  }
+  return worst;
+}
+
+void ExpectWithinTolerance(const std::string& name, size_t expected_outputs) {
+  auto pairs = RunCase(name);
+  ASSERT_EQ(pairs.size(), expected_outputs);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    ASSERT_EQ(pairs[i].first.shape(), pairs[i].second.shape());
+    double ratio = ToleranceRatio(pairs[i].first, pairs[i].second);
+    EXPECT_LE(ratio, 1.0) << name << " output " << i;
+    ::testing::Test::RecordProperty(name + "_out" + std::to_string(i) + "_tolerance_used", std::to_string(ratio));
+  }
+}
+
+TEST(Jax, DataMovementMatchesBitForBit) {
+  auto pairs = RunCase("data_movement");
+  ASSERT_EQ(pairs.size(), 10u);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    EXPECT_TRUE(pairs[i].first.BitwiseEqual(pairs[i].second))
+        << "output " << i << "\n got " << pairs[i].first.ToString() << "\nwant " << pairs[i].second.ToString();
+  }
+}
+
+TEST(Jax, MlpForwardWithinTolerance) { ExpectWithinTolerance("mlp_forward", 1); }
+TEST(Jax, SoftmaxCrossEntropyWithinTolerance) { ExpectWithinTolerance("softmax_cross_entropy", 1); }
+TEST(Jax, MlpGradWithinTolerance) { ExpectWithinTolerance("mlp_grad", 4); }
+
+}  // namespace
+}  // namespace detrain::testing

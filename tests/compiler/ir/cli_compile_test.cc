@@ -1,0 +1,64 @@
+// `detrain compile`: canonical text, stage digests, and errors as FILE:LINE:COLUMN, exit 2.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "attest/sha256.h"
+#include "cli/cli_runner.h"
+#include "test_util.h"
+
+namespace detrain {
+namespace {
+
+using testing::RunDetrain;
+
+std::string Testdata(const std::string& name) { return (testing::IrTestdata() / name).string(); }
+
+TEST(CliCompile, EmitsCanonicalHlo) {
+  auto r = RunDetrain({"compile", Testdata("xla_syntax.hlo"), "--emit", "hlo"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, testing::ReadTextFile(Testdata("xla_syntax.canonical.hlo")));
+  EXPECT_EQ(RunDetrain({"compile", Testdata("xla_syntax.hlo")}).out, r.out);  // hlo is the default
+}
+
+TEST(CliCompile, HashesPrintsOneLinePerStage) {
+  auto r = RunDetrain({"compile", Testdata("xla_syntax.hlo"), "--hashes"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string program = attest::Sha256Hex(testing::ReadTextFile(Testdata("xla_syntax.hlo")));
+  std::string hlo = attest::Sha256Hex(testing::ReadTextFile(Testdata("xla_syntax.canonical.hlo")));
+  EXPECT_EQ(r.out, "stage program sha256:" + program + "\nstage hlo sha256:" + hlo + "\n");
+  auto j = RunDetrain({"compile", Testdata("xla_syntax.canonical.hlo"), "--hashes", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  auto json = nlohmann::json::parse(j.out);
+  EXPECT_EQ(json["stages"][1]["stage"], "hlo");
+  EXPECT_EQ(json["stages"][1]["sha256"], hlo);
+  EXPECT_EQ(json["stages"][0]["sha256"], hlo);  // the canonical file is its own canonical form
+}
+
+TEST(CliCompile, ParseAndVerifyErrorsAreLocated) {
+  std::string parse_error = Testdata("invalid/unknown_op.hlo");
+  auto r = RunDetrain({"compile", parse_error});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, parse_error + ":6:19: unknown or unsupported op 'foo'\n");
+  EXPECT_EQ(r.out, "");
+  std::string verify_error = Testdata("invalid/shape_mismatch.hlo");
+  r = RunDetrain({"compile", verify_error});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind(verify_error + ":7:8: instruction 'y' (add): operands of add", 0), 0u) << r.err;
+}
+
+TEST(CliCompile, UnsupportedInputsAndStagesExit2) {
+  auto dt = RunDetrain({"compile", "model.dt"});
+  EXPECT_EQ(dt.exit_code, 2);
+  EXPECT_NE(dt.err.find("not supported yet"), std::string::npos) << dt.err;
+  auto ptx = RunDetrain({"compile", Testdata("xla_syntax.hlo"), "--emit", "ptx"});
+  EXPECT_EQ(ptx.exit_code, 2);
+  EXPECT_NE(ptx.err.find("--emit ptx is not supported yet"), std::string::npos) << ptx.err;
+  EXPECT_EQ(RunDetrain({"compile", Testdata("xla_syntax.hlo"), "--emit", "bogus"}).exit_code, 2);
+  auto missing = RunDetrain({"compile", "/nonexistent/x.hlo"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/x.hlo"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace detrain

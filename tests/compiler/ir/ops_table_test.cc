@@ -1,0 +1,66 @@
+// The op and attribute tables are consistent with themselves and with the canonical printer's
+// assumptions (unique spellings, alphabetical attributes, resolvable attribute lists).
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+
+#include "compiler/ir/opcode.h"
+
+namespace detrain::ir {
+namespace {
+
+TEST(OpsTable, SpellingsAreUniqueAndRoundTrip) {
+  std::set<std::string_view> names;
+  for (Opcode op : AllOpcodes()) {
+    EXPECT_TRUE(names.insert(OpcodeName(op)).second) << OpcodeName(op);
+    EXPECT_EQ(OpcodeFromName(OpcodeName(op)), op);
+  }
+  EXPECT_FALSE(OpcodeFromName("while").has_value());
+  EXPECT_EQ(names.size(), 58u);  // the 57 ops plus custom-call (threefry)
+}
+
+TEST(OpsTable, AttributesAreAlphabeticalSoThePrinterSortsThem) {
+  std::vector<Attr> attrs = AllAttrs();
+  for (size_t i = 1; i < attrs.size(); ++i) {
+    EXPECT_LT(AttrName(attrs[i - 1]), AttrName(attrs[i]));
+  }
+}
+
+TEST(OpsTable, EveryAttributeListedForAnOpExists) {
+  for (Opcode op : AllOpcodes()) {
+    std::istringstream words{std::string(OpcodeAttrList(op))};
+    size_t count = 0;
+    for (std::string w; words >> w;) ++count;
+    EXPECT_EQ(OpcodeAttrs(op).size(), count) << OpcodeName(op) << ": an attribute is not in attrs.def";
+  }
+}
+
+TEST(OpsTable, ElementwiseSubEnumsCoverTheirCategories) {
+  for (Opcode op : AllOpcodes()) {
+    EXPECT_EQ(AsUnaryOp(op).has_value(), OpcodeCategory(op) == OpCategory::kUnary) << OpcodeName(op);
+    EXPECT_EQ(AsBinaryOp(op).has_value(), OpcodeCategory(op) == OpCategory::kBinary) << OpcodeName(op);
+    if (AsUnaryOp(op)) {
+      EXPECT_EQ(OpcodeArity(op), 1);
+    }
+    if (AsBinaryOp(op)) {
+      EXPECT_EQ(OpcodeArity(op), 2);
+    }
+  }
+}
+
+TEST(OpsTable, OpsThatSumStateTheirOrder) {
+  EXPECT_EQ(OpcodeReductionOrder(Opcode::kDot), ReductionOrder::kFmaChain);
+  EXPECT_EQ(OpcodeReductionOrder(Opcode::kConvolution), ReductionOrder::kFmaChain);
+  EXPECT_EQ(OpcodeReductionOrder(Opcode::kReduce), ReductionOrder::kPairwise64);
+  EXPECT_EQ(OpcodeReductionOrder(Opcode::kReduceWindow), ReductionOrder::kPairwise64);
+  EXPECT_EQ(OpcodeReductionOrder(Opcode::kScatter), ReductionOrder::kUpdateOrder);
+  EXPECT_EQ(OpcodeReductionOrder(Opcode::kAllReduce), ReductionOrder::kShardTree);
+  for (Opcode op : AllOpcodes()) {
+    EXPECT_EQ(OpcodeExactness(op) == Exactness::kOrdered, OpcodeReductionOrder(op) != ReductionOrder::kNone)
+        << OpcodeName(op);
+  }
+}
+
+}  // namespace
+}  // namespace detrain::ir
