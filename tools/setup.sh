@@ -17,6 +17,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libmpfr-dev libgmp-dev        # correctly rounded reference for the math verifier
   python3 python3-sklearn       # ships the example datasets (breast_cancer.csv, digits.csv.gz)
+  gzip base-files               # gunzip; base-files ships the char-LM corpus (common-licenses/GPL-3)
 )
 if [[ "${1:-}" == "--dev" ]]; then
   packages+=(clang-format clang-tidy)
@@ -30,12 +31,18 @@ for p in "${packages[@]}"; do
 done
 if ((${#missing[@]} == 0)); then
   echo "setup: all ${#packages[@]} packages present"
-  exit 0
+else
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-sudo=""
-if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -q
-$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+# Example data that Debian ships compressed: unpack once, atomically (examples/digits/train.dt).
+cd "$(dirname "$0")/.."
+digits_gz=/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz
+if [[ ! -f examples/digits/digits.csv && -f $digits_gz ]]; then
+  gunzip -c "$digits_gz" > examples/digits/digits.csv.tmp && mv examples/digits/digits.csv.tmp examples/digits/digits.csv
+fi

@@ -1,13 +1,15 @@
 // `detrain compile FILE [--emit STAGE] [--hashes] [--json]`: compiles a program and prints one
 // stage's canonical text or the digests of its stages (docs/ir.md "CLI").
 //
-// Today the input is HLO text (`.hlo`, e.g. exported from JAX): it is parsed, verified and
-// printed in canonical form (`--emit hlo`). `.dt` programs and the later stages (source,
-// opt-hlo, plan, cuda, ptx, cubin) are reported as not supported yet, exit 2.
+// The input is a .dt program (frontend/stages.h: stages program, source, hlo, eval) or HLO text
+// (`.hlo`, e.g. exported from JAX: stages program and hlo, the canonical text). Stages not built
+// yet (cuda, ptx, cubin) are reported as such, exit 2.
 //
 // --hashes prints, instead of the text, one line per stage produced:
 //   stage program sha256:<hex>    SHA-256 of the input file's bytes (stage 0)
+//   stage source sha256:<hex>     .dt only: the source graph (stage 1)
 //   stage hlo sha256:<hex>        SHA-256 of the canonical HLO text (stage 2)
+//   stage eval sha256:<hex>       .dt with a validation split: the evaluation program
 // and with --json one object {"file": ..., "stages": [{"stage": ..., "sha256": ...}, ...]}.
 // Parse and verify errors print "FILE:LINE:COLUMN: message" to stderr and exit 2.
 #include <cctype>
@@ -22,6 +24,7 @@
 #include "cli/command.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
+#include "frontend/stages.h"
 
 namespace detrain::cli {
 namespace {
@@ -57,24 +60,48 @@ Result<std::vector<Stage>> CompileHlo(std::string bytes) {
   return std::vector<Stage>{{"program", std::move(bytes)}, {"hlo", std::move(canonical)}};
 }
 
+// The stages of a .dt program (frontend/stages.h).
+Result<std::vector<Stage>> CompileDt(const std::string& file) {
+  DETRAIN_ASSIGN_OR_RETURN(frontend::CompiledProgram compiled, frontend::CompileToHlo(file));
+  std::vector<Stage> stages;
+  for (auto& s : compiled.stages) stages.push_back({s.name, std::move(s.bytes)});
+  return stages;
+}
+
 int RunCompile(const CompileOptions& opts) {
-  static const char* kLater[] = {"source", "opt-hlo", "plan", "cuda", "ptx", "cubin"};
+  static const char* kLater[] = {"opt-hlo", "plan", "cuda", "ptx", "cubin"};
   for (const char* later : kLater) {
     if (opts.emit == later) {
-      return ReportError("compile", Unimplemented("--emit " + opts.emit + " is not supported yet (only --emit hlo)"));
+      return ReportError("compile", Unimplemented("--emit " + opts.emit + " is not supported yet (source, hlo, eval)"));
     }
   }
-  if (!EndsWith(opts.file, ".hlo")) {
-    return ReportError("compile", Unimplemented(opts.file + ": compiling .dt programs is not supported yet; "
-                                                "give HLO text (.hlo)"));
+  bool is_hlo = EndsWith(opts.file, ".hlo");
+  if (!is_hlo && !EndsWith(opts.file, ".dt")) {
+    return ReportError("compile", InvalidArgument(opts.file + ": expected a .dt program or HLO text (.hlo)"));
   }
-  Result<std::string> bytes = ReadFile(opts.file);
-  if (!bytes.ok()) return ReportError("compile", bytes.status());
-  Result<std::vector<Stage>> stages = CompileHlo(std::move(*bytes));
-  if (!stages.ok()) return ReportFileError(opts.file, stages.status());
+  Result<std::vector<Stage>> stages = Status(StatusCode::kInternal, "unset");
+  if (is_hlo) {
+    Result<std::string> bytes = ReadFile(opts.file);
+    if (!bytes.ok()) return ReportError("compile", bytes.status());
+    stages = CompileHlo(std::move(*bytes));
+    if (!stages.ok()) return ReportFileError(opts.file, stages.status());
+  } else {
+    stages = CompileDt(opts.file);
+    // Program errors are already "file:line:col: error: ..."; others name their file.
+    if (!stages.ok()) {
+      std::cerr << stages.status().message() << "\n";
+      return stages.status().code() == StatusCode::kInternal ? kExitInternal : kExitUsage;
+    }
+  }
   if (!opts.hashes) {
-    std::cout << stages->back().text;
-    return kExitOk;
+    for (const Stage& s : *stages) {
+      if (s.name == opts.emit) {
+        std::cout << s.text;
+        return kExitOk;
+      }
+    }
+    return ReportError("compile", InvalidArgument("--emit " + opts.emit + ": " + opts.file + " has no such stage" +
+                                                  (is_hlo ? " (HLO input has: program, hlo)" : "")));
   }
   nlohmann::json list = nlohmann::json::array();
   for (const Stage& s : *stages) {
@@ -94,9 +121,11 @@ int RunCompile(const CompileOptions& opts) {
 void RegisterCompileCommand(CLI::App& app, int* exit_code) {
   auto opts = std::make_shared<CompileOptions>();
   CLI::App* cmd = app.add_subcommand("compile", "Compile a program and print a stage or the stage digests");
-  cmd->add_option("FILE", opts->file, "Program: HLO text (.hlo); .dt programs come later")->required();
-  cmd->add_option("--emit", opts->emit, "Stage to print: hlo (canonical HLO text)")
-      ->check(CLI::IsMember({"hlo", "source", "opt-hlo", "plan", "cuda", "ptx", "cubin"}));
+  cmd->add_option("FILE", opts->file, "Program: a .dt file, or HLO text (.hlo)")->required();
+  cmd->add_option("--emit", opts->emit,
+                  "Stage to print: source (stage 1, .dt only), hlo (stage 2, default), eval (.dt with a "
+                  "validation split)")
+      ->check(CLI::IsMember({"hlo", "source", "eval", "opt-hlo", "plan", "cuda", "ptx", "cubin"}));
   cmd->add_flag("--hashes", opts->hashes, "Print `stage NAME sha256:HEX` per stage instead of the text");
   cmd->add_flag("--json", opts->json, "With --hashes: print one JSON object");
   cmd->footer("Errors: FILE:LINE:COLUMN: message, exit 2. Formats: docs/ir.md.");

@@ -38,11 +38,13 @@ Status CheckSignature(const ir::Computation& f, const std::vector<int64_t>& wrt)
   for (size_t i = 0; i < wrt.size(); ++i) {
     int64_t p = wrt[i];
     if (p < 0 || p >= static_cast<int64_t>(params.size())) {
-      return InvalidArgument("ValueAndGrad: no parameter " + std::to_string(p) + " in '" + f.name() + "'");
+      return InvalidArgument("ValueAndGrad: no parameter " + std::to_string(p) + " in '" +
+                             f.name() + "'");
     }
     const ir::Shape& s = params[static_cast<size_t>(p)]->shape;
     if (s.is_tuple() || s.type() != ir::ElementType::kF32) {
-      return InvalidArgument("ValueAndGrad: parameter " + std::to_string(p) + " has shape " + s.ToString() +
+      return InvalidArgument("ValueAndGrad: parameter " + std::to_string(p) + " has shape " +
+                             s.ToString() +
                              "; gradients are taken only with respect to f32 arrays");
     }
   }
@@ -66,7 +68,8 @@ class Differentiator {
   ir::Builder b_;
   Emitter e_;
   std::vector<Instruction*> clone_;
-  std::unordered_map<const Instruction*, size_t> index_;  // clone instruction -> position (lookup only)
+  std::unordered_map<const Instruction*, size_t>
+      index_;  // clone instruction -> position (lookup only)
   std::vector<bool> active_;
   std::vector<std::vector<std::vector<Instruction*>>> contributions_;  // [k][part][arrival]
 };
@@ -90,7 +93,8 @@ void Differentiator::Clone(const std::vector<const Instruction*>& order) {
   }
 }
 
-void Differentiator::MarkActive(const std::vector<const Instruction*>& order, const std::vector<int64_t>& wrt) {
+void Differentiator::MarkActive(const std::vector<const Instruction*>& order,
+                                const std::vector<int64_t>& wrt) {
   active_.assign(order.size(), false);
   for (size_t k = 0; k < order.size(); ++k) {
     const Instruction* in = order[k];
@@ -98,8 +102,10 @@ void Differentiator::MarkActive(const std::vector<const Instruction*>& order, co
       active_[k] = std::find(wrt.begin(), wrt.end(), in->parameter_number) != wrt.end();
       continue;
     }
-    if (!CarriesFloat(in->shape) || autodiff::LookupVjp(in->opcode).kind == VjpKind::kNoGradient) continue;
-    for (const Instruction* o : clone_[k]->operands) active_[k] = active_[k] || active_[index_.at(o)];
+    if (!CarriesFloat(in->shape) || autodiff::LookupVjp(in->opcode).kind == VjpKind::kNoGradient)
+      continue;
+    for (const Instruction* o : clone_[k]->operands)
+      active_[k] = active_[k] || active_[index_.at(o)];
   }
 }
 
@@ -121,7 +127,8 @@ Status Differentiator::Backprop(size_t k) {
   if (!any) return Status::Ok();
   VjpEntry entry = autodiff::LookupVjp(fwd->opcode);
   std::string op(ir::OpcodeName(fwd->opcode));
-  if (entry.kind != VjpKind::kRule) return Unimplemented("autodiff: no gradient through " + op + ": " + entry.why);
+  if (entry.kind != VjpKind::kRule)
+    return Unimplemented("autodiff: no gradient through " + op + ": " + entry.why);
   for (const Instruction* o : fwd->operands) args.active.push_back(active_[index_.at(o)]);
   DETRAIN_ASSIGN_OR_RETURN(std::vector<Contribution> out, entry.fn(args));
   for (size_t i = 0; i < out.size() && i < fwd->operands.size(); ++i) {
@@ -138,7 +145,8 @@ Status Differentiator::Backprop(size_t k) {
   return Status::Ok();
 }
 
-Result<ir::Computation*> Differentiator::Run(const ir::Computation& f, const std::vector<int64_t>& wrt) {
+Result<ir::Computation*> Differentiator::Run(const ir::Computation& f,
+                                             const std::vector<int64_t>& wrt) {
   DETRAIN_ASSIGN_OR_RETURN(std::vector<const Instruction*> listed, f.PostOrder());
   // PostOrder lists a root that is a parameter twice (once as a parameter, once as the root):
   // keep the first occurrence of each instruction.
@@ -150,7 +158,8 @@ Result<ir::Computation*> Differentiator::Run(const ir::Computation& f, const std
   MarkActive(order, wrt);
   contributions_.resize(order.size());
   for (size_t k = 0; k < order.size(); ++k) contributions_[k].resize(PartCount(clone_[k]->shape));
-  size_t root = static_cast<size_t>(std::find(order.begin(), order.end(), f.root()) - order.begin());
+  size_t root =
+      static_cast<size_t>(std::find(order.begin(), order.end(), f.root()) - order.begin());
   if (active_[root]) contributions_[root][0].push_back(b_.ConstantF32(1.0f));
   for (size_t k = order.size(); k-- > 0;) {
     if (!active_[k] || clone_[k]->opcode == ir::Opcode::kParameter) continue;

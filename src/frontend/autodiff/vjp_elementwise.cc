@@ -3,9 +3,9 @@
 // the operands (a, b for binary ops) and y the forward result where JAX reuses it.
 //
 // Thread safety: appends to the computation being built; one thread.
-#include "frontend/autodiff/vjp.h"
-
 #include <cmath>
+
+#include "frontend/autodiff/vjp.h"
 
 namespace detrain::frontend::autodiff {
 
@@ -41,13 +41,15 @@ VjpResult VjpLog1p(VjpArgs& a) {
 
 // tanh_p: JVP (t + t*y) * (1 - y); transposed: u = g * (1 - y), then u + u * y.
 VjpResult VjpTanh(VjpArgs& a) {
-  Instruction* u = Bin(a, Opcode::kMultiply, a.g(), Bin(a, Opcode::kSubtract, Like(a, a.y(), 1), a.y()));
+  Instruction* u =
+      Bin(a, Opcode::kMultiply, a.g(), Bin(a, Opcode::kSubtract, Like(a, a.y(), 1), a.y()));
   return PerOperand(a, {Bin(a, Opcode::kAdd, u, Bin(a, Opcode::kMultiply, u, a.y()))});
 }
 
 // logistic_p: g * (y * (1 - y)).
 VjpResult VjpLogistic(VjpArgs& a) {
-  Instruction* d = Bin(a, Opcode::kMultiply, a.y(), Bin(a, Opcode::kSubtract, Like(a, a.y(), 1), a.y()));
+  Instruction* d =
+      Bin(a, Opcode::kMultiply, a.y(), Bin(a, Opcode::kSubtract, Like(a, a.y(), 1), a.y()));
   return PerOperand(a, {Bin(a, Opcode::kMultiply, a.g(), d)});
 }
 
@@ -59,7 +61,8 @@ VjpResult VjpSqrt(VjpArgs& a) {
 
 // rsqrt_p: g * (-0.5 * (y / x)).
 VjpResult VjpRsqrt(VjpArgs& a) {
-  Instruction* d = Bin(a, Opcode::kMultiply, Like(a, a.y(), -0.5), Bin(a, Opcode::kDivide, a.y(), a.x(0)));
+  Instruction* d =
+      Bin(a, Opcode::kMultiply, Like(a, a.y(), -0.5), Bin(a, Opcode::kDivide, a.y(), a.x(0)));
   return PerOperand(a, {Bin(a, Opcode::kMultiply, a.g(), d)});
 }
 
@@ -68,7 +71,8 @@ VjpResult VjpErf(VjpArgs& a) {
   Instruction* x = a.x(0);
   Instruction* e = Un(a, Opcode::kExp, Un(a, Opcode::kNegate, Bin(a, Opcode::kMultiply, x, x)));
   const float k2OverSqrtPi = static_cast<float>(2.0 / std::sqrt(M_PI));
-  return PerOperand(a, {Bin(a, Opcode::kMultiply, Like(a, x, k2OverSqrtPi), Bin(a, Opcode::kMultiply, a.g(), e))});
+  return PerOperand(a, {Bin(a, Opcode::kMultiply, Like(a, x, k2OverSqrtPi),
+                            Bin(a, Opcode::kMultiply, a.g(), e))});
 }
 
 // add_p (linear): g, g.
@@ -92,7 +96,8 @@ VjpResult VjpDivide(VjpArgs& a) {
   if (a.active[1]) {
     Instruction* b = a.x(1);
     Instruction* inv_sq = Bin(a, Opcode::kDivide, Like(a, b, 1), Bin(a, Opcode::kMultiply, b, b));
-    db = Bin(a, Opcode::kMultiply, Bin(a, Opcode::kMultiply, Un(a, Opcode::kNegate, a.g()), a.x(0)), inv_sq);
+    db = Bin(a, Opcode::kMultiply, Bin(a, Opcode::kMultiply, Un(a, Opcode::kNegate, a.g()), a.x(0)),
+             inv_sq);
   }
   return PerOperand(a, {da, db});
 }
@@ -102,7 +107,8 @@ VjpResult VjpRemainder(VjpArgs& a) {
   Instruction* db = nullptr;
   if (a.active[1]) {
     Instruction* q = Bin(a, Opcode::kDivide, a.x(0), a.x(1));
-    Instruction* trunc = Bin(a, Opcode::kMultiply, Un(a, Opcode::kSign, q), Un(a, Opcode::kFloor, Un(a, Opcode::kAbs, q)));
+    Instruction* trunc = Bin(a, Opcode::kMultiply, Un(a, Opcode::kSign, q),
+                             Un(a, Opcode::kFloor, Un(a, Opcode::kAbs, q)));
     db = Bin(a, Opcode::kMultiply, Un(a, Opcode::kNegate, a.g()), trunc);
   }
   return PerOperand(a, {a.g(), db});
@@ -113,15 +119,21 @@ namespace {
 // JAX's _balanced_eq(x, z, y): (x == z ? 1 : 0) / (y == z ? 2 : 1) — the share of the
 // cotangent that operand x of max/min gets; on a tie each operand gets half.
 Instruction* BalancedEq(VjpArgs& a, Instruction* x, Instruction* z, Instruction* y) {
-  Instruction* num = a.b().Select(a.b().Compare(x, z, ir::Direction::kEq), Like(a, z, 1), Like(a, z, 0));
-  Instruction* den = a.b().Select(a.b().Compare(y, z, ir::Direction::kEq), Like(a, z, 2), Like(a, z, 1));
+  Instruction* num =
+      a.b().Select(a.b().Compare(x, z, ir::Direction::kEq), Like(a, z, 1), Like(a, z, 0));
+  Instruction* den =
+      a.b().Select(a.b().Compare(y, z, ir::Direction::kEq), Like(a, z, 2), Like(a, z, 1));
   return Bin(a, Opcode::kDivide, num, den);
 }
 
 // max_p / min_p: g * balanced_eq(a, y, b), g * balanced_eq(b, y, a).
 VjpResult MinMax(VjpArgs& a) {
-  Instruction* da = a.active[0] ? Bin(a, Opcode::kMultiply, a.g(), BalancedEq(a, a.x(0), a.y(), a.x(1))) : nullptr;
-  Instruction* db = a.active[1] ? Bin(a, Opcode::kMultiply, a.g(), BalancedEq(a, a.x(1), a.y(), a.x(0))) : nullptr;
+  Instruction* da = a.active[0]
+                        ? Bin(a, Opcode::kMultiply, a.g(), BalancedEq(a, a.x(0), a.y(), a.x(1)))
+                        : nullptr;
+  Instruction* db = a.active[1]
+                        ? Bin(a, Opcode::kMultiply, a.g(), BalancedEq(a, a.x(1), a.y(), a.x(0)))
+                        : nullptr;
   return PerOperand(a, {da, db});
 }
 
@@ -138,12 +150,14 @@ VjpResult VjpPower(VjpArgs& a) {
   Instruction* db = nullptr;
   if (a.active[0]) {
     Instruction* pm1 = Bin(a, Opcode::kSubtract, p, Like(a, p, 1));
-    da = Bin(a, Opcode::kMultiply, a.g(), Bin(a, Opcode::kMultiply, p, Bin(a, Opcode::kPower, x, pm1)));
+    da = Bin(a, Opcode::kMultiply, a.g(),
+             Bin(a, Opcode::kMultiply, p, Bin(a, Opcode::kPower, x, pm1)));
   }
   if (a.active[1]) {
     Instruction* is_zero = a.b().Compare(x, Like(a, x, 0), ir::Direction::kEq);
     Instruction* safe = a.b().Select(is_zero, Like(a, x, 1), x);
-    db = Bin(a, Opcode::kMultiply, a.g(), Bin(a, Opcode::kMultiply, Un(a, Opcode::kLog, safe), a.y()));
+    db = Bin(a, Opcode::kMultiply, a.g(),
+             Bin(a, Opcode::kMultiply, Un(a, Opcode::kLog, safe), a.y()));
   }
   return PerOperand(a, {da, db});
 }
@@ -178,15 +192,18 @@ VjpResult VjpClamp(VjpArgs& a) {
   auto both = [&](Instruction* p, Instruction* q) { return Bin(a, Opcode::kAnd, p, q); };
   std::vector<Instruction*> out(3, nullptr);
   if (a.active[0]) {
-    Instruction* p = both(a.b().Compare(lo, x, ir::Direction::kGt), a.b().Compare(lo, hi, ir::Direction::kLt));
+    Instruction* p =
+        both(a.b().Compare(lo, x, ir::Direction::kGt), a.b().Compare(lo, hi, ir::Direction::kLt));
     out[0] = ToBoundShape(a, a.b().Select(p, a.g(), zero), a.x(0));
   }
   if (a.active[1]) {
-    Instruction* p = both(a.b().Compare(x, lo, ir::Direction::kGt), a.b().Compare(x, hi, ir::Direction::kLt));
+    Instruction* p =
+        both(a.b().Compare(x, lo, ir::Direction::kGt), a.b().Compare(x, hi, ir::Direction::kLt));
     out[1] = a.b().Select(p, a.g(), zero);
   }
   if (a.active[2]) {
-    out[2] = ToBoundShape(a, a.b().Select(a.b().Compare(hi, x, ir::Direction::kLt), a.g(), zero), a.x(2));
+    out[2] = ToBoundShape(a, a.b().Select(a.b().Compare(hi, x, ir::Direction::kLt), a.g(), zero),
+                          a.x(2));
   }
   return PerOperand(a, out);
 }

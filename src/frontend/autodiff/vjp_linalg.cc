@@ -24,9 +24,12 @@ using ir::Opcode;
 
 namespace {
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool Contains(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
-std::vector<int64_t> FreeDims(const Instruction* x, const std::vector<int64_t>& batch, const std::vector<int64_t>& contracting) {
+std::vector<int64_t> FreeDims(const Instruction* x, const std::vector<int64_t>& batch,
+                              const std::vector<int64_t>& contracting) {
   std::vector<int64_t> free;
   for (int64_t d = 0; d < x->shape.rank(); ++d) {
     if (!Contains(batch, d) && !Contains(contracting, d)) free.push_back(d);
@@ -52,9 +55,10 @@ Instruction* TransposeIfNeeded(VjpArgs& a, Instruction* x, const std::vector<int
 // rhs free]) self's free dims come before other's. dot(g, other) contracts g's other-free dims
 // with other's free dims; its dims are [batch, self free (g's remaining dims, in order),
 // other's contracting dims ascending], which a transpose puts in self's dimension order.
-Instruction* DotOperandCt(VjpArgs& a, Instruction* self, Instruction* other, const std::vector<int64_t>& sb,
-                          const std::vector<int64_t>& sc, const std::vector<int64_t>& ob,
-                          const std::vector<int64_t>& oc, bool self_first) {
+Instruction* DotOperandCt(VjpArgs& a, Instruction* self, Instruction* other,
+                          const std::vector<int64_t>& sb, const std::vector<int64_t>& sc,
+                          const std::vector<int64_t>& ob, const std::vector<int64_t>& oc,
+                          bool self_first) {
   int64_t nb = static_cast<int64_t>(sb.size());
   std::vector<int64_t> sfree = FreeDims(self, sb, sc), ofree = FreeDims(other, ob, oc);
   int64_t nsf = static_cast<int64_t>(sfree.size()), nof = static_cast<int64_t>(ofree.size());
@@ -67,8 +71,10 @@ Instruction* DotOperandCt(VjpArgs& a, Instruction* self, Instruction* other, con
   Instruction* r = a.b().Dot(a.g(), other, dims);
   std::vector<int64_t> perm(static_cast<size_t>(self->shape.rank()));
   for (int64_t i = 0; i < nb; ++i) perm[static_cast<size_t>(sb[static_cast<size_t>(i)])] = i;
-  for (int64_t j = 0; j < nsf; ++j) perm[static_cast<size_t>(sfree[static_cast<size_t>(j)])] = nb + j;
-  for (size_t m = 0; m < sc.size(); ++m) perm[static_cast<size_t>(sc[m])] = nb + nsf + RankIn(oc, oc[m]);
+  for (int64_t j = 0; j < nsf; ++j)
+    perm[static_cast<size_t>(sfree[static_cast<size_t>(j)])] = nb + j;
+  for (size_t m = 0; m < sc.size(); ++m)
+    perm[static_cast<size_t>(sc[m])] = nb + nsf + RankIn(oc, oc[m]);
   return TransposeIfNeeded(a, r, perm);
 }
 
@@ -115,7 +121,8 @@ ConvLayout LayoutOf(const ir::ConvDims& cd) {
 }
 
 // In canonical layout: x [N, S.., C], w [K.., C, O], g [N, O.., O]. Returns dx [N, S.., C].
-Instruction* ConvLhsCt(VjpArgs& a, Instruction* w, Instruction* g, const std::vector<ir::WindowDim>& window,
+Instruction* ConvLhsCt(VjpArgs& a, Instruction* w, Instruction* g,
+                       const std::vector<ir::WindowDim>& window,
                        const std::vector<int64_t>& in_spatial) {
   size_t ns = window.size();
   std::vector<int64_t> spatial, swap;
@@ -140,15 +147,16 @@ Instruction* ConvLhsCt(VjpArgs& a, Instruction* w, Instruction* g, const std::ve
 }
 
 // Returns dw [K.., C, O] in canonical layout.
-Instruction* ConvRhsCt(VjpArgs& a, Instruction* x, Instruction* g, const std::vector<ir::WindowDim>& window) {
+Instruction* ConvRhsCt(VjpArgs& a, Instruction* x, Instruction* g,
+                       const std::vector<ir::WindowDim>& window) {
   size_t ns = window.size();
   int64_t nsi = static_cast<int64_t>(ns);
   std::vector<int64_t> x_perm = {nsi + 1}, g_perm, back;
   for (int64_t s = 1; s <= nsi; ++s) x_perm.push_back(s);
-  x_perm.push_back(0);                                                            // [C, S.., N]
+  x_perm.push_back(0);  // [C, S.., N]
   for (int64_t s = 1; s <= nsi; ++s) g_perm.push_back(s);
   g_perm.push_back(0);
-  g_perm.push_back(nsi + 1);                                                      // [O.., N, O]
+  g_perm.push_back(nsi + 1);  // [O.., N, O]
   std::vector<ir::WindowDim> win;
   for (size_t s = 0; s < ns; ++s) {
     const ir::WindowDim& f = window[s];
@@ -161,22 +169,26 @@ Instruction* ConvRhsCt(VjpArgs& a, Instruction* x, Instruction* g, const std::ve
     t.rhs_dilate = f.stride;
     win.push_back(t);
   }
-  Instruction* r = a.b().Convolution(a.b().Transpose(x, x_perm), a.b().Transpose(g, g_perm), CanonicalLabels(ns), win);
+  Instruction* r = a.b().Convolution(a.b().Transpose(x, x_perm), a.b().Transpose(g, g_perm),
+                                     CanonicalLabels(ns), win);
   for (int64_t s = 1; s <= nsi; ++s) back.push_back(s);
   back.push_back(0);
   back.push_back(nsi + 1);
-  return a.b().Transpose(r, back);                                               // [K.., C, O]
+  return a.b().Transpose(r, back);  // [K.., C, O]
 }
 
 }  // namespace
 
 VjpResult VjpConvolution(VjpArgs& a) {
-  DETRAIN_ASSIGN_OR_RETURN(ir::ConvDims cd, ir::ParseDimLabels(a.fwd->FindAttr(ir::Attr::kDimLabels)->s));
+  DETRAIN_ASSIGN_OR_RETURN(ir::ConvDims cd,
+                           ir::ParseDimLabels(a.fwd->FindAttr(ir::Attr::kDimLabels)->s));
   const auto& window = a.fwd->FindAttr(ir::Attr::kWindow)->window;
   for (const ir::WindowDim& w : window) {
-    if (w.lhs_dilate != 1) return Unimplemented("convolution: gradient with lhs_dilate != 1 is not supported");
+    if (w.lhs_dilate != 1)
+      return Unimplemented("convolution: gradient with lhs_dilate != 1 is not supported");
   }
-  if (a.g()->shape.ElementCount() == 0) return PerOperand(a, {Like(a, a.x(0), 0), Like(a, a.x(1), 0)});
+  if (a.g()->shape.ElementCount() == 0)
+    return PerOperand(a, {Like(a, a.x(0), 0), Like(a, a.x(1), 0)});
   ConvLayout l = LayoutOf(cd);
   Instruction* x = TransposeIfNeeded(a, a.x(0), l.in);
   Instruction* w = TransposeIfNeeded(a, a.x(1), l.kernel);
@@ -188,7 +200,8 @@ VjpResult VjpConvolution(VjpArgs& a) {
     for (int64_t d : cd.in_spatial) in_spatial.push_back(a.x(0)->shape.dim(static_cast<int>(d)));
     dx = TransposeIfNeeded(a, ConvLhsCt(a, w, g, window, in_spatial), InversePermutation(l.in));
   }
-  if (a.active[1]) dw = TransposeIfNeeded(a, ConvRhsCt(a, x, g, window), InversePermutation(l.kernel));
+  if (a.active[1])
+    dw = TransposeIfNeeded(a, ConvRhsCt(a, x, g, window), InversePermutation(l.kernel));
   return PerOperand(a, {dx, dw});
 }
 

@@ -3,9 +3,9 @@
 // only move, pad or sum cotangent values.
 //
 // Thread safety: appends to the computation being built; one thread.
-#include "frontend/autodiff/vjp.h"
-
 #include <algorithm>
+
+#include "frontend/autodiff/vjp.h"
 
 namespace detrain::frontend::autodiff {
 
@@ -25,18 +25,22 @@ VjpResult VjpBroadcast(VjpArgs& a) {
   std::sort(sorted.begin(), sorted.end());
   if (sorted != dims) {
     std::vector<int64_t> perm;
-    for (int64_t d : dims) perm.push_back(std::lower_bound(sorted.begin(), sorted.end(), d) - sorted.begin());
+    for (int64_t d : dims)
+      perm.push_back(std::lower_bound(sorted.begin(), sorted.end(), d) - sorted.begin());
     ct = a.b().Transpose(ct, perm);
   }
   return PerOperand(a, {ct});
 }
 
 // reshape transpose: reshape back.
-VjpResult VjpReshape(VjpArgs& a) { return PerOperand(a, {a.b().Reshape(a.g(), a.x(0)->shape.dims())}); }
+VjpResult VjpReshape(VjpArgs& a) {
+  return PerOperand(a, {a.b().Reshape(a.g(), a.x(0)->shape.dims())});
+}
 
 // transpose transpose: the inverse permutation.
 VjpResult VjpTranspose(VjpArgs& a) {
-  return PerOperand(a, {a.b().Transpose(a.g(), InversePermutation(a.fwd->IntsAttr(ir::Attr::kDimensions)))});
+  return PerOperand(
+      a, {a.b().Transpose(a.g(), InversePermutation(a.fwd->IntsAttr(ir::Attr::kDimensions)))});
 }
 
 // slice transpose: zeros with g at the sliced positions — pad with 0: low = start,
@@ -49,7 +53,8 @@ VjpResult VjpSlice(VjpArgs& a) {
   for (size_t d = 0; d < slice.size(); ++d) {
     int64_t n = a.g()->shape.dim(static_cast<int>(d));
     int64_t last = slice[d].start + (n - 1) * slice[d].stride;
-    pad.push_back({slice[d].start, x->shape.dim(static_cast<int>(d)) - 1 - last, slice[d].stride - 1});
+    pad.push_back(
+        {slice[d].start, x->shape.dim(static_cast<int>(d)) - 1 - last, slice[d].stride - 1});
   }
   return PerOperand(a, {a.b().Pad(a.g(), a.e.ScalarF32(0), pad)});
 }
@@ -63,7 +68,8 @@ VjpResult VjpConcatenate(VjpArgs& a) {
     int64_t n = a.x(i)->shape.dim(static_cast<int>(dim));
     if (a.active[i]) {
       std::vector<ir::SliceDim> s;
-      for (int64_t d = 0; d < a.g()->shape.rank(); ++d) s.push_back({0, a.g()->shape.dim(static_cast<int>(d)), 1});
+      for (int64_t d = 0; d < a.g()->shape.rank(); ++d)
+        s.push_back({0, a.g()->shape.dim(static_cast<int>(d)), 1});
       s[static_cast<size_t>(dim)] = {offset, offset + n, 1};
       out.push_back(a.b().Slice(a.g(), s));
     } else {
@@ -104,7 +110,8 @@ VjpResult VjpReverse(VjpArgs& a) {
 namespace {
 
 std::vector<Instruction*> StartIndices(const VjpArgs& a, size_t first) {
-  return std::vector<Instruction*>(a.fwd->operands.begin() + static_cast<std::ptrdiff_t>(first), a.fwd->operands.end());
+  return std::vector<Instruction*>(a.fwd->operands.begin() + static_cast<std::ptrdiff_t>(first),
+                                   a.fwd->operands.end());
 }
 
 }  // namespace
@@ -120,7 +127,8 @@ VjpResult VjpDynamicSlice(VjpArgs& a) {
 // dynamic_slice(g, starts, update's sizes).
 VjpResult VjpDynamicUpdateSlice(VjpArgs& a) {
   auto starts = StartIndices(a, 2);
-  Instruction* dx = a.active[0] ? a.b().DynamicUpdateSlice(a.g(), Like(a, a.x(1), 0), starts) : nullptr;
+  Instruction* dx =
+      a.active[0] ? a.b().DynamicUpdateSlice(a.g(), Like(a, a.x(1), 0), starts) : nullptr;
   Instruction* du = a.active[1] ? a.b().DynamicSlice(a.g(), starts, a.x(1)->shape.dims()) : nullptr;
   return PerOperand(a, {dx, du});
 }
@@ -136,7 +144,8 @@ Instruction* ClampedStarts(VjpArgs& a, const Instruction* gather) {
   const auto& sizes = gather->IntsAttr(ir::Attr::kSliceSizes);
   int64_t ivd = gather->IntAttr(ir::Attr::kIndexVectorDim);
   std::vector<int64_t> bounds;
-  for (int64_t d : start_map) bounds.push_back(x->shape.dim(static_cast<int>(d)) - sizes[static_cast<size_t>(d)]);
+  for (int64_t d : start_map)
+    bounds.push_back(x->shape.dim(static_cast<int>(d)) - sizes[static_cast<size_t>(d)]);
   ir::ElementType t = idx->shape.type();
   ir::Literal lit = ir::DispatchElementType(t, [&](auto tag) {
     using T = typename decltype(tag)::type;

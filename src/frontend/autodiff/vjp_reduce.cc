@@ -22,7 +22,8 @@ namespace {
 
 Result<Opcode> DifferentiableCombiner(const VjpArgs& a) {
   std::string op(ir::OpcodeName(a.fwd->opcode));
-  if (a.active[1]) return Unimplemented(op + ": gradient with respect to the init value is not supported");
+  if (a.active[1])
+    return Unimplemented(op + ": gradient with respect to the init value is not supported");
   auto c = CombinerOp(a.fwd->ComputationAttr(ir::Attr::kToApply));
   if (!c || (*c != Opcode::kAdd && *c != Opcode::kMaximum && *c != Opcode::kMinimum)) {
     return Unimplemented(op + ": only add, maximum and minimum combiners are differentiable");
@@ -47,11 +48,14 @@ VjpResult VjpReduce(VjpArgs& a) {
   Instruction* x = a.x(0);
   const auto& dims = a.fwd->IntsAttr(ir::Attr::kDimensions);
   std::vector<int64_t> kept = KeptDims(x, dims);
-  if (op == Opcode::kAdd) return PerOperand(a, {a.e.BroadcastInDims(a.g(), x->shape, kept), nullptr});
-  Instruction* hit = a.b().Compare(x, a.e.BroadcastInDims(a.y(), x->shape, kept), ir::Direction::kEq);
+  if (op == Opcode::kAdd)
+    return PerOperand(a, {a.e.BroadcastInDims(a.g(), x->shape, kept), nullptr});
+  Instruction* hit =
+      a.b().Compare(x, a.e.BroadcastInDims(a.y(), x->shape, kept), ir::Direction::kEq);
   Instruction* loc = a.b().Convert(hit, ir::ElementType::kF32);
   Instruction* share = Bin(a, Opcode::kDivide, a.g(), a.e.ReduceSum(loc, dims));
-  return PerOperand(a, {Bin(a, Opcode::kMultiply, a.e.BroadcastInDims(share, x->shape, kept), loc), nullptr});
+  return PerOperand(
+      a, {Bin(a, Opcode::kMultiply, a.e.BroadcastInDims(share, x->shape, kept), loc), nullptr});
 }
 
 namespace {
@@ -66,14 +70,16 @@ Instruction* SumWindowTranspose(VjpArgs& a, const std::vector<ir::WindowDim>& wi
   for (size_t d = 0; d < window.size(); ++d) {
     const ir::WindowDim& w = window[d];
     int64_t in = x->shape.dim(static_cast<int>(d)), out = a.g()->shape.dim(static_cast<int>(d));
-    pad.push_back({(w.size - 1) * w.rhs_dilate - w.pad_lo, in - (out - 1) * w.stride - 1 + w.pad_lo, w.stride - 1});
+    pad.push_back({(w.size - 1) * w.rhs_dilate - w.pad_lo, in - (out - 1) * w.stride - 1 + w.pad_lo,
+                   w.stride - 1});
     ir::WindowDim t;
     t.size = w.size;
     t.rhs_dilate = w.rhs_dilate;
     w2.push_back(t);
   }
   Instruction* padded = a.b().Pad(a.g(), a.e.ScalarF32(0), pad);
-  return a.b().ReduceWindow(padded, a.e.ScalarF32(0), w2, a.e.Combiner(Opcode::kAdd, ir::ElementType::kF32));
+  return a.b().ReduceWindow(padded, a.e.ScalarF32(0), w2,
+                            a.e.Combiner(Opcode::kAdd, ir::ElementType::kF32));
 }
 
 // Max/min-window VJP, tap by tap. For each window tap t (row-major), xt = the input value at
@@ -135,13 +141,17 @@ VjpResult VjpReduceWindow(VjpArgs& a) {
   DETRAIN_ASSIGN_OR_RETURN(Opcode op, DifferentiableCombiner(a));
   const auto& window = a.fwd->FindAttr(ir::Attr::kWindow)->window;
   for (const ir::WindowDim& w : window) {
-    if (w.lhs_dilate != 1) return Unimplemented("reduce-window: gradient with lhs_dilate (base dilation) != 1 is not supported");
+    if (w.lhs_dilate != 1)
+      return Unimplemented(
+          "reduce-window: gradient with lhs_dilate (base dilation) != 1 is not supported");
   }
   if (a.g()->shape.ElementCount() == 0) return PerOperand(a, {Like(a, a.x(0), 0), nullptr});
   if (op == Opcode::kAdd) return PerOperand(a, {SumWindowTranspose(a, window), nullptr});
   int64_t taps = 1;
   for (const ir::WindowDim& w : window) taps *= w.size;
-  if (taps > 1024) return Unimplemented("reduce-window max/min: gradient of a window with more than 1024 taps is not supported");
+  if (taps > 1024)
+    return Unimplemented(
+        "reduce-window max/min: gradient of a window with more than 1024 taps is not supported");
   return PerOperand(a, {ChooserWindowVjp(a, window), nullptr});
 }
 

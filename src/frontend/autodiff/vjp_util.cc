@@ -3,7 +3,9 @@
 
 namespace detrain::frontend::autodiff {
 
-ir::Instruction* Like(VjpArgs& a, ir::Instruction* t, double value) { return a.e.Full(t->shape, value); }
+ir::Instruction* Like(VjpArgs& a, ir::Instruction* t, double value) {
+  return a.e.Full(t->shape, value);
+}
 
 ir::Instruction* Bin(VjpArgs& a, ir::Opcode op, ir::Instruction* l, ir::Instruction* r) {
   return a.b().Binary(op, l, r);
@@ -26,7 +28,8 @@ std::optional<ir::Opcode> CombinerOp(const ir::Computation* c) {
 
 std::vector<int64_t> InversePermutation(const std::vector<int64_t>& perm) {
   std::vector<int64_t> inv(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < perm.size(); ++i)
+    inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
   return inv;
 }
 

@@ -1,6 +1,8 @@
 // ValueAndGrad as a whole: hand-derived gradients of a small MLP with softmax cross-entropy,
 // the value output bit for bit, determinism of the emitted IR, the tie conventions, what
 // carries no gradient, errors, and that the VJP table classifies every op of ops.def.
+#include "frontend/autodiff/autodiff.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +10,7 @@
 #include <string>
 
 #include "compiler/ir/printer.h"
-#include "frontend/autodiff/autodiff.h"
+#include "compiler/ir/verifier.h"
 #include "frontend/autodiff/vjp.h"
 #include "grad_check.h"
 
@@ -42,10 +44,12 @@ ir::Computation* BuildMlp(ir::Module* m, bool bias_first) {
   Instruction* a = b.Add(b.Dot(x, w1, mm), b1b ? b1b : e.BroadcastInDims(b1, bh, {1}));
   Instruction* h = b.Binary(Opcode::kMaximum, a, e.Full(a->shape, 0));
   Instruction* z = b.Add(b.Dot(h, w2, mm), e.BroadcastInDims(b2, bk, {1}));
-  Instruction* s = b.Binary(Opcode::kSubtract, z, e.BroadcastInDims(e.Reduce(z, Opcode::kMaximum, {1}), bk, {0}));
+  Instruction* s = b.Binary(Opcode::kSubtract, z,
+                            e.BroadcastInDims(e.Reduce(z, Opcode::kMaximum, {1}), bk, {0}));
   Instruction* lse = b.Unary(Opcode::kLog, e.ReduceSum(b.Unary(Opcode::kExp, s), {1}));
   ir::Shape ids(ir::ElementType::kS32, {kB, kK});
-  Instruction* hot = b.Compare(b.Iota(ids, 1), e.BroadcastInDims(labels, ids, {0}), ir::Direction::kEq);
+  Instruction* hot =
+      b.Compare(b.Iota(ids, 1), e.BroadcastInDims(labels, ids, {0}), ir::Direction::kEq);
   Instruction* picked = e.ReduceSum(b.Select(hot, s, e.Full(s->shape, 0)), {1});
   auto f = b.Build(e.ReduceMean(b.Binary(Opcode::kSubtract, lse, picked), {0}));
   EXPECT_TRUE(f.ok()) << f.status().message();
@@ -53,8 +57,9 @@ ir::Computation* BuildMlp(ir::Module* m, bool bias_first) {
 }
 
 std::vector<ir::Literal> MlpArgs() {
-  return {Uniform({kB, kD}, -1, 1, 90), Uniform({kD, kH}, -0.8, 0.8, 91), Uniform({kH}, -0.2, 0.2, 92),
-          Uniform({kH, kK}, -0.8, 0.8, 93), Uniform({kK}, -0.2, 0.2, 94), S32({kB}, {0, 2, 1, 1, 0, 2, 2, 1})};
+  return {Uniform({kB, kD}, -1, 1, 90), Uniform({kD, kH}, -0.8, 0.8, 91),
+          Uniform({kH}, -0.2, 0.2, 92), Uniform({kH, kK}, -0.8, 0.8, 93),
+          Uniform({kK}, -0.2, 0.2, 94), S32({kB}, {0, 2, 1, 1, 0, 2, 2, 1})};
 }
 
 double At(const ir::Literal& l, int64_t i) { return l.Get<float>(i); }
@@ -64,8 +69,9 @@ double At(const ir::Literal& l, int64_t i) { return l.Get<float>(i); }
 std::vector<std::vector<double>> HandGradients(const std::vector<ir::Literal>& in, double* loss) {
   const ir::Literal &x = in[0], &w1 = in[1], &b1 = in[2], &w2 = in[3], &b2 = in[4];
   std::vector<double> a(kB * kH), h(kB * kH), dz(kB * kK), da(kB * kH);
-  std::vector<std::vector<double>> g = {std::vector<double>(kB * kD), std::vector<double>(kD * kH), std::vector<double>(kH),
-                                        std::vector<double>(kH * kK), std::vector<double>(kK)};
+  std::vector<std::vector<double>> g = {std::vector<double>(kB * kD), std::vector<double>(kD * kH),
+                                        std::vector<double>(kH), std::vector<double>(kH * kK),
+                                        std::vector<double>(kK)};
   *loss = 0;
   for (int64_t b = 0; b < kB; ++b) {
     for (int64_t j = 0; j < kH; ++j) {
@@ -83,7 +89,8 @@ std::vector<std::vector<double>> HandGradients(const std::vector<ir::Literal>& i
     for (int64_t k = 0; k < kK; ++k) sum += std::exp(z[k] - zmax);
     int32_t label = in[5].Get<int32_t>(b);
     *loss += (std::log(sum) - (z[label] - zmax)) / kB;
-    for (int64_t k = 0; k < kK; ++k) dz[b * kK + k] = (std::exp(z[k] - zmax) / sum - (k == label ? 1 : 0)) / kB;
+    for (int64_t k = 0; k < kK; ++k)
+      dz[b * kK + k] = (std::exp(z[k] - zmax) / sum - (k == label ? 1 : 0)) / kB;
   }
   for (int64_t b = 0; b < kB; ++b) {
     for (int64_t k = 0; k < kK; ++k) {
@@ -123,7 +130,8 @@ TEST(AutodiffMlp, MatchesHandDerivedGradients) {
     for (double v : want[t]) scale = std::max(scale, std::fabs(v));
     EXPECT_GT(scale, 1e-3) << "gradient " << t << " is trivially small";
     for (size_t i = 0; i < want[t].size(); ++i) {
-      EXPECT_NEAR(got.Get<float>(static_cast<int64_t>(i)), want[t][i], 1e-5 * scale + 1e-8) << "gradient " << t << " element " << i;
+      EXPECT_NEAR(got.Get<float>(static_cast<int64_t>(i)), want[t][i], 1e-5 * scale + 1e-8)
+          << "gradient " << t << " element " << i;
     }
   }
 }
@@ -159,10 +167,17 @@ TEST(AutodiffDeterminism, SameGraphGivesByteIdenticalText) {
   // A different creation order of the same forward graph: the clone follows the canonical
   // post-order, so the result does not change.
   EXPECT_EQ(first, CanonicalValueAndGrad(true));
+  // The text is valid IR: it parses, verifies and prints back byte for byte.
+  auto parsed = ir::ParseAndVerify(first);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  auto again = ir::PrintModule(**parsed);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, first);
 }
 
 // f = sum(body(x)) with unit cotangents, so ties show as exact fractions.
-ir::Literal UnitGradient(ir::Literal x, const std::function<Instruction*(Emitter&, Instruction*)>& body) {
+ir::Literal UnitGradient(ir::Literal x,
+                         const std::function<Instruction*(Emitter&, Instruction*)>& body) {
   ir::Module m("ties");
   ir::Builder b(&m, "f");
   Emitter e(&m, &b);
@@ -188,10 +203,11 @@ TEST(AutodiffTies, ReluAtZeroGetsHalf) {
 }
 
 TEST(AutodiffTies, ReduceMaxSplitsEvenly) {
-  ir::Literal g = UnitGradient(F32({2, 4}, {1, 3, 3, 2, 5, 5, 5, -1}), [](Emitter& e, Instruction* x) {
-    return e.Reduce(x, Opcode::kMaximum, {1});
-  });
-  EXPECT_TRUE(g.BitwiseEqual(F32({2, 4}, {0, 0.5f, 0.5f, 0, 1.0f / 3, 1.0f / 3, 1.0f / 3, 0}))) << g.ToString();
+  ir::Literal g =
+      UnitGradient(F32({2, 4}, {1, 3, 3, 2, 5, 5, 5, -1}),
+                   [](Emitter& e, Instruction* x) { return e.Reduce(x, Opcode::kMaximum, {1}); });
+  EXPECT_TRUE(g.BitwiseEqual(F32({2, 4}, {0, 0.5f, 0.5f, 0, 1.0f / 3, 1.0f / 3, 1.0f / 3, 0})))
+      << g.ToString();
 }
 
 // Max pooling ties split per window; with overlapping windows an element collects a share
@@ -200,20 +216,24 @@ TEST(AutodiffTies, ReduceWindowMaxSplitsPerWindow) {
   auto pool = [](int64_t size, int64_t stride) {
     return [size, stride](Emitter& e, Instruction* x) {
       std::vector<ir::WindowDim> w = {{size, stride, 0, 0, 1, 1}};
-      return e.b().ReduceWindow(x, e.b().ConstantF32(-INFINITY), w, e.Combiner(Opcode::kMaximum, ir::ElementType::kF32));
+      return e.b().ReduceWindow(x, e.b().ConstantF32(-INFINITY), w,
+                                e.Combiner(Opcode::kMaximum, ir::ElementType::kF32));
     };
   };
   ir::Literal disjoint = UnitGradient(F32({6}, {4, 4, 1, 2, 7, 7}), pool(2, 2));
-  EXPECT_TRUE(disjoint.BitwiseEqual(F32({6}, {0.5f, 0.5f, 0, 1, 0.5f, 0.5f}))) << disjoint.ToString();
+  EXPECT_TRUE(disjoint.BitwiseEqual(F32({6}, {0.5f, 0.5f, 0, 1, 0.5f, 0.5f})))
+      << disjoint.ToString();
   // windows [3,3] [3,1] [1,1]: shares 1/2+1/2 at 0/1, then 1 to index 1, 1/2+1/2 to 2/3.
   ir::Literal overlapping = UnitGradient(F32({4}, {3, 3, 1, 1}), pool(2, 1));
-  EXPECT_TRUE(overlapping.BitwiseEqual(F32({4}, {0.5f, 1.5f, 0.5f, 0.5f}))) << overlapping.ToString();
+  EXPECT_TRUE(overlapping.BitwiseEqual(F32({4}, {0.5f, 1.5f, 0.5f, 0.5f})))
+      << overlapping.ToString();
 }
 
 // The threefry custom call, integer ops and the comparison carry no gradient: the gradient of
 // sum(W * x * uniform(key)) is W * uniform(key), checked by finite differences in x only.
 TEST(AutodiffNoGradient, RandomBitsAndIntegerPaths) {
-  GradCase c = MakeCase({Uniform({2, 3}, -1, 1, 95), ir::Literal::FromVector<uint32_t>(ir::ElementType::kU32, {2}, {0u, 42u})},
+  GradCase c = MakeCase({Uniform({2, 3}, -1, 1, 95),
+                         ir::Literal::FromVector<uint32_t>(ir::ElementType::kU32, {2}, {0u, 42u})},
                         [](Emitter& e, const P& p) {
                           Instruction* u = e.Uniform01(p[1], {2, 3}, true);
                           return e.b().Multiply(p[0], u);
@@ -253,8 +273,8 @@ TEST(AutodiffErrors, UnsupportedOpOnTheGradientPathIsUnimplemented) {
       s.index_vector_dim = 1;
       Instruction* updates = through_param ? p[0] : e.Full(p[0]->shape, 1);
       Instruction* idx = e.b().Constant(S32({2, 1}, {0, 2}));
-      Instruction* sc = e.b().Scatter(e.Full(ir::Shape(ir::ElementType::kF32, {3, 2}), 0), idx, updates, s,
-                                      e.Combiner(Opcode::kAdd, ir::ElementType::kF32));
+      Instruction* sc = e.b().Scatter(e.Full(ir::Shape(ir::ElementType::kF32, {3, 2}), 0), idx,
+                                      updates, s, e.Combiner(Opcode::kAdd, ir::ElementType::kF32));
       return e.b().Multiply(e.b().Slice(sc, {{0, 2, 1}, {0, 2, 1}}), p[0]);
     };
   };
@@ -269,11 +289,14 @@ TEST(AutodiffErrors, UnsupportedOpOnTheGradientPathIsUnimplemented) {
 }
 
 TEST(AutodiffErrors, BadSignature) {
-  GradCase c = MakeCase({Uniform({3}, -1, 1, 100), S32({3}, {1, 2, 3})}, [](Emitter& e, const P& p) {
-    return e.b().Multiply(p[0], e.b().Convert(p[1], ir::ElementType::kF32));
-  });
-  EXPECT_EQ(frontend::ValueAndGrad(c.module.get(), *c.f, {2}, "a").status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(frontend::ValueAndGrad(c.module.get(), *c.f, {1}, "b").status().code(), StatusCode::kInvalidArgument);
+  GradCase c =
+      MakeCase({Uniform({3}, -1, 1, 100), S32({3}, {1, 2, 3})}, [](Emitter& e, const P& p) {
+        return e.b().Multiply(p[0], e.b().Convert(p[1], ir::ElementType::kF32));
+      });
+  EXPECT_EQ(frontend::ValueAndGrad(c.module.get(), *c.f, {2}, "a").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(frontend::ValueAndGrad(c.module.get(), *c.f, {1}, "b").status().code(),
+            StatusCode::kInvalidArgument);
   ir::Builder b(c.module.get(), "vector_root");
   Instruction* x = b.Parameter(0, ir::Shape(ir::ElementType::kF32, {3}));
   auto f = b.Build(b.Unary(Opcode::kExp, x));
@@ -285,19 +308,52 @@ TEST(AutodiffErrors, BadSignature) {
 
 // The finite-difference check rejects a gradient that is 5% off.
 TEST(GradCheckSelfTest, RejectsAWrongGradient) {
-  GradCase c = MakeCase({Uniform({2, 3}, -1, 1, 3)}, [](Emitter& e, const P& p) { return e.b().Unary(Opcode::kExp, p[0]); });
+  GradCase c = MakeCase({Uniform({2, 3}, -1, 1, 3)},
+                        [](Emitter& e, const P& p) { return e.b().Unary(Opcode::kExp, p[0]); });
   EXPECT_EQ(CheckGradients(c, {}, 1e-2, 1.05, /*quiet=*/true), 6);
 }
 
 // Every op of ops.def is classified, and every op with a rule has its finite-difference test
 // (VjpRule.<Name> in vjp_*_test.cc).
 TEST(VjpTable, EveryOpIsClassified) {
-  const std::set<std::string> checked = {
-      "abs", "negate", "exponential", "exponential-minus-one", "log", "log-plus-one", "tanh", "logistic", "sqrt",
-      "rsqrt", "erf", "add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power", "select",
-      "clamp", "convert", "broadcast", "reshape", "transpose", "slice", "concatenate", "pad", "reverse",
-      "dynamic-slice", "dynamic-update-slice", "gather", "tuple", "get-tuple-element", "reduce", "reduce-window",
-      "dot", "convolution"};
+  const std::set<std::string> checked = {"abs",
+                                         "negate",
+                                         "exponential",
+                                         "exponential-minus-one",
+                                         "log",
+                                         "log-plus-one",
+                                         "tanh",
+                                         "logistic",
+                                         "sqrt",
+                                         "rsqrt",
+                                         "erf",
+                                         "add",
+                                         "subtract",
+                                         "multiply",
+                                         "divide",
+                                         "remainder",
+                                         "maximum",
+                                         "minimum",
+                                         "power",
+                                         "select",
+                                         "clamp",
+                                         "convert",
+                                         "broadcast",
+                                         "reshape",
+                                         "transpose",
+                                         "slice",
+                                         "concatenate",
+                                         "pad",
+                                         "reverse",
+                                         "dynamic-slice",
+                                         "dynamic-update-slice",
+                                         "gather",
+                                         "tuple",
+                                         "get-tuple-element",
+                                         "reduce",
+                                         "reduce-window",
+                                         "dot",
+                                         "convolution"};
   int rules = 0;
   for (Opcode op : ir::AllOpcodes()) {
     frontend::autodiff::VjpEntry entry = frontend::autodiff::LookupVjp(op);

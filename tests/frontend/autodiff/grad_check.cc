@@ -26,7 +26,8 @@ std::vector<int64_t> AllDims(const ir::Shape& s) {
 ir::Literal Uniform(std::vector<int64_t> dims, double lo, double hi, uint32_t seed) {
   ir::Literal lit(ir::Shape(ir::ElementType::kF32, std::move(dims)));
   std::mt19937 rng(seed);
-  for (int64_t i = 0; i < lit.element_count(); ++i) lit.Set<float>(i, static_cast<float>(lo + (hi - lo) * Unit(rng)));
+  for (int64_t i = 0; i < lit.element_count(); ++i)
+    lit.Set<float>(i, static_cast<float>(lo + (hi - lo) * Unit(rng)));
   return lit;
 }
 
@@ -53,7 +54,8 @@ GradCase MakeCase(std::vector<ir::Literal> args, const BodyFn& body, uint32_t se
   ir::Builder b(c.module.get(), "f");
   frontend::Emitter e(c.module.get(), &b);
   std::vector<ir::Instruction*> params;
-  for (size_t i = 0; i < args.size(); ++i) params.push_back(b.Parameter(static_cast<int64_t>(i), args[i].shape()));
+  for (size_t i = 0; i < args.size(); ++i)
+    params.push_back(b.Parameter(static_cast<int64_t>(i), args[i].shape()));
   ir::Instruction* y = body(e, params);
   ir::Instruction* w = b.Constant(Uniform(y->shape.dims(), 0.5, 1.5, seed));
   ir::Instruction* loss = e.ReduceSum(b.Multiply(y, w), AllDims(y->shape));
@@ -95,7 +97,8 @@ GradResult ValueAndGradOf(GradCase& c, const std::vector<int64_t>& wrt) {
   return out;
 }
 
-int CheckGradients(GradCase& c, std::vector<int64_t> wrt, double h, double scale, bool quiet) {
+int CheckGradients(GradCase& c, std::vector<int64_t> wrt, double h, double scale, bool quiet,
+                   int64_t max_checked) {
   if (wrt.empty()) {
     for (size_t i = 0; i < c.args.size(); ++i) {
       if (c.args[i].shape().type() == ir::ElementType::kF32) wrt.push_back(static_cast<int64_t>(i));
@@ -110,7 +113,9 @@ int CheckGradients(GradCase& c, std::vector<int64_t> wrt, double h, double scale
     size_t p = static_cast<size_t>(wrt[k]);
     const ir::Literal& grad = r.grads[k];
     EXPECT_EQ(grad.shape(), c.args[p].shape());
-    for (int64_t i = 0; i < c.args[p].element_count(); ++i) {
+    int64_t n = c.args[p].element_count();
+    int64_t step = max_checked > 0 && n > max_checked ? (n + max_checked - 1) / max_checked : 1;
+    for (int64_t i = 0; i < n; i += step) {
       std::vector<ir::Literal> args = c.args;
       float x = c.args[p].Get<float>(i);
       float xp = static_cast<float>(x + h), xm = static_cast<float>(x - h);
@@ -122,7 +127,9 @@ int CheckGradients(GradCase& c, std::vector<int64_t> wrt, double h, double scale
       double ad = scale * grad.Get<float>(i);
       if (!(std::fabs(ad - fd) <= kAtol + kRtol * std::fabs(fd))) {
         ++mismatches;
-        if (!quiet) ADD_FAILURE() << "d f / d p" << p << "[" << i << "]: autodiff " << ad << ", central difference " << fd;
+        if (!quiet)
+          ADD_FAILURE() << "d f / d p" << p << "[" << i << "]: autodiff " << ad
+                        << ", central difference " << fd;
       }
     }
   }

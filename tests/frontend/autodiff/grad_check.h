@@ -35,7 +35,8 @@ struct GradCase {
   std::vector<ir::Literal> args;
 };
 
-using BodyFn = std::function<ir::Instruction*(frontend::Emitter& e, const std::vector<ir::Instruction*>& p)>;
+using BodyFn =
+    std::function<ir::Instruction*(frontend::Emitter& e, const std::vector<ir::Instruction*>& p)>;
 
 // f(args) = sum(W * body(params)); parameters get the args' shapes.
 GradCase MakeCase(std::vector<ir::Literal> args, const BodyFn& body, uint32_t seed = 7);
@@ -60,9 +61,10 @@ GradResult ValueAndGradOf(GradCase& c, const std::vector<int64_t>& wrt);
 // The full check: value bitwise equal to interp(f); every gradient element within tolerance
 // of the central difference. `wrt` empty = every f32 parameter. `scale` multiplies the AD
 // gradient before comparing (1 except in the checker's self-test). Returns the number of
-// mismatches (each also reported as a gtest failure unless `quiet`).
+// mismatches (each also reported as a gtest failure unless `quiet`). `max_checked` > 0 checks
+// only about that many elements per parameter (evenly strided), for large parameters.
 int CheckGradients(GradCase& c, std::vector<int64_t> wrt = {}, double h = 1e-2, double scale = 1.0,
-                   bool quiet = false);
+                   bool quiet = false, int64_t max_checked = 0);
 
 }  // namespace detrain::testing
 

@@ -25,7 +25,9 @@ TEST(VjpRule, Broadcast) {
 }
 
 TEST(VjpRule, Reshape) {
-  GradCase c = MakeCase({Uniform({2, 6}, -1, 1, 41)}, [](Emitter& e, const P& p) { return Sq(e, e.b().Reshape(p[0], {3, 2, 2})); });
+  GradCase c = MakeCase({Uniform({2, 6}, -1, 1, 41)}, [](Emitter& e, const P& p) {
+    return Sq(e, e.b().Reshape(p[0], {3, 2, 2}));
+  });
   EXPECT_EQ(CheckGradients(c), 0);
 }
 
@@ -44,8 +46,11 @@ TEST(VjpRule, Slice) {
 }
 
 TEST(VjpRule, Concatenate) {
-  GradCase c = MakeCase({Uniform({2, 3}, -1, 1, 44), Uniform({2, 1}, -1, 1, 45), Uniform({2, 2}, -1, 1, 46)},
-                        [](Emitter& e, const P& p) { return Sq(e, e.b().Concatenate({p[0], p[1], p[0], p[2]}, 1)); });
+  GradCase c =
+      MakeCase({Uniform({2, 3}, -1, 1, 44), Uniform({2, 1}, -1, 1, 45), Uniform({2, 2}, -1, 1, 46)},
+               [](Emitter& e, const P& p) {
+                 return Sq(e, e.b().Concatenate({p[0], p[1], p[0], p[2]}, 1));
+               });
   EXPECT_EQ(CheckGradients(c), 0);
 }
 
@@ -68,49 +73,56 @@ TEST(VjpRule, Reverse) {
 
 // Starts (1, 5): the column start is clamped to 2 so that the [2,3] slice fits.
 TEST(VjpRule, DynamicSlice) {
-  GradCase c = MakeCase({Uniform({4, 5}, -1, 1, 49), S32({}, {1}), S32({}, {5})}, [](Emitter& e, const P& p) {
-    return Sq(e, e.b().DynamicSlice(p[0], {p[1], p[2]}, {2, 3}));
-  });
+  GradCase c = MakeCase({Uniform({4, 5}, -1, 1, 49), S32({}, {1}), S32({}, {5})},
+                        [](Emitter& e, const P& p) {
+                          return Sq(e, e.b().DynamicSlice(p[0], {p[1], p[2]}, {2, 3}));
+                        });
   EXPECT_EQ(CheckGradients(c), 0);
 }
 
 TEST(VjpRule, DynamicUpdateSlice) {
-  GradCase c = MakeCase({Uniform({4, 5}, -1, 1, 50), Uniform({2, 2}, -1, 1, 51), S32({}, {3}), S32({}, {1})},
-                        [](Emitter& e, const P& p) { return Sq(e, e.b().DynamicUpdateSlice(p[0], p[1], {p[2], p[3]})); });
+  GradCase c =
+      MakeCase({Uniform({4, 5}, -1, 1, 50), Uniform({2, 2}, -1, 1, 51), S32({}, {3}), S32({}, {1})},
+               [](Emitter& e, const P& p) {
+                 return Sq(e, e.b().DynamicUpdateSlice(p[0], p[1], {p[2], p[3]}));
+               });
   EXPECT_EQ(CheckGradients(c), 0);
 }
 
 // Embedding rows as the frontend lowers jnp.take(table, ids, axis=0): repeated ids accumulate,
 // and an out-of-range id (7) is clamped to the last row by gather, so its gradient goes there.
 TEST(VjpRule, Gather) {
-  GradCase c = MakeCase({Uniform({5, 3}, -1, 1, 52), S32({2, 3}, {0, 2, 2, 4, 7, 1})}, [](Emitter& e, const P& p) {
-    ir::GatherDims g;
-    g.offset_dims = {2};
-    g.collapsed_slice_dims = {0};
-    g.start_index_map = {0};
-    g.index_vector_dim = 2;
-    g.slice_sizes = {1, 3};
-    return Sq(e, e.b().Gather(p[0], p[1], g));
-  });
+  GradCase c = MakeCase({Uniform({5, 3}, -1, 1, 52), S32({2, 3}, {0, 2, 2, 4, 7, 1})},
+                        [](Emitter& e, const P& p) {
+                          ir::GatherDims g;
+                          g.offset_dims = {2};
+                          g.collapsed_slice_dims = {0};
+                          g.start_index_map = {0};
+                          g.index_vector_dim = 2;
+                          g.slice_sizes = {1, 3};
+                          return Sq(e, e.b().Gather(p[0], p[1], g));
+                        });
   EXPECT_EQ(CheckGradients(c), 0);
 }
 
 TEST(VjpRule, Tuple) {
-  GradCase c = MakeCase({Uniform({3}, -1, 1, 53), Uniform({3}, -1, 1, 54)}, [](Emitter& e, const P& p) {
-    Instruction* t = e.b().Tuple({p[0], e.b().Multiply(p[0], p[1])});
-    return e.b().Add(e.b().GetTupleElement(t, 1), Sq(e, e.b().GetTupleElement(t, 0)));
-  });
+  GradCase c =
+      MakeCase({Uniform({3}, -1, 1, 53), Uniform({3}, -1, 1, 54)}, [](Emitter& e, const P& p) {
+        Instruction* t = e.b().Tuple({p[0], e.b().Multiply(p[0], p[1])});
+        return e.b().Add(e.b().GetTupleElement(t, 1), Sq(e, e.b().GetTupleElement(t, 0)));
+      });
   EXPECT_EQ(CheckGradients(c), 0);
 }
 
 // The same graph as Tuple, seen from the get-tuple-element side: an element used twice and
 // one element (index 0) unused.
 TEST(VjpRule, GetTupleElement) {
-  GradCase c = MakeCase({Uniform({3}, -1, 1, 55), Uniform({3}, -1, 1, 56)}, [](Emitter& e, const P& p) {
-    Instruction* t = e.b().Tuple({p[0], e.b().Multiply(p[0], p[1])});
-    Instruction* second = e.b().GetTupleElement(t, 1);
-    return e.b().Multiply(second, e.b().GetTupleElement(t, 1));
-  });
+  GradCase c =
+      MakeCase({Uniform({3}, -1, 1, 55), Uniform({3}, -1, 1, 56)}, [](Emitter& e, const P& p) {
+        Instruction* t = e.b().Tuple({p[0], e.b().Multiply(p[0], p[1])});
+        Instruction* second = e.b().GetTupleElement(t, 1);
+        return e.b().Multiply(second, e.b().GetTupleElement(t, 1));
+      });
   EXPECT_EQ(CheckGradients(c), 0);
 }
 

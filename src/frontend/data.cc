@@ -1,5 +1,5 @@
 // See dataset.h.
-#include "runtime/dataset.h"
+#include "frontend/data.h"
 
 #include <charconv>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "base/file_io.h"
 #include "base/npy.h"
 
-namespace detrain::runtime {
+namespace detrain::frontend {
 namespace {
 
 struct Field {
@@ -90,6 +90,7 @@ Result<Dataset> LoadCsv(const std::string& path, const CsvOptions& opt) {
     ++ds.rows;
   }
   if (ds.rows == 0) return InvalidArgument(path + ": no data rows (after skipping " + std::to_string(opt.skip_rows) + ")");
+  ds.x_dims = {ds.features};
   return ds;
 }
 
@@ -110,6 +111,7 @@ Result<Dataset> LoadNpyPair(const std::string& features_path, const std::string&
   }
   ds.rows = f.shape[0];
   ds.features = f.shape.size() == 2 ? f.shape[1] : 1;
+  ds.x_dims = {ds.features};
   ds.x.resize(static_cast<size_t>(ds.rows * ds.features));
   std::memcpy(ds.x.data(), f.data.data(), ds.x.size() * sizeof(float));
   if (l.shape.size() != 1 || l.shape[0] != ds.rows) {
@@ -137,4 +139,53 @@ Result<Dataset> LoadNpyPair(const std::string& features_path, const std::string&
   return ds;
 }
 
-}  // namespace detrain::runtime
+Result<Dataset> LoadText(const std::string& path, int64_t context) {
+  DETRAIN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  if (context < 1) return InvalidArgument(path + ": context must be >= 1");
+  Dataset ds;
+  ds.file_sha256.emplace_back(path, attest::Sha256Hex(text));
+  int64_t size = static_cast<int64_t>(text.size());
+  ds.rows = size > 0 ? (size - 1) / context : 0;
+  if (ds.rows == 0) {
+    return InvalidArgument(path + ": " + std::to_string(size) + " bytes are too few for one sequence of " +
+                           std::to_string(context) + " bytes and its next byte");
+  }
+  ds.features = context;
+  ds.x_dims = {context};
+  ds.y_dims = {context};
+  ds.label_type = LabelType::kS32;
+  for (int64_t i = 0; i < ds.rows * context; ++i) {
+    ds.x_s32.push_back(static_cast<unsigned char>(text[static_cast<size_t>(i)]));
+    ds.y_s32.push_back(static_cast<unsigned char>(text[static_cast<size_t>(i + 1)]));
+  }
+  return ds;
+}
+
+Result<Dataset> LoadProgramData(const nlohmann::json& data, const std::string& base_dir, LabelType label_type) {
+  auto resolve = [&](const std::string& p) { return p.empty() || p[0] == '/' ? p : base_dir + "/" + p; };
+  const std::string name = data.value("name", "");
+  Result<Dataset> ds = InvalidArgument("unknown data source '" + name + "'");
+  std::vector<std::string> written;  // the paths as the program writes them
+  if (name == "csv") {
+    CsvOptions opt;
+    opt.label_column = data.value("label", int64_t{-1});
+    opt.skip_rows = data.value("skip_rows", int64_t{0});
+    opt.label_type = label_type;
+    written = {data["path"].get<std::string>()};
+    ds = LoadCsv(resolve(written[0]), opt);
+  } else if (name == "npy") {
+    written = {data["features"].get<std::string>(), data["labels"].get<std::string>()};
+    ds = LoadNpyPair(resolve(written[0]), resolve(written[1]), label_type);
+  } else if (name == "text") {
+    written = {data["path"].get<std::string>()};
+    ds = LoadText(resolve(written[0]), data.value("context", int64_t{32}));
+  }
+  // Record the program's own spelling of each path: where the program is compiled from must not
+  // change what is hashed.
+  if (ds.ok()) {
+    for (size_t i = 0; i < written.size() && i < ds->file_sha256.size(); ++i) ds->file_sha256[i].first = written[i];
+  }
+  return ds;
+}
+
+}  // namespace detrain::frontend

@@ -8,23 +8,27 @@
 //
 // Errors name the file, the line and column (CSV) and what was expected.
 // Thread safety: pure functions of the files' contents.
-#ifndef DETRAIN_RUNTIME_DATASET_H_
-#define DETRAIN_RUNTIME_DATASET_H_
+#ifndef DETRAIN_FRONTEND_DATA_H_
+#define DETRAIN_FRONTEND_DATA_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 
-namespace detrain::runtime {
+namespace detrain::frontend {
 
 enum class LabelType { kS32, kF32 };
 
 struct Dataset {
   int64_t rows = 0;
-  int64_t features = 0;
-  std::vector<float> x;         // rows × features, row-major
+  int64_t features = 0;         // elements per example input (product of x_dims)
+  std::vector<int64_t> x_dims;  // one example's input shape: {F} (csv, npy) or {T} (text)
+  std::vector<int64_t> y_dims;  // one example's label shape: {} or {T} (text)
+  std::vector<float> x;         // rows × features, row-major (f32 inputs)
+  std::vector<int32_t> x_s32;   // rows × features (text: byte values)
   std::vector<int32_t> y_s32;   // rows, when labels are s32
   std::vector<float> y_f32;     // rows, when labels are f32
   LabelType label_type = LabelType::kS32;
@@ -43,6 +47,14 @@ Result<Dataset> LoadCsv(const std::string& path, const CsvOptions& options);
 Result<Dataset> LoadNpyPair(const std::string& features_path, const std::string& labels_path,
                             LabelType label_type);
 
-}  // namespace detrain::runtime
+// A byte corpus cut into rows of `context` bytes: row i holds bytes [i*T, i*T + T) as inputs
+// and bytes [i*T + 1, i*T + T + 1) as labels (the next byte), rows = (size - 1) / T.
+Result<Dataset> LoadText(const std::string& path, int64_t context);
 
-#endif  // DETRAIN_RUNTIME_DATASET_H_
+// Loads the data source of a checked program (config["data"]); relative paths are resolved
+// against `base_dir` (the program's directory).
+Result<Dataset> LoadProgramData(const nlohmann::json& data, const std::string& base_dir, LabelType label_type);
+
+}  // namespace detrain::frontend
+
+#endif  // DETRAIN_FRONTEND_DATA_H_

@@ -1,6 +1,6 @@
 // Loading CSV and .npy data: the bundled example data set, exact float parsing, and every
 // malformed-input case with its message.
-#include "runtime/dataset.h"
+#include "frontend/data.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 
 #include "base/npy.h"
 
-namespace detrain::runtime {
+namespace detrain::frontend {
 namespace {
 
 namespace fs = std::filesystem;
@@ -115,4 +115,4 @@ TEST_F(DatasetTest, NpyPair) {
 }
 
 }  // namespace
-}  // namespace detrain::runtime
+}  // namespace detrain::frontend

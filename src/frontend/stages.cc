@@ -1,0 +1,115 @@
+// See stages.h.
+#include "frontend/stages.h"
+
+#include "attest/canonical_json.h"
+#include "base/file_io.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ir/verifier.h"
+#include "frontend/data.h"
+#include "frontend/parser.h"
+#include "frontend/train_step.h"
+
+namespace detrain::frontend {
+namespace {
+
+std::string DirOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+// The batch inputs of the loss (all arguments but a trailing key).
+std::vector<const FuncArg*> BatchInputs(const FuncDecl& loss) {
+  std::vector<const FuncArg*> in;
+  for (const FuncArg& a : loss.args) {
+    if (!a.type.is_key) in.push_back(&a);
+  }
+  return in;
+}
+
+std::string DimsText(const std::vector<int64_t>& dims) {
+  std::string s;
+  for (int64_t d : dims) s += ", " + std::to_string(d);
+  return s;
+}
+
+// Checks that the data's example shapes are what the loss takes.
+Status CheckDataShapes(const SourceFile& src, const FuncDecl& loss, const Dataset& ds) {
+  std::vector<const FuncArg*> in = BatchInputs(loss);
+  if (in.size() != 2) {
+    return src.Error(loss.name_range, "loss takes " + std::to_string(in.size()) +
+                                          " batch inputs; the data source provides two (features, labels)");
+  }
+  const std::vector<int64_t>* want[2] = {&ds.x_dims, &ds.y_dims};
+  const char* what[2] = {"features", "labels"};
+  for (int i = 0; i < 2; ++i) {
+    const TypeExpr& t = in[static_cast<size_t>(i)]->type;
+    std::vector<int64_t> dims;
+    for (size_t d = 1; d < t.dims.size(); ++d) dims.push_back(t.dims[d].size);
+    bool x_s32 = i == 0 && !ds.x_s32.empty();
+    bool dtype_ok = i == 1 || (t.dtype == "s32") == x_s32;
+    if (dims != *want[i] || !dtype_ok) {
+      return src.Error(t.range, std::string("the data source gives ") + what[i] + " of shape [B" +
+                                    DimsText(*want[i]) + "] (" + (i == 0 && x_s32 ? "s32" : i == 0 ? "f32" : t.dtype) +
+                                    "), but loss takes " + std::string(src.Slice(t.range)));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const Stage* CompiledProgram::Find(const std::string& name) const {
+  for (const Stage& s : stages) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+Result<CompiledProgram> CompileToHlo(const std::string& path) {
+  DETRAIN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  SourceFile src(path, bytes);
+  DETRAIN_ASSIGN_OR_RETURN(Program program, Parse(src));
+  DETRAIN_ASSIGN_OR_RETURN(CheckedProgram checked, Check(src, program));
+
+  // The data: shapes must match the loss; sizes resolve the split and epochs.
+  std::vector<const FuncArg*> in = BatchInputs(*checked.loss);
+  LabelType labels = !in.empty() && in.back()->type.dtype == "s32" ? LabelType::kS32 : LabelType::kF32;
+  DETRAIN_ASSIGN_OR_RETURN(Dataset ds, LoadProgramData(checked.config["data"], DirOf(path), labels));
+  DETRAIN_RETURN_IF_ERROR(CheckDataShapes(src, *checked.loss, ds));
+  nlohmann::json& cfg = checked.config;
+  int64_t validation_rows = static_cast<int64_t>(cfg["data"]["validation"].get<double>() * static_cast<double>(ds.rows));
+  int64_t train_rows = ds.rows - validation_rows;
+  int64_t batch = cfg["train"]["batch"].get<int64_t>();
+  if (train_rows < batch) {
+    return src.Error(program.data[0].source->range, "the training split has " + std::to_string(train_rows) +
+                                                        " rows, fewer than one batch of " + std::to_string(batch));
+  }
+  if (cfg["train"].contains("epochs")) {
+    cfg["train"]["steps"] = cfg["train"]["epochs"].get<int64_t>() * (train_rows / batch);
+  }
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& [file, digest] : ds.file_sha256) files.push_back({{"path", file}, {"sha256", digest}});
+  cfg["resolved"] = {{"rows", ds.rows}, {"train_rows", train_rows}, {"validation_rows", validation_rows}, {"files", files}};
+
+  CompiledProgram out;
+  out.config = cfg;
+  out.stages.push_back({"program", bytes});
+  DETRAIN_ASSIGN_OR_RETURN(std::string header, attest::CanonicalJson(cfg));
+  DETRAIN_ASSIGN_OR_RETURN(auto source, LowerSourceGraph(checked));
+  DETRAIN_RETURN_IF_ERROR(ir::VerifyModule(*source).WithContext("internal error: stage 1 fails verification"));
+  DETRAIN_ASSIGN_OR_RETURN(std::string source_text, ir::PrintModule(*source));
+  out.stages.push_back({"source", "// detrain.source-graph.v1\n// config " + header + "\n" + source_text});
+  DETRAIN_ASSIGN_OR_RETURN(auto step, LowerTrainStep(checked));
+  DETRAIN_RETURN_IF_ERROR(ir::VerifyModule(*step).WithContext("internal error: stage 2 fails verification"));
+  DETRAIN_ASSIGN_OR_RETURN(std::string step_text, ir::PrintModule(*step));
+  out.stages.push_back({"hlo", std::move(step_text)});
+  if (validation_rows > 0) {
+    DETRAIN_ASSIGN_OR_RETURN(auto eval, LowerEval(checked, validation_rows));
+    DETRAIN_RETURN_IF_ERROR(ir::VerifyModule(*eval).WithContext("internal error: the eval program fails verification"));
+    DETRAIN_ASSIGN_OR_RETURN(std::string eval_text, ir::PrintModule(*eval));
+    out.stages.push_back({"eval", std::move(eval_text)});
+  }
+  return out;
+}
+
+}  // namespace detrain::frontend

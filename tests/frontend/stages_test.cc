@@ -1,0 +1,175 @@
+// The stage chain of the example programs: golden stage-1/stage-2/eval texts and digests
+// (tools/update_goldens.sh regenerates them; a change is a behaviour change), determinism of
+// repeated compiles, data-shape errors, and a smoke test that the compiled train step, run on
+// the reference interpreter with real data, trains.
+#include "frontend/stages.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "attest/prng/initializers.h"
+#include "attest/prng/jax_random.h"
+#include "attest/sha256.h"
+#include "compiler/interp/interpreter.h"
+#include "compiler/ir/verifier.h"
+#include "frontend/data.h"
+
+namespace detrain::frontend {
+namespace {
+
+const std::string kRoot = DETRAIN_SOURCE_DIR;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+bool HaveData(const std::string& example) {
+  if (example == "digits") return std::filesystem::exists(kRoot + "/examples/digits/digits.csv");
+  if (example == "charlm") return std::filesystem::exists("/usr/share/common-licenses/GPL-3");
+  return std::filesystem::exists("/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv");
+}
+
+class ExampleStagesTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ExampleStagesTest, MatchGoldenTextAndDigests) {
+  const std::string ex = GetParam();
+  if (!HaveData(ex)) GTEST_SKIP() << "data for " << ex << " is missing; tools/setup.sh installs it";
+  Result<CompiledProgram> c = CompileToHlo(kRoot + "/examples/" + ex + "/train.dt");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const std::string golden = kRoot + "/tests/frontend/testdata/golden/" + ex + "/";
+  std::string hashes;
+  for (const Stage& s : c->stages) {
+    hashes += "stage " + s.name + " sha256:" + attest::Sha256Hex(s.bytes) + "\n";
+    if (s.name == "program") continue;
+    EXPECT_EQ(s.bytes, Slurp(golden + s.name + ".txt")) << ex << " stage " << s.name
+                                                         << " differs from its golden text (tools/update_goldens.sh)";
+  }
+  EXPECT_EQ(hashes, Slurp(golden + "hashes.txt"));
+}
+
+TEST_P(ExampleStagesTest, RepeatedCompilesAreIdentical) {
+  const std::string ex = GetParam();
+  if (!HaveData(ex)) GTEST_SKIP() << "data missing";
+  Result<CompiledProgram> first = CompileToHlo(kRoot + "/examples/" + ex + "/train.dt");
+  ASSERT_TRUE(first.ok());
+  for (int i = 0; i < 5; ++i) {
+    // Another spelling of the same path must not change anything either.
+    Result<CompiledProgram> again = CompileToHlo(kRoot + "/examples/./" + ex + "/train.dt");
+    ASSERT_TRUE(again.ok());
+    ASSERT_EQ(again->stages.size(), first->stages.size());
+    for (size_t s = 0; s < first->stages.size(); ++s) EXPECT_EQ(again->stages[s].bytes, first->stages[s].bytes);
+  }
+}
+
+TEST_P(ExampleStagesTest, StagesParseBackAsIr) {
+  const std::string ex = GetParam();
+  if (!HaveData(ex)) GTEST_SKIP() << "data missing";
+  Result<CompiledProgram> c = CompileToHlo(kRoot + "/examples/" + ex + "/train.dt");
+  ASSERT_TRUE(c.ok());
+  for (const char* name : {"source", "hlo", "eval"}) {
+    const Stage* s = c->Find(name);
+    if (s == nullptr) continue;
+    Result<std::unique_ptr<ir::Module>> m = ir::ParseAndVerify(s->bytes);
+    EXPECT_TRUE(m.ok()) << ex << " " << name << ": " << m.status().message();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, ExampleStagesTest, ::testing::Values("breast_cancer", "digits", "charlm"));
+
+TEST(StagesTest, DataShapeMismatchIsAnError) {
+  std::string dir = ::testing::TempDir() + "/stages_shape";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/d.csv") << "1,2,3,0\n4,5,6,1\n7,8,9,0\n1,1,1,1\n";
+  std::ofstream(dir + "/p.dt") << "data d = csv(\"d.csv\")\n"
+                                  "param w: f32[2, 2] = zeros\n"
+                                  "def loss(x: f32[B, 2], y: s32[B]) -> f32[] { return mean(softmax_cross_entropy(x @ w, y)) }\n"
+                                  "optimizer = sgd(learning_rate = 0.1)\ntrain(steps = 1, batch = 2, shards = 2)\n";
+  Result<CompiledProgram> c = CompileToHlo(dir + "/p.dt");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message().substr(0, c.status().message().find('\n')),
+            dir + "/p.dt:3:13: error: the data source gives features of shape [B, 3] (f32), but loss takes f32[B, 2]");
+  std::ofstream(dir + "/p.dt") << "data d = csv(\"missing.csv\")\n"
+                                  "param w: f32[3, 2] = zeros\n"
+                                  "def loss(x: f32[B, 3], y: s32[B]) -> f32[] { return mean(softmax_cross_entropy(x @ w, y)) }\n"
+                                  "optimizer = sgd(learning_rate = 0.1)\ntrain(steps = 1, batch = 2, shards = 2)\n";
+  c = CompileToHlo(dir + "/p.dt");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(), dir + "/missing.csv: no such file");
+}
+
+// Runs the breast-cancer train step on the interpreter: parameters from the JAX-compatible
+// initializers, standardized features, 25 full steps. The loss must fall well below its start.
+TEST(StagesTest, CompiledTrainStepTrainsOnRealData) {
+  if (!HaveData("breast_cancer")) GTEST_SKIP() << "data missing";
+  Result<CompiledProgram> c = CompileToHlo(kRoot + "/examples/breast_cancer/train.dt");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  Result<std::unique_ptr<ir::Module>> step = ir::ParseAndVerify(c->Find("hlo")->bytes);
+  ASSERT_TRUE(step.ok());
+  Result<Dataset> ds = LoadProgramData(c->config["data"], kRoot + "/examples/breast_cancer", LabelType::kS32);
+  ASSERT_TRUE(ds.ok());
+  const int64_t f = ds->features, batch = 64;
+  // Standardize every column (statistics over all rows: this is a smoke test, not the runtime).
+  for (int64_t j = 0; j < f; ++j) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < ds->rows; ++i) mean += ds->x[static_cast<size_t>(i * f + j)];
+    mean /= static_cast<double>(ds->rows);
+    for (int64_t i = 0; i < ds->rows; ++i) var += std::pow(ds->x[static_cast<size_t>(i * f + j)] - mean, 2);
+    double sd = std::sqrt(var / static_cast<double>(ds->rows));
+    for (int64_t i = 0; i < ds->rows; ++i) {
+      float& v = ds->x[static_cast<size_t>(i * f + j)];
+      v = static_cast<float>((v - mean) / sd);
+    }
+  }
+  std::vector<ir::Literal> args;
+  prng::Key init = prng::FoldIn(prng::KeyFromSeed(42), 0);
+  int64_t i = 0;
+  for (const auto& p : c->config["params"]) {
+    const ir::Instruction* param = (*step)->entry()->Parameters()[static_cast<size_t>(i)];
+    ir::Literal lit(param->shape);
+    std::vector<float> values(static_cast<size_t>(lit.element_count()));
+    Status st = prng::InitializeNamed(p["init"]["name"].get<std::string>(), prng::FoldIn(init, static_cast<uint32_t>(i)),
+                                      param->shape.dims(), values, {});
+    ASSERT_TRUE(st.ok()) << st.message();
+    std::memcpy(lit.mutable_bytes().data(), values.data(), values.size() * 4);
+    args.push_back(std::move(lit));
+    ++i;
+  }
+  const size_t n_params = args.size();
+  for (size_t k = 0; k < 2 * n_params; ++k) args.emplace_back(args[k / 2].shape());  // adam mu, nu per parameter
+  std::vector<float> losses;
+  for (int t = 0; t < 25; ++t) {
+    std::vector<ir::Literal> call(args.begin(), args.begin() + static_cast<long>(3 * n_params));
+    call.push_back(ir::Literal::Scalar<int32_t>(ir::ElementType::kS32, t));
+    call.push_back(ir::Literal::Scalar<float>(ir::ElementType::kF32, 0.01f));
+    ir::Literal x(ir::Shape(ir::ElementType::kF32, {batch, f}));
+    ir::Literal y(ir::Shape(ir::ElementType::kS32, {batch}));
+    for (int64_t r = 0; r < batch; ++r) {
+      int64_t row = (t * batch + r) % ds->rows;
+      for (int64_t j = 0; j < f; ++j) x.Set<float>(r * f + j, ds->x[static_cast<size_t>(row * f + j)]);
+      y.Set<int32_t>(r, ds->y_s32[static_cast<size_t>(row)]);
+    }
+    call.push_back(std::move(x));
+    call.push_back(std::move(y));
+    prng::Key k = prng::FoldIn(prng::FoldIn(prng::KeyFromSeed(42), 2), static_cast<uint32_t>(t));
+    call.push_back(ir::Literal::FromVector<uint32_t>(ir::ElementType::kU32, {2}, {k.hi, k.lo}));
+    Result<ir::Literal> r = interp::Evaluate(**step, call);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const auto& outs = r->tuple_elements();
+    for (size_t k2 = 0; k2 < 3 * n_params; ++k2) args[k2] = outs[k2];
+    EXPECT_EQ(outs[3 * n_params].Get<int32_t>(0), t + 1);
+    losses.push_back(outs.back().Get<float>(0));
+  }
+  std::cout << "[ train ] breast_cancer loss " << losses.front() << " -> " << losses.back() << " over 25 steps\n";
+  EXPECT_GT(losses.front(), 0.4f);
+  EXPECT_LT(losses.back(), 0.25f) << "first loss " << losses.front();
+}
+
+}  // namespace
+}  // namespace detrain::frontend
