@@ -7,7 +7,7 @@ build=${1:-build}
 for example in breast_cancer digits charlm; do
   out=tests/frontend/testdata/golden/$example
   mkdir -p "$out"
-  for stage in source hlo eval; do
+  for stage in source hlo init eval; do
     "$build/src/cli/detrain" compile "examples/$example/train.dt" --emit "$stage" > "$out/$stage.txt"
   done
   "$build/src/cli/detrain" compile "examples/$example/train.dt" --hashes > "$out/hashes.txt"

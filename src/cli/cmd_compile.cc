@@ -9,6 +9,7 @@
 //   stage program sha256:<hex>    SHA-256 of the input file's bytes (stage 0)
 //   stage source sha256:<hex>     .dt only: the source graph (stage 1)
 //   stage hlo sha256:<hex>        SHA-256 of the canonical HLO text (stage 2)
+//   stage init sha256:<hex>       .dt only: the parameter initialization plan (JSON)
 //   stage eval sha256:<hex>       .dt with a validation split: the evaluation program
 // and with --json one object {"file": ..., "stages": [{"stage": ..., "sha256": ...}, ...]}.
 // Parse and verify errors print "FILE:LINE:COLUMN: message" to stderr and exit 2.
@@ -72,7 +73,7 @@ int RunCompile(const CompileOptions& opts) {
   static const char* kLater[] = {"opt-hlo", "plan", "cuda", "ptx", "cubin"};
   for (const char* later : kLater) {
     if (opts.emit == later) {
-      return ReportError("compile", Unimplemented("--emit " + opts.emit + " is not supported yet (source, hlo, eval)"));
+      return ReportError("compile", Unimplemented("--emit " + opts.emit + " is not supported yet (source, hlo, init, eval)"));
     }
   }
   bool is_hlo = EndsWith(opts.file, ".hlo");
@@ -123,9 +124,9 @@ void RegisterCompileCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("compile", "Compile a program and print a stage or the stage digests");
   cmd->add_option("FILE", opts->file, "Program: a .dt file, or HLO text (.hlo)")->required();
   cmd->add_option("--emit", opts->emit,
-                  "Stage to print: source (stage 1, .dt only), hlo (stage 2, default), eval (.dt with a "
-                  "validation split)")
-      ->check(CLI::IsMember({"hlo", "source", "eval", "opt-hlo", "plan", "cuda", "ptx", "cubin"}));
+                  "Stage to print: source (stage 1, .dt only), hlo (stage 2, default), init (the "
+                  "parameter initialization plan), eval (.dt with a validation split)")
+      ->check(CLI::IsMember({"hlo", "source", "init", "eval", "opt-hlo", "plan", "cuda", "ptx", "cubin"}));
   cmd->add_flag("--hashes", opts->hashes, "Print `stage NAME sha256:HEX` per stage instead of the text");
   cmd->add_flag("--json", opts->json, "With --hashes: print one JSON object");
   cmd->footer("Errors: FILE:LINE:COLUMN: message, exit 2. Formats: docs/ir.md.");

@@ -2,6 +2,7 @@
 #include "frontend/stages.h"
 
 #include "attest/canonical_json.h"
+#include "attest/prng/jax_random.h"
 #include "base/file_io.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
@@ -56,6 +57,28 @@ Status CheckDataShapes(const SourceFile& src, const FuncDecl& loss, const Datase
   return Status::Ok();
 }
 
+// The parameter initialization plan: for each parameter its initializer and its key,
+// fold_in(fold_in(key(seed), 0), i) (docs/language.md §Keys), as canonical JSON. The runtime
+// draws the values with src/attest/prng's JAX-compatible initializers.
+Result<std::string> InitPlan(const nlohmann::json& cfg) {
+  int64_t seed = cfg["train"]["seed"].get<int64_t>();
+  prng::Key init = prng::FoldIn(prng::KeyFromSeed(seed), 0);
+  nlohmann::json params = nlohmann::json::array();
+  uint32_t i = 0;
+  for (const auto& p : cfg["params"]) {
+    prng::Key k = prng::FoldIn(init, i);
+    params.push_back({{"name", p["name"]},
+                      {"type", p["type"]},
+                      {"initializer", p["init"]},
+                      {"key", {k.hi, k.lo}},
+                      {"key_path", "fold_in(fold_in(key(" + std::to_string(seed) + "), 0), " + std::to_string(i) + ")"}});
+    ++i;
+  }
+  nlohmann::json plan = {{"format", "detrain.init-plan.v1"}, {"seed", seed}, {"prng", cfg["train"]["prng"]}, {"params", params}};
+  DETRAIN_ASSIGN_OR_RETURN(std::string text, attest::CanonicalJson(plan));
+  return text + "\n";
+}
+
 }  // namespace
 
 const Stage* CompiledProgram::Find(const std::string& name) const {
@@ -103,6 +126,8 @@ Result<CompiledProgram> CompileToHlo(const std::string& path) {
   DETRAIN_RETURN_IF_ERROR(ir::VerifyModule(*step).WithContext("internal error: stage 2 fails verification"));
   DETRAIN_ASSIGN_OR_RETURN(std::string step_text, ir::PrintModule(*step));
   out.stages.push_back({"hlo", std::move(step_text)});
+  DETRAIN_ASSIGN_OR_RETURN(std::string init, InitPlan(cfg));
+  out.stages.push_back({"init", std::move(init)});
   if (validation_rows > 0) {
     DETRAIN_ASSIGN_OR_RETURN(auto eval, LowerEval(checked, validation_rows));
     DETRAIN_RETURN_IF_ERROR(ir::VerifyModule(*eval).WithContext("internal error: the eval program fails verification"));

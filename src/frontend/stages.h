@@ -5,6 +5,8 @@
 //   source   "// detrain.source-graph.v1" header + the resolved configuration (canonical JSON)
 //            + the canonical IR text of the loss of one shard              (stage 1)
 //   hlo      canonical IR text of the train step                          (stage 2)
+//   init     the parameter initialization plan: initializer and key of every parameter
+//            (canonical JSON; the runtime draws the values with src/attest/prng)
 //   eval     canonical IR text of the evaluation program (when there is a validation split)
 //   opt-hlo, plan  (stages 3 and 4) are added by the compiler pipeline.
 //

@@ -73,7 +73,7 @@ TEST_P(ExampleStagesTest, StagesParseBackAsIr) {
   if (!HaveData(ex)) GTEST_SKIP() << "data missing";
   Result<CompiledProgram> c = CompileToHlo(kRoot + "/examples/" + ex + "/train.dt");
   ASSERT_TRUE(c.ok());
-  for (const char* name : {"source", "hlo", "eval"}) {
+  for (const char* name : {"source", "hlo", "eval"}) {  // (init is JSON, checked by the golden test)
     const Stage* s = c->Find(name);
     if (s == nullptr) continue;
     Result<std::unique_ptr<ir::Module>> m = ir::ParseAndVerify(s->bytes);

@@ -238,7 +238,7 @@ TEST(AutodiffNoGradient, RandomBitsAndIntegerPaths) {
                           Instruction* u = e.Uniform01(p[1], {2, 3}, true);
                           return e.b().Multiply(p[0], u);
                         });
-  EXPECT_EQ(CheckGradients(c, {0}), 0);
+  EXPECT_EQ(CheckGradients(c, {.wrt = {0}}), 0);
 }
 
 TEST(AutodiffNoGradient, UnusedParameterGetsZeros) {
@@ -310,7 +310,10 @@ TEST(AutodiffErrors, BadSignature) {
 TEST(GradCheckSelfTest, RejectsAWrongGradient) {
   GradCase c = MakeCase({Uniform({2, 3}, -1, 1, 3)},
                         [](Emitter& e, const P& p) { return e.b().Unary(Opcode::kExp, p[0]); });
-  EXPECT_EQ(CheckGradients(c, {}, 1e-2, 1.05, /*quiet=*/true), 6);
+  CheckOptions off_by_5_percent;
+  off_by_5_percent.scale = 1.05;
+  off_by_5_percent.quiet = true;
+  EXPECT_EQ(CheckGradients(c, off_by_5_percent), 6);
 }
 
 // Every op of ops.def is classified, and every op with a rule has its finite-difference test

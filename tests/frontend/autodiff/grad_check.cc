@@ -97,8 +97,9 @@ GradResult ValueAndGradOf(GradCase& c, const std::vector<int64_t>& wrt) {
   return out;
 }
 
-int CheckGradients(GradCase& c, std::vector<int64_t> wrt, double h, double scale, bool quiet,
-                   int64_t max_checked) {
+int CheckGradients(GradCase& c, const CheckOptions& options) {
+  std::vector<int64_t> wrt = options.wrt;
+  const double h = options.h;
   if (wrt.empty()) {
     for (size_t i = 0; i < c.args.size(); ++i) {
       if (c.args[i].shape().type() == ir::ElementType::kF32) wrt.push_back(static_cast<int64_t>(i));
@@ -114,7 +115,8 @@ int CheckGradients(GradCase& c, std::vector<int64_t> wrt, double h, double scale
     const ir::Literal& grad = r.grads[k];
     EXPECT_EQ(grad.shape(), c.args[p].shape());
     int64_t n = c.args[p].element_count();
-    int64_t step = max_checked > 0 && n > max_checked ? (n + max_checked - 1) / max_checked : 1;
+    int64_t m = options.max_checked;
+    int64_t step = m > 0 && n > m ? (n + m - 1) / m : 1;
     for (int64_t i = 0; i < n; i += step) {
       std::vector<ir::Literal> args = c.args;
       float x = c.args[p].Get<float>(i);
@@ -124,10 +126,10 @@ int CheckGradients(GradCase& c, std::vector<int64_t> wrt, double h, double scale
       args[p].Set<float>(i, xm);
       double fm = Eval(*c.module, c.f, args).Get<float>(0);
       double fd = (fp - fm) / (static_cast<double>(xp) - static_cast<double>(xm));
-      double ad = scale * grad.Get<float>(i);
-      if (!(std::fabs(ad - fd) <= kAtol + kRtol * std::fabs(fd))) {
+      double ad = options.scale * grad.Get<float>(i);
+      if (!(std::fabs(ad - fd) <= options.atol + kRtol * std::fabs(fd))) {
         ++mismatches;
-        if (!quiet)
+        if (!options.quiet)
           ADD_FAILURE() << "d f / d p" << p << "[" << i << "]: autodiff " << ad
                         << ", central difference " << fd;
       }

@@ -58,13 +58,18 @@ struct GradResult {
 // Runs ValueAndGrad (expecting success and a module that verifies) and evaluates it.
 GradResult ValueAndGradOf(GradCase& c, const std::vector<int64_t>& wrt);
 
-// The full check: value bitwise equal to interp(f); every gradient element within tolerance
-// of the central difference. `wrt` empty = every f32 parameter. `scale` multiplies the AD
-// gradient before comparing (1 except in the checker's self-test). Returns the number of
-// mismatches (each also reported as a gtest failure unless `quiet`). `max_checked` > 0 checks
-// only about that many elements per parameter (evenly strided), for large parameters.
-int CheckGradients(GradCase& c, std::vector<int64_t> wrt = {}, double h = 1e-2, double scale = 1.0,
-                   bool quiet = false, int64_t max_checked = 0);
+struct CheckOptions {
+  std::vector<int64_t> wrt;  // empty: every f32 parameter
+  double h = 1e-2;
+  double scale = 1.0;       // multiplies the AD gradient (1 except in the checker's self-test)
+  bool quiet = false;       // do not report mismatches as gtest failures
+  int64_t max_checked = 0;  // > 0: about that many evenly strided elements per parameter
+  double atol = kAtol;
+};
+
+// The full check: value bitwise equal to interp(f); every checked gradient element within
+// atol + kRtol * |fd| of the central difference. Returns the number of mismatches.
+int CheckGradients(GradCase& c, const CheckOptions& options = {});
 
 }  // namespace detrain::testing
 

@@ -125,7 +125,7 @@ TEST(LayerGradients, Dropout) {
                  Instruction* scaled = Bin(e, Opcode::kDivide, Gelu(e, p[0]), Like(e, p[0], 0.6f));
                  return e.b().Select(keep, scaled, Like(e, p[0], 0));
                });
-  EXPECT_EQ(CheckGradients(c, {0}), 0);
+  EXPECT_EQ(CheckGradients(c, {.wrt = {0}}), 0);
 }
 
 // Causal multi-head self-attention as lower_layers.cc's Attention: B=1, T=4, D=4, 2 heads.
