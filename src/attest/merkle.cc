@@ -76,7 +76,7 @@ Result<size_t> ReadUpTo(int fd, char* buf, size_t want, const std::string& path)
 
 }  // namespace
 
-Result<FileDigests> DigestFile(const std::string& path, ThreadPool& pool) {
+Result<FileDigests> DigestFile(const std::string& path, ThreadPool& pool, const ProgressFn& progress) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
@@ -109,6 +109,7 @@ Result<FileDigests> DigestFile(const std::string& path, ThreadPool& pool) {
       }
     });
     out.size += *got;
+    if (progress) progress(out.size);
     if (*got < batch_chunks * kMerkleChunkSize) break;
   }
   ::close(fd);

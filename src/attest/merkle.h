@@ -14,6 +14,7 @@
 #define DETRAIN_ATTEST_MERKLE_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,9 +44,12 @@ struct FileDigests {
   uint64_t leaf_count = 0;
 };
 
+// Called after each batch read with the bytes hashed so far (for progress reports).
+using ProgressFn = std::function<void(uint64_t bytes_done)>;
+
 // Reads `path` once; the flat hash and the leaves are computed concurrently on `pool`.
 // Errors name the path.
-Result<FileDigests> DigestFile(const std::string& path, ThreadPool& pool);
+Result<FileDigests> DigestFile(const std::string& path, ThreadPool& pool, const ProgressFn& progress = nullptr);
 
 }  // namespace detrain::attest
 

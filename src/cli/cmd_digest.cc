@@ -2,7 +2,9 @@
 // directory digests of directories (schemas/merkle.md, schemas/directory-digest.md).
 // Every path is checked before any is hashed, so a bad path produces no partial output.
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cerrno>
 #include <iostream>
 #include <memory>
@@ -51,11 +53,24 @@ std::string OmsRootOfFile(const attest::FileDigests& d) {
       std::string_view(reinterpret_cast<const char*>(d.sha256.data()), d.sha256.size())));
 }
 
+// Progress on stderr for files of 256 MiB or more, when stderr is a terminal.
+attest::ProgressFn ProgressFor(const std::string& path) {
+  struct stat st;
+  if (!::isatty(2) || ::stat(path.c_str(), &st) != 0 || st.st_size < (off_t{256} << 20)) return nullptr;
+  uint64_t total = static_cast<uint64_t>(st.st_size);
+  return [path, total](uint64_t done) {
+    std::fprintf(stderr, "\rdetrain digest: %s: %3d%% of %.1f GiB", path.c_str(),
+                 static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total)),
+                 static_cast<double>(total) / (1u << 30));
+    if (done >= total) std::fprintf(stderr, "\n");
+  };
+}
+
 Result<nlohmann::json> DigestOne(const std::string& path, PathKind kind, ThreadPool& pool) {
   nlohmann::json j;
   j["path"] = path;
   if (kind == PathKind::kFile) {
-    DETRAIN_ASSIGN_OR_RETURN(attest::FileDigests d, attest::DigestFile(path, pool));
+    DETRAIN_ASSIGN_OR_RETURN(attest::FileDigests d, attest::DigestFile(path, pool, ProgressFor(path)));
     j["kind"] = "file";
     j["size"] = d.size;
     j["sha256"] = Sha256::ToHex(d.sha256);
