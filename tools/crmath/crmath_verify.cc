@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <mpfr.h>
+
 #include "base/math/crmath.h"
 #include "base/thread_pool.h"
 #include "tools/crmath/pow_pairs.h"
@@ -189,4 +191,8 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace detrain::crmath_verify
 
-int main(int argc, char** argv) { return detrain::crmath_verify::Main(argc, argv); }
+int main(int argc, char** argv) {
+  int rc = detrain::crmath_verify::Main(argc, argv);
+  mpfr_free_cache2(MPFR_FREE_GLOBAL_CACHE);
+  return rc;
+}

@@ -24,7 +24,7 @@ DETRAIN_HD inline void MapArray(const float* in, float* out, size_t n) {
     float x[kBlock];
     float y[kBlock];
     bool ok[kBlock];
-    for (size_t i = 0; i < len; ++i) x[i] = in[base + i];
+    for (size_t i = 0; i < len; ++i) x[i] = in[base + i];  // out may alias in
     for (size_t i = 0; i < len; ++i) ok[i] = FastFn(x[i], &y[i]);
     for (size_t i = 0; i < len; ++i) out[base + i] = ok[i] ? y[i] : SlowPathFn(x[i]);
   }

@@ -29,12 +29,13 @@ class Evaluator {
         std::vector<const Literal*> per_replica;
         for (size_t r = 0; r < replicas; ++r) per_replica.push_back(&values.at(instr->operands[0])[r]);
         DETRAIN_ASSIGN_OR_RETURN(results, EvalAllReduce(*instr, per_replica, ComputationCallback()));
-      } else if (instr->opcode == Opcode::kCall) {
+      } else if (instr->opcode == Opcode::kCall || instr->opcode == Opcode::kFusion) {
         std::vector<std::vector<Literal>> call_args(replicas);
         for (size_t r = 0; r < replicas; ++r) {
           for (const Instruction* op : instr->operands) call_args[r].push_back(values.at(op)[r]);
         }
-        DETRAIN_ASSIGN_OR_RETURN(results, Run(*instr->ComputationAttr(ir::Attr::kToApply), call_args));
+        ir::Attr callee = instr->opcode == Opcode::kCall ? ir::Attr::kToApply : ir::Attr::kCalls;
+        DETRAIN_ASSIGN_OR_RETURN(results, Run(*instr->ComputationAttr(callee), call_args));
       } else {
         for (size_t r = 0; r < replicas; ++r) {
           Operands ops;
@@ -60,6 +61,7 @@ class Evaluator {
     switch (instr.opcode) {
       case Opcode::kParameter:
       case Opcode::kCall:
+      case Opcode::kFusion:
       case Opcode::kAllReduce: return Internal("evaluated by the driver");
       case Opcode::kConstant: return instr.literal;
       case Opcode::kIota: return EvalIota(instr);

@@ -98,6 +98,10 @@ Result<ConvDims> ParseDimLabels(std::string_view labels) {
   return d;
 }
 
+bool IsFusionKind(std::string_view kind) {
+  return kind == "kLoop" || kind == "kInput" || kind == "kOutput";
+}
+
 bool IsDefaultAttrValue(Attr attr, const AttrValue& value) {
   switch (AttrKindOf(attr)) {
     case AttrKind::kInts: return value.ints.empty();
@@ -109,7 +113,8 @@ bool IsDefaultAttrValue(Attr attr, const AttrValue& value) {
     case AttrKind::kSlice:
     case AttrKind::kPadding:
     case AttrKind::kWindow:
-    case AttrKind::kDimLabels: return false;
+    case AttrKind::kDimLabels:
+    case AttrKind::kFusionKind: return false;
   }
   return false;
 }
@@ -125,7 +130,8 @@ std::string FormatAttrValue(Attr attr, const AttrValue& v,
       return s + "}";
     }
     case AttrKind::kString: return "\"" + v.s + "\"";  // the parser admits no quotes or escapes
-    case AttrKind::kDimLabels: return v.s;
+    case AttrKind::kDimLabels:
+    case AttrKind::kFusionKind: return v.s;
     case AttrKind::kDirection: return std::string(DirectionName(v.direction));
     case AttrKind::kComputation: return comp_name(v.computation);
     case AttrKind::kSlice: {

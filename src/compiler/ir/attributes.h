@@ -80,6 +80,10 @@ struct AttrValue {
 // Ordered by Attr, which attrs.def keeps in alphabetical order of spelling.
 using AttrMap = std::map<Attr, AttrValue>;
 
+// The fusion kinds, spelled as XLA prints them: kLoop (elementwise), kInput (a reduction with
+// its elementwise producers), kOutput (a reduction or dot with its elementwise consumers).
+bool IsFusionKind(std::string_view kind);
+
 // True when `value` equals the default of an optional attribute (then it is not printed).
 bool IsDefaultAttrValue(Attr attr, const AttrValue& value);
 

@@ -50,6 +50,7 @@ Result<std::vector<const Instruction*>> Computation::PostOrder() const {
   // 0 unvisited, 1 on the stack, 2 done. Iterative DFS: deep graphs must not overflow the stack.
   std::unordered_map<const Instruction*, int> state;
   for (const Instruction* p : order) state[p] = 2;
+  if (state[root_] == 2) return order;  // the root is a parameter, already listed
   std::vector<std::pair<const Instruction*, size_t>> stack = {{root_, 0}};
   state[root_] = 1;
   while (!stack.empty()) {

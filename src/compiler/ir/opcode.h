@@ -48,7 +48,8 @@ enum class Attr : uint8_t {
 #undef ATTR
 };
 enum class AttrKind : uint8_t {
-  kInt, kInts, kIntLists, kString, kDirection, kComputation, kSlice, kPadding, kWindow, kDimLabels
+  kInt, kInts, kIntLists, kString, kDirection, kComputation, kSlice, kPadding, kWindow, kDimLabels,
+  kFusionKind  // an identifier accepted by IsFusionKind (attributes.h)
 };
 
 constexpr int kVariadic = -1;

@@ -263,6 +263,14 @@ Status ParseAttrValue(Cursor& cur, Attr attr, AttrValue* value, std::string* com
       if (comp_name->empty()) return cur.Error("expected a computation name " + what + ", found " + cur.Found());
       return Status::Ok();
     }
+    case AttrKind::kFusionKind: {
+      SourceLoc loc = (cur.SkipSpace(), cur.Loc());
+      value->s = cur.ReadWord();
+      if (!IsFusionKind(value->s)) {
+        return Cursor::ErrorAt(loc, "expected a fusion kind (kLoop, kInput, kOutput), found '" + value->s + "'");
+      }
+      return Status::Ok();
+    }
     case AttrKind::kSlice: return ParseSlice(cur, value);
     case AttrKind::kPadding: return ParsePadding(cur, value);
     case AttrKind::kWindow: return ParseWindow(cur, value);

@@ -299,12 +299,18 @@ Result<Shape> InferGetTupleElement(const Instruction& instr) {
 }
 
 Result<Shape> InferCall(const Instruction& instr) {
-  const Computation* c = instr.ComputationAttr(Attr::kToApply);
-  if (!c || !c->root()) return Fail("call needs a to_apply computation");
+  bool fusion = instr.opcode == Opcode::kFusion;
+  const Computation* c = instr.ComputationAttr(fusion ? Attr::kCalls : Attr::kToApply);
+  std::string op = fusion ? "fusion" : "call";
+  if (!c || !c->root()) return Fail(op + " needs a " + (fusion ? "calls" : "to_apply") + " computation");
+  if (fusion) {
+    const AttrValue* kind = instr.FindAttr(Attr::kKind);
+    if (!kind || !IsFusionKind(kind->s)) return Fail("fusion kind must be kLoop, kInput or kOutput");
+  }
   auto params = c->Parameters();
   bool ok = params.size() == instr.operands.size();
   for (size_t i = 0; ok && i < params.size(); ++i) ok = params[i]->shape == instr.operands[i]->shape;
-  if (!ok) return Fail("call operands must match the parameters of '" + c->name() + "'");
+  if (!ok) return Fail(op + " operands must match the parameters of '" + c->name() + "'");
   return c->root()->shape;
 }
 
@@ -371,7 +377,8 @@ Result<Shape> InferShape(const Instruction& instr) {
     case Opcode::kAllReduce: return InferAllReduce(instr);
     case Opcode::kTuple: return InferTuple(instr);
     case Opcode::kGetTupleElement: return InferGetTupleElement(instr);
-    case Opcode::kCall: return InferCall(instr);
+    case Opcode::kCall:
+    case Opcode::kFusion: return InferCall(instr);
     case Opcode::kCustomCall: return InferCustomCall(instr);
   }
   return Fail("unknown opcode");

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "frontend/autodiff/vjp.h"
 
@@ -35,13 +36,14 @@ Status CheckSignature(const ir::Computation& f, const std::vector<int64_t>& wrt)
                            (f.root() ? f.root()->shape.ToString() : std::string("no root")));
   }
   auto params = f.Parameters();
-  for (size_t i = 0; i < wrt.size(); ++i) {
-    int64_t p = wrt[i];
-    if (p < 0 || p >= static_cast<int64_t>(params.size())) {
+  for (int64_t p : wrt) {
+    auto it = std::find_if(params.begin(), params.end(),
+                           [p](const Instruction* q) { return q->parameter_number == p; });
+    if (it == params.end()) {
       return InvalidArgument("ValueAndGrad: no parameter " + std::to_string(p) + " in '" +
                              f.name() + "'");
     }
-    const ir::Shape& s = params[static_cast<size_t>(p)]->shape;
+    const ir::Shape& s = (*it)->shape;
     if (s.is_tuple() || s.type() != ir::ElementType::kF32) {
       return InvalidArgument("ValueAndGrad: parameter " + std::to_string(p) + " has shape " +
                              s.ToString() +
@@ -128,7 +130,8 @@ Status Differentiator::Backprop(size_t k) {
   VjpEntry entry = autodiff::LookupVjp(fwd->opcode);
   std::string op(ir::OpcodeName(fwd->opcode));
   if (entry.kind != VjpKind::kRule)
-    return Unimplemented("autodiff: no gradient through " + op + ": " + entry.why);
+    return Unimplemented("autodiff: no gradient through " + op + ": " +
+                         (entry.why ? entry.why : "not in the VJP table"));
   for (const Instruction* o : fwd->operands) args.active.push_back(active_[index_.at(o)]);
   DETRAIN_ASSIGN_OR_RETURN(std::vector<Contribution> out, entry.fn(args));
   for (size_t i = 0; i < out.size() && i < fwd->operands.size(); ++i) {
@@ -148,11 +151,12 @@ Status Differentiator::Backprop(size_t k) {
 Result<ir::Computation*> Differentiator::Run(const ir::Computation& f,
                                              const std::vector<int64_t>& wrt) {
   DETRAIN_ASSIGN_OR_RETURN(std::vector<const Instruction*> listed, f.PostOrder());
-  // PostOrder lists a root that is a parameter twice (once as a parameter, once as the root):
-  // keep the first occurrence of each instruction.
+  // Keep the first occurrence of each instruction (defensive: PostOrder once listed a root
+  // that is a parameter twice).
   std::vector<const Instruction*> order;
+  std::unordered_set<const Instruction*> seen;  // membership only, never iterated
   for (const Instruction* in : listed) {
-    if (std::find(order.begin(), order.end(), in) == order.end()) order.push_back(in);
+    if (seen.insert(in).second) order.push_back(in);
   }
   Clone(order);
   MarkActive(order, wrt);
@@ -167,7 +171,8 @@ Result<ir::Computation*> Differentiator::Run(const ir::Computation& f,
   }
   std::vector<Instruction*> outputs = {clone_[root]};
   for (int64_t p : wrt) {
-    size_t k = static_cast<size_t>(p);  // parameters come first in post-order, by number
+    size_t k = 0;  // the position of parameter p (parameters come first, by number)
+    while (order[k]->opcode != ir::Opcode::kParameter || order[k]->parameter_number != p) ++k;
     Instruction* g = SumPart(k, 0);
     outputs.push_back(g != nullptr ? g : e_.Full(clone_[k]->shape, 0));
   }

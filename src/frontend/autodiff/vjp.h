@@ -50,7 +50,7 @@ enum class VjpKind : uint8_t {
 struct VjpEntry {
   VjpKind kind;
   VjpFn fn;         // kRule only
-  const char* why;  // kNoGradient / kUnsupported: the reason, for messages and docs
+  const char* why;  // kNoGradient / kUnsupported: the reason; nullptr = op not classified
 };
 
 // The table: one entry per opcode (exhaustive switch in vjp_table.cc).

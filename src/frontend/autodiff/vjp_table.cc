@@ -81,9 +81,10 @@ VjpEntry LookupVjp(ir::Opcode op) {
     case Opcode::kGetTupleElement: return Rule(VjpGetTupleElement);
     case Opcode::kCall: return Unsupported("call: inline the callee before differentiating");
     case Opcode::kCustomCall: return NoGradient("detrain.threefry2x32: random bits (u32)");
+    case Opcode::kFusion: return Unsupported("fusion: differentiate before the fuse pass");
   }
   // clang-format on
-  return Unsupported("unknown opcode");  // unreachable for valid enum values
+  return {VjpKind::kUnsupported, nullptr, nullptr};  // not classified (only if -Wswitch fired)
 }
 
 }  // namespace detrain::frontend::autodiff

@@ -48,9 +48,12 @@ TEST(CliCompile, ParseAndVerifyErrorsAreLocated) {
 }
 
 TEST(CliCompile, UnsupportedInputsAndStagesExit2) {
-  auto dt = RunDetrain({"compile", "model.dt"});
+  auto dt = RunDetrain({"compile", "/nonexistent/model.dt"});
   EXPECT_EQ(dt.exit_code, 2);
-  EXPECT_NE(dt.err.find("not supported yet"), std::string::npos) << dt.err;
+  EXPECT_NE(dt.err.find("/nonexistent/model.dt: no such file"), std::string::npos) << dt.err;
+  auto other = RunDetrain({"compile", Testdata("xla_syntax.hlo") + ".txt"});
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.err.find("expected a .dt program or HLO text (.hlo)"), std::string::npos) << other.err;
   auto ptx = RunDetrain({"compile", Testdata("xla_syntax.hlo"), "--emit", "ptx"});
   EXPECT_EQ(ptx.exit_code, 2);
   EXPECT_NE(ptx.err.find("--emit ptx is not supported yet"), std::string::npos) << ptx.err;

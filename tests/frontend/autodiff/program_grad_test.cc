@@ -31,14 +31,12 @@ train(steps = 10, batch = 8, shards = 8, seed = 1)
 // f32 values in [-0.5, 0.5] (features in [-1, 1]), s32 ids/labels i % 2, key (3, 5).
 GradCase LowerLoss(const std::string& program, std::map<std::string, int64_t> dims, uint32_t seed) {
   GradCase c;
-  static std::vector<std::unique_ptr<frontend::SourceFile>> sources;  // kept alive for the AST
-  static std::vector<std::unique_ptr<frontend::Program>> programs;
-  sources.push_back(std::make_unique<frontend::SourceFile>("test.dt", program + kSettings));
-  auto parsed = frontend::Parse(*sources.back());
+  // The AST only needs to live while lowering: the IR does not refer to it.
+  frontend::SourceFile source("test.dt", program + kSettings);
+  auto parsed = frontend::Parse(source);
   EXPECT_TRUE(parsed.ok()) << parsed.status().message();
   if (!parsed.ok()) return c;
-  programs.push_back(std::make_unique<frontend::Program>(std::move(*parsed)));
-  auto checked = frontend::Check(*sources.back(), *programs.back());
+  auto checked = frontend::Check(source, *parsed);
   EXPECT_TRUE(checked.ok()) << checked.status().message();
   if (!checked.ok()) return c;
   c.module = std::make_unique<ir::Module>("program");

@@ -1,0 +1,34 @@
+// Every pass of the pipeline, each a pure function `const Module& -> Module` defined in its own
+// file (one file per pass, whose header comment states what it does, what it does not, and its
+// pre- and postconditions; docs/passes.md collects them). The names in comments are the stable
+// kebab-case names the pipeline spec uses.
+//
+// Common contract: the input has passed ir::VerifyModule; the output passes it too and, for
+// every argument list and on every replica, the reference interpreter gives the same bits
+// on the output as on the input (tested per pass on random modules). A pass never mutates its
+// input. Thread safety: pure functions; concurrent calls are safe.
+#ifndef DETRAIN_COMPILER_PASSES_PASSES_H_
+#define DETRAIN_COMPILER_PASSES_PASSES_H_
+
+#include <memory>
+
+#include "base/status.h"
+#include "compiler/ir/module.h"
+
+namespace detrain::passes {
+
+using PassOutput = Result<std::unique_ptr<ir::Module>>;
+
+PassOutput InlineCalls(const ir::Module& module);       // inline
+PassOutput EliminateDeadCode(const ir::Module& module);  // dce
+PassOutput EliminateCommonSubexpressions(const ir::Module& module);  // cse
+PassOutput FoldConstants(const ir::Module& module);      // fold-constants
+PassOutput Simplify(const ir::Module& module);           // simplify
+PassOutput Fuse(const ir::Module& module);               // fuse
+PassOutput CombineAllReduces(const ir::Module& module);  // combine-all-reduce
+PassOutput Schedule(const ir::Module& module);           // schedule
+PassOutput AssignBuffersPass(const ir::Module& module);  // assign-buffers
+
+}  // namespace detrain::passes
+
+#endif  // DETRAIN_COMPILER_PASSES_PASSES_H_

@@ -1,0 +1,126 @@
+// Property tests (STYLE.md point 6): for randomly generated modules (seeded), every pass alone
+// and the whole default pipeline give bit-identical interpreter results on random arguments
+// (random bits: NaNs with any payload, signaling ones included, infinities, subnormals, -0).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "compiler/ir/printer.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/passes/pipeline.h"
+#include "pass_random_module.h"
+#include "random_module.h"
+#include "pass_test_util.h"
+
+namespace detrain::passes {
+namespace {
+
+// Runs `spec` on `module` and compares results on `replicas` replicas; returns the number of
+// comparisons made.
+int CheckPreserved(const ir::Module& module, const std::string& spec, uint64_t seed, int replicas) {
+  std::string error;
+  auto before = testing::EvaluateRandom(module, seed, replicas, &error);
+  EXPECT_FALSE(before.empty()) << error;
+  auto result = RunPipeline(module, spec, {});
+  EXPECT_TRUE(result.ok()) << spec << ": " << result.status().message() << "\n" << *ir::PrintModule(module);
+  if (!result.ok() || before.empty()) return 0;
+  auto after = testing::EvaluateRandom(*result->module, seed, replicas, &error);
+  EXPECT_EQ(after.size(), before.size()) << error;
+  for (size_t r = 0; r < before.size() && r < after.size(); ++r) {
+    EXPECT_TRUE(before[r].BitwiseEqual(after[r]))
+        << spec << " changed a result bit on replica " << r << "\nbefore:\n"
+        << *ir::PrintModule(module) << "after:\n" << *ir::PrintModule(*result->module);
+  }
+  return 1;
+}
+
+std::vector<std::string> Specs() {
+  std::vector<std::string> specs = KnownPasses();
+  specs.push_back(kDefaultPipeline);
+  return specs;
+}
+
+TEST(PassProperty, EveryPassPreservesResultsOnIrRandomModules) {
+  int checks = 0;
+  for (uint64_t seed = 1; seed <= 150; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    auto module = testing::RandomModule(seed);
+    ASSERT_NE(module, nullptr);
+    for (const std::string& spec : Specs()) checks += CheckPreserved(*module, spec, seed, 1);
+    if (HasFailure()) return;
+  }
+  EXPECT_EQ(checks, 150 * static_cast<int>(Specs().size()));
+}
+
+TEST(PassProperty, EveryPassPreservesResultsOnPassTargetedModules) {
+  int checks = 0;
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    auto module = testing::RandomPassModule(seed, /*all_reduce=*/false);
+    ASSERT_NE(module, nullptr);
+    ASSERT_TRUE(ir::VerifyModule(*module).ok()) << ir::VerifyModule(*module).message();
+    for (const std::string& spec : Specs()) checks += CheckPreserved(*module, spec, seed, 1);
+    if (HasFailure()) return;
+  }
+  EXPECT_EQ(checks, 300 * static_cast<int>(Specs().size()));
+}
+
+TEST(PassProperty, EveryPassPreservesResultsWithAllReduceOnThreeReplicas) {
+  int checks = 0;
+  for (uint64_t seed = 1; seed <= 150; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    auto module = testing::RandomPassModule(1000 + seed, /*all_reduce=*/true);
+    ASSERT_NE(module, nullptr);
+    for (const std::string& spec : Specs()) checks += CheckPreserved(*module, spec, seed, 3);
+    if (HasFailure()) return;
+  }
+  EXPECT_EQ(checks, 150 * static_cast<int>(Specs().size()));
+}
+
+TEST(PassProperty, PassesChangeTheTargetedModules) {
+  // Guards against a property test that passes because nothing happens: on the targeted
+  // modules, the default pipeline changes most of them.
+  int changed = 0;
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
+    auto module = testing::RandomPassModule(seed, false);
+    auto result = RunPipeline(*module, kDefaultPipeline, {});
+    ASSERT_TRUE(result.ok());
+    changed += result->records.front().input_sha256 != result->records.back().output_sha256;
+  }
+  EXPECT_GT(changed, 80);
+}
+
+TEST(PassProperty, EachRewritingPassFiresAndTheOthersKeepTheText) {
+  // dce, schedule and assign-buffers never change the canonical text (by contract); every other
+  // pass must actually rewrite a good share of the targeted modules, or its property test
+  // would prove little.
+  const std::set<std::string> text_preserving = {"dce", "schedule", "assign-buffers"};
+  for (const std::string& pass : KnownPasses()) {
+    int changed = 0;
+    for (uint64_t seed = 1; seed <= 100; ++seed) {
+      auto module = testing::RandomPassModule(2000 + seed, /*all_reduce=*/true);
+      auto result = RunPipeline(*module, pass, {});
+      ASSERT_TRUE(result.ok()) << pass << ": " << result.status().message();
+      changed += result->records[0].input_sha256 != result->records[0].output_sha256;
+    }
+    if (text_preserving.count(pass)) {
+      EXPECT_EQ(changed, 0) << pass;
+    } else {
+      EXPECT_GE(changed, 10) << pass;
+    }
+  }
+}
+
+TEST(PassProperty, DefaultPipelineIsIdempotentOnItsOutput) {
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    auto module = testing::RandomPassModule(seed, false);
+    auto once = RunPipeline(*module, kDefaultPipeline, {});
+    ASSERT_TRUE(once.ok());
+    auto twice = RunPipeline(*once->module, kDefaultPipeline, {});
+    ASSERT_TRUE(twice.ok());
+    EXPECT_EQ(*ir::PrintModule(*once->module), *ir::PrintModule(*twice->module)) << "seed " << seed;
+  }
+}
+
+}  // namespace
+}  // namespace detrain::passes
