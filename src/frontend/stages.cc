@@ -4,7 +4,9 @@
 #include "attest/canonical_json.h"
 #include "attest/prng/jax_random.h"
 #include "base/file_io.h"
+#include "compiler/codegen/cpu/plan.h"
 #include "compiler/ir/printer.h"
+#include "compiler/passes/pipeline.h"
 #include "compiler/ir/verifier.h"
 #include "frontend/data.h"
 #include "frontend/parser.h"
@@ -134,6 +136,56 @@ Result<CompiledProgram> CompileToHlo(const std::string& path) {
     DETRAIN_ASSIGN_OR_RETURN(std::string eval_text, ir::PrintModule(*eval));
     out.stages.push_back({"eval", std::move(eval_text)});
   }
+  return out;
+}
+
+namespace {
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// HLO text: stage 0 is the file, stage 2 its canonical form. Errors carry "line:col: ".
+Result<CompiledProgram> CompileHloFile(const std::string& path) {
+  DETRAIN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  Result<std::unique_ptr<ir::Module>> module = ir::ParseAndVerify(bytes);
+  if (!module.ok()) return Status(module.status().code(), path + ":" + module.status().message());
+  DETRAIN_ASSIGN_OR_RETURN(std::string canonical, ir::PrintModule(**module));
+  CompiledProgram out;
+  out.stages.push_back({"program", std::move(bytes)});
+  out.stages.push_back({"hlo", std::move(canonical)});
+  return out;
+}
+
+// Stages 3 and 4 from stage 2.
+Status AppendBackendStages(const CompileOptions& options, CompiledProgram* out) {
+  DETRAIN_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> hlo, ir::ParseAndVerify(out->Find("hlo")->bytes));
+  out->pipeline = options.pipeline.empty() ? passes::kDefaultPipeline : options.pipeline;
+  passes::PipelineOptions popts;
+  popts.threads = options.threads;
+  DETRAIN_ASSIGN_OR_RETURN(passes::PipelineResult r, passes::RunPipeline(*hlo, out->pipeline, popts));
+  for (const auto& rec : r.records) {
+    out->pass_records.push_back({{"pass", rec.pass},
+                                 {"options_sha256", rec.options_sha256},
+                                 {"input_sha256", rec.input_sha256},
+                                 {"output_sha256", rec.output_sha256}});
+  }
+  out->pass_dumps = std::move(r.dumps);
+  out->peak_bytes = r.peak_bytes;
+  out->total_bytes = r.total_bytes;
+  DETRAIN_ASSIGN_OR_RETURN(std::string optimized, ir::PrintModule(*r.module));
+  out->stages.push_back({"opt-hlo", std::move(optimized)});
+  DETRAIN_ASSIGN_OR_RETURN(std::string plan, codegen::cpu::BuildPlan(*r.module));
+  out->stages.push_back({"plan", std::move(plan)});
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<CompiledProgram> CompileProgram(const std::string& path, const CompileOptions& options) {
+  Result<CompiledProgram> out = EndsWith(path, ".hlo") ? CompileHloFile(path) : CompileToHlo(path);
+  if (!out.ok() || !options.backend) return out;
+  DETRAIN_RETURN_IF_ERROR(AppendBackendStages(options, &*out));
   return out;
 }
 

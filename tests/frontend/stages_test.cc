@@ -41,13 +41,13 @@ class ExampleStagesTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(ExampleStagesTest, MatchGoldenTextAndDigests) {
   const std::string ex = GetParam();
   if (!HaveData(ex)) GTEST_SKIP() << "data for " << ex << " is missing; tools/setup.sh installs it";
-  Result<CompiledProgram> c = CompileToHlo(kRoot + "/examples/" + ex + "/train.dt");
+  Result<CompiledProgram> c = CompileProgram(kRoot + "/examples/" + ex + "/train.dt", {});
   ASSERT_TRUE(c.ok()) << c.status().message();
   const std::string golden = kRoot + "/tests/frontend/testdata/golden/" + ex + "/";
   std::string hashes;
   for (const Stage& s : c->stages) {
     hashes += "stage " + s.name + " sha256:" + attest::Sha256Hex(s.bytes) + "\n";
-    if (s.name == "program") continue;
+    if (s.name == "program" || s.name == "opt-hlo" || s.name == "plan") continue;  // digests only
     EXPECT_EQ(s.bytes, Slurp(golden + s.name + ".txt")) << ex << " stage " << s.name
                                                          << " differs from its golden text (tools/update_goldens.sh)";
   }
@@ -59,7 +59,7 @@ TEST_P(ExampleStagesTest, RepeatedCompilesAreIdentical) {
   if (!HaveData(ex)) GTEST_SKIP() << "data missing";
   Result<CompiledProgram> first = CompileToHlo(kRoot + "/examples/" + ex + "/train.dt");
   ASSERT_TRUE(first.ok());
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < 3; ++i) {
     // Another spelling of the same path must not change anything either.
     Result<CompiledProgram> again = CompileToHlo(kRoot + "/examples/./" + ex + "/train.dt");
     ASSERT_TRUE(again.ok());

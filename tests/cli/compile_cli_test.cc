@@ -1,0 +1,81 @@
+// `detrain compile` on .dt programs, run as a user runs it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_runner.h"
+
+namespace detrain::testing {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kExample = std::string(DETRAIN_SOURCE_DIR) + "/examples/breast_cancer/train.dt";
+
+bool HaveData() { return fs::exists("/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv"); }
+
+TEST(CompileCliTest, HashesListEveryStage) {
+  if (!HaveData()) GTEST_SKIP() << "python3-sklearn missing";
+  CliResult r = RunDetrain({"compile", kExample, "--hashes"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> names;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    ASSERT_EQ(line.rfind("stage ", 0), 0u) << line;
+    names.push_back(line.substr(6, line.find(' ', 6) - 6));
+    EXPECT_EQ(line.size(), line.find("sha256:") + 7 + 64) << line;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"program", "source", "hlo", "init", "eval", "opt-hlo", "plan"}));
+  CliResult again = RunDetrain({"compile", kExample, "--hashes", "--threads", "2"});
+  EXPECT_EQ(again.out, r.out);
+}
+
+TEST(CompileCliTest, EmitStages) {
+  if (!HaveData()) GTEST_SKIP() << "python3-sklearn missing";
+  CliResult source = RunDetrain({"compile", kExample, "--emit", "source"});
+  ASSERT_EQ(source.exit_code, 0) << source.err;
+  EXPECT_EQ(source.out.rfind("// detrain.source-graph.v1\n// config {", 0), 0u);
+  CliResult plan = RunDetrain({"compile", kExample, "--emit", "plan"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("module_name: \"train_step\""), std::string::npos);
+  CliResult init = RunDetrain({"compile", kExample, "--emit", "init"});
+  EXPECT_NE(nlohmann::json::parse(init.out)["params"][0]["key_path"].get<std::string>().find("fold_in"), std::string::npos);
+}
+
+TEST(CompileCliTest, DumpDirHoldsStagesPassesAndSummary) {
+  if (!HaveData()) GTEST_SKIP() << "python3-sklearn missing";
+  std::string dir = MakeTempDir() + "/dump";
+  CliResult r = RunDetrain({"compile", kExample, "--dump-dir", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+  EXPECT_EQ(summary["stages"].size(), 7u);
+  EXPECT_FALSE(summary["pipeline"].get<std::string>().empty());
+  for (const auto& s : summary["stages"]) EXPECT_TRUE(fs::exists(dir + "/" + s["file"].get<std::string>())) << s;
+  size_t pass_files = 0;
+  for (const auto& e : fs::directory_iterator(dir + "/passes")) pass_files += e.is_regular_file();
+  EXPECT_EQ(pass_files, summary["passes"].size());
+  EXPECT_TRUE(fs::exists(dir + "/04.plan.txt"));
+}
+
+TEST(CompileCliTest, ProgramErrorsArePositioned) {
+  std::string dir = MakeTempDir();
+  std::ofstream(dir + "/bad.dt") << "param w: f32[2, 2] = zeros\nparam b f32[2] = zeros\n";
+  CliResult r = RunDetrain({"compile", dir + "/bad.dt"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.substr(0, r.err.find('\n')), dir + "/bad.dt:2:9: error: expected ':' and the parameter's type, found 'f32'");
+  EXPECT_NE(r.err.find("    param b f32[2] = zeros\n            ^~~"), std::string::npos) << r.err;
+}
+
+TEST(CompileCliTest, BadPipelineAndStage) {
+  if (!HaveData()) GTEST_SKIP() << "python3-sklearn missing";
+  CliResult r = RunDetrain({"compile", kExample, "--hashes", "--pipeline", "dce,frobnicate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("frobnicate"), std::string::npos) << r.err;
+  CliResult cuda = RunDetrain({"compile", kExample, "--emit", "cubin"});
+  EXPECT_EQ(cuda.exit_code, 2);
+  EXPECT_NE(cuda.err.find("not supported yet"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace detrain::testing
