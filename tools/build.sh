@@ -11,6 +11,7 @@ if [[ "${1:-}" == "--sanitize" ]]; then
   # CUDA codegen tests are covered by the main build; benchmarks are not run under sanitizers.
   flags=(-DCMAKE_BUILD_TYPE=Debug -DDETRAIN_SANITIZE=ON -DDETRAIN_BENCH=OFF -DDETRAIN_CUDA=OFF)
 fi
-cmake -S . -B "$dir" -G Ninja "${flags[@]}" > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
+mkdir -p "$dir"
+cmake -S . -B "$dir" -G Ninja "${flags[@]}" > "$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; exit 1; }
 jobs=$(nproc)
 ninja -C "$dir" -j "$jobs" "$@"

@@ -85,6 +85,21 @@ ir::Instruction* Emitter::ReduceMean(Instruction* x, std::vector<int64_t> dims) 
   return b_->Binary(Opcode::kDivide, sum, Full(sum->shape, static_cast<double>(count)));
 }
 
+ir::Instruction* Emitter::Accuracy(Instruction* z, Instruction* labels) {
+  int64_t k = z->shape.rank() - 1;
+  std::vector<int64_t> keep;
+  for (int64_t d = 0; d < k; ++d) keep.push_back(d);
+  Shape ids(ElementType::kS32, z->shape.dims());
+  Instruction* max = BroadcastInDims(Reduce(z, Opcode::kMaximum, {k}), z->shape, keep);
+  Instruction* is_max = b_->Compare(z, max, ir::Direction::kEq);
+  Instruction* idx = b_->Select(is_max, b_->Iota(ids, k), Full(ids, static_cast<double>(z->shape.dim(static_cast<int>(k)))));
+  Instruction* argmax = Reduce(idx, Opcode::kMinimum, {k});
+  Instruction* hit = b_->Convert(b_->Compare(argmax, labels, ir::Direction::kEq), ElementType::kF32);
+  std::vector<int64_t> all;
+  for (int64_t d = 0; d < hit->shape.rank(); ++d) all.push_back(d);
+  return ReduceMean(hit, all);
+}
+
 namespace {
 
 Instruction* Word(ir::Builder& b, Instruction* key, int64_t i) {

@@ -36,6 +36,9 @@ class Emitter {
   ir::Instruction* ReduceMean(ir::Instruction* x, std::vector<int64_t> dims);
   const ir::Computation* Combiner(ir::Opcode op, ir::ElementType type);
 
+  // mean(argmax(logits, -1) == labels) as f32[], argmax taking the first maximal index (jnp.argmax).
+  ir::Instruction* Accuracy(ir::Instruction* logits, ir::Instruction* labels);
+
   // --- Randomness (jax.random semantics; docs/prng.md) ------------------------------------
   // key: u32[2]. Returns u32[2].
   ir::Instruction* FoldIn(ir::Instruction* key, ir::Instruction* data_u32_scalar);

@@ -260,17 +260,7 @@ Result<Instruction*> Attention(L& l) {
   return l.b().Dot(o, l.args[4], proj);
 }
 
-// mean(argmax(logits, -1) == labels), argmax taking the first maximal index as jnp.argmax does.
-Result<Instruction*> Accuracy(L& l) {
-  Instruction* z = l.x();
-  int64_t k = z->shape.rank() - 1;
-  Shape ids(ElementType::kS32, z->shape.dims());
-  Instruction* is_max = l.b().Compare(z, ReduceKeep(l, z, Opcode::kMaximum, k), ir::Direction::kEq);
-  Instruction* idx = l.b().Select(is_max, l.b().Iota(ids, k), l.Full(ids, static_cast<double>(z->shape.dim(static_cast<int>(k)))));
-  Instruction* argmax = l.e().Reduce(idx, Opcode::kMinimum, {k});
-  Instruction* hit = l.b().Convert(l.b().Compare(argmax, l.args[1], ir::Direction::kEq), ElementType::kF32);
-  return l.e().ReduceMean(hit, AllDims(hit->shape));
-}
+Result<Instruction*> Accuracy(L& l) { return l.e().Accuracy(l.x(), l.args[1]); }
 
 Result<Instruction*> FoldIn(L& l) {
   return l.e().FoldIn(l.x(), l.e().ScalarU32(static_cast<uint32_t>(l.call.args[1].i)));

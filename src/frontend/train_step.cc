@@ -153,18 +153,7 @@ Result<std::unique_ptr<ir::Module>> LowerEval(const CheckedProgram& p, int64_t r
   if (p.predict != nullptr) {
     std::vector<Instruction*> features(inputs.begin(), inputs.end() - 1);  // all but the labels
     DETRAIN_ASSIGN_OR_RETURN(Instruction* logits, LowerInline(p, *p.predict, o, e, params, features));
-    // accuracy: the first maximal logit is the prediction (jnp.argmax).
-    int64_t k = logits->shape.rank() - 1;
-    Shape ids(ElementType::kS32, logits->shape.dims());
-    std::vector<int64_t> keep;
-    for (int64_t d = 0; d < k; ++d) keep.push_back(d);
-    Instruction* max = e.BroadcastInDims(e.Reduce(logits, Opcode::kMaximum, {k}), logits->shape, keep);
-    Instruction* is_max = b.Compare(logits, max, ir::Direction::kEq);
-    Instruction* idx = b.Select(is_max, b.Iota(ids, k), e.Full(ids, static_cast<double>(logits->shape.dim(static_cast<int>(k)))));
-    Instruction* hit = b.Convert(b.Compare(e.Reduce(idx, Opcode::kMinimum, {k}), inputs.back(), ir::Direction::kEq), ElementType::kF32);
-    std::vector<int64_t> all;
-    for (int64_t d = 0; d < hit->shape.rank(); ++d) all.push_back(d);
-    outs.push_back(e.ReduceMean(hit, all));
+    outs.push_back(e.Accuracy(logits, inputs.back()));
   }
   DETRAIN_ASSIGN_OR_RETURN(ir::Computation * c, b.Build(b.Tuple(outs)));
   m->set_entry(c);
