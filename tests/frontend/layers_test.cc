@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "compiler/interp/interpreter.h"
+#include "ulp.h"
 #include "frontend/check.h"
 #include "frontend/lower.h"
 #include "frontend/parser.h"
@@ -41,17 +42,6 @@ Literal Decode(const nlohmann::json& v) {
   Literal l(ir::Shape(t, dims));
   for (size_t i = 0; i < v["values"].size(); ++i) l.Set<uint32_t>(static_cast<int64_t>(i), static_cast<uint32_t>(v["values"][i].get<int64_t>()));
   return l;
-}
-
-int64_t Ulps(float a, float b) {
-  if (a == b) return 0;
-  if (std::isnan(a) || std::isnan(b)) return INT64_MAX;
-  int32_t ia, ib;
-  std::memcpy(&ia, &a, 4);
-  std::memcpy(&ib, &b, 4);
-  if (ia < 0) ia = INT32_MIN - ia;
-  if (ib < 0) ib = INT32_MIN - ib;
-  return std::llabs(static_cast<int64_t>(ia) - ib);
 }
 
 // The largest ulp distance allowed per case: 0 where the computation is exact or uses only
@@ -100,7 +90,7 @@ TEST(LayersTest, MatchJax) {
       if (name.rfind("dropout", 0) == 0) {  // the same elements dropped: the random bits agree
         EXPECT_EQ(out->Get<float>(i) == 0.0f, want.Get<float>(i) == 0.0f) << name << " element " << i;
       }
-      int64_t d = Ulps(out->Get<float>(i), want.Get<float>(i));
+      int64_t d = testing::UlpDistance(out->Get<float>(i), want.Get<float>(i));
       worst = std::max(worst, d);
       equal += d == 0;
     }

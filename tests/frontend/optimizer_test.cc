@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "compiler/interp/interpreter.h"
+#include "ulp.h"
 #include "frontend/optimizer.h"
 #include "frontend/schedule.h"
 
@@ -39,16 +40,6 @@ Literal F32(const nlohmann::json& bits, std::vector<int64_t> dims) {
   Literal l(Shape(ElementType::kF32, std::move(dims)));
   for (size_t i = 0; i < bits.size(); ++i) l.Set<float>(static_cast<int64_t>(i), FromBits(bits[i].get<uint32_t>()));
   return l;
-}
-
-// Distance in units in the last place between two finite floats of the same sign region.
-int64_t UlpDistance(float a, float b) {
-  int32_t ia, ib;
-  std::memcpy(&ia, &a, 4);
-  std::memcpy(&ib, &b, 4);
-  if (ia < 0) ia = INT32_MIN - ia;
-  if (ib < 0) ib = INT32_MIN - ib;
-  return std::llabs(static_cast<int64_t>(ia) - ib);
 }
 
 // One update as a module: (w, b, gw, gb, state..., count, lr) -> tuple(w', b', state'..., count').
@@ -105,8 +96,8 @@ TEST(OptimizerTest, MatchesOptaxOverTwentySteps) {
       for (int s = 0; s < 2 * slots; ++s) state[static_cast<size_t>(s)] = outs[static_cast<size_t>(2 + s)];
       EXPECT_EQ(outs.back().Get<int32_t>(0), t + 1);
       Literal ew = F32(c["steps"][t]["w"], {4, 3}), eb = F32(c["steps"][t]["b"], {3});
-      for (int64_t i = 0; i < 12; ++i) worst = std::max(worst, UlpDistance(w.Get<float>(i), ew.Get<float>(i)));
-      for (int64_t i = 0; i < 3; ++i) worst = std::max(worst, UlpDistance(b.Get<float>(i), eb.Get<float>(i)));
+      for (int64_t i = 0; i < 12; ++i) worst = std::max(worst, testing::UlpDistance(w.Get<float>(i), ew.Get<float>(i)));
+      for (int64_t i = 0; i < 3; ++i) worst = std::max(worst, testing::UlpDistance(b.Get<float>(i), eb.Get<float>(i)));
     }
     std::cout << "[ optax ] " << opt.dump() << ": max " << worst << " ulp after 20 steps\n";
     EXPECT_LE(worst, 64) << opt.dump();
@@ -120,7 +111,7 @@ TEST(OptimizerTest, SchedulesMatchOptax) {
     for (int t = 0; t < 25; ++t) {
       float ours = *LearningRateAt(s["schedule"], t);
       float theirs = FromBits(s["values"][t].get<uint32_t>());
-      worst = std::max(worst, UlpDistance(ours, theirs));
+      worst = std::max(worst, testing::UlpDistance(ours, theirs));
     }
     std::cout << "[ optax ] " << s["schedule"].dump() << ": max " << worst << " ulp\n";
     EXPECT_LE(worst, 16) << s["schedule"].dump();
