@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Generates src/base/math/crmath_tables.h: the constant tables and polynomial coefficients of
 the correctly rounded float32 library (docs/math.md §8): ln 2 splits, 2^(j/128), the 256-entry
-log table, Taylor coefficients, the erf Chebyshev fits and the dd series coefficients.
+log table, pow's log2 and 2^x tables, Taylor coefficients, the erf Chebyshev fits and the dd series
+coefficients.
 Deterministic: mpmath at 200 bits, every constant rounded to nearest binary64 (pairs are hi + lo
 with hi = RN(v), lo = RN(v - hi)), printed as exact hex literals.
 
 Run:  python3 tools/crmath/gen_tables.py > src/base/math/crmath_tables.h   (needs mpmath)
 """
+import struct
+
 import mpmath as mp
 
 mp.mp.prec = 200
@@ -37,6 +40,8 @@ w('// Constant tables of the float32 math library (docs/math.md). Read-only data
 w('// identical on every platform (exact binary64 hex literals).')
 w('#ifndef DETRAIN_BASE_MATH_CRMATH_TABLES_H_')
 w('#define DETRAIN_BASE_MATH_CRMATH_TABLES_H_')
+w('')
+w('#include <cstdint>')
 w('')
 w('// Arrays live in device memory when compiled for a CUDA device (host constexpr arrays cannot')
 w('// be indexed from device code; internal linkage there, as nvcc requires without -rdc) and')
@@ -115,6 +120,51 @@ for i in range(256):
     h2, l2_ = dd(lg_)
     w(f'    {{{d(inv)}, {h1}, {l1_}, {h2}, {l2_}}},')
 w('};')
+w('')
+
+# pow's fast path (crmath_pow.h): log2 x from the float's bits, 2^t with the scale added into the
+# table entry's exponent field.
+# log2: x = 2^k z with z in [kPowLogOff, 2 kPowLogOff) as float bit patterns; bucket i = bits
+# 15..22 of (bits(x) - kPowLogOff). kPowLogOff puts z = 1 in the middle of bucket 153, whose
+# inverse is exactly 1 (so log2 is computed without cancellation near x = 1).
+off = 0x3f334000
+def f32(bits):
+    return mp.mpf(struct.unpack('<f', struct.pack('<I', bits))[0])
+w(f'inline constexpr uint32_t kPowLogOff = {off:#010x};  // {float(f32(off))!r}')
+w('// {invc, log2(c) hi, log2(c) lo} per bucket: invc ~ 1/(bucket centre c) with 24 significant')
+w('// bits (so z * invc, 24 x 24 bits, is exact and r = z * invc - 1 is exact), log2(c) = -log2(invc).')
+rmax = mp.mpf(0)
+rows = []
+for i in range(256):
+    lo_b = off + (i << 15)
+    hi_b = off + ((i + 1) << 15) - 1  # the bucket's last float
+    zlo, zhi = f32(lo_b), f32(hi_b)
+    if lo_b <= 0x3f800000 <= hi_b:
+        inv = mp.mpf(1)
+    else:
+        cen = (zlo + zhi) / 2
+        m, e = mp.frexp(1 / cen)
+        inv = mp.nint(m * 2 ** 24) / 2 ** 24 * mp.mpf(2) ** e
+    rmax = max(rmax, abs(zlo * inv - 1), abs(zhi * inv - 1))
+    h, l = dd(-mp.log(inv) / ln2)
+    rows.append(f'    {{{d(inv)}, {h}, {l}}},')
+w(f'// max |r| over all buckets: 2^{float(mp.log(rmax, 2)):.4f}.')
+w('DETRAIN_CRMATH_TABLE double kPowLog2Table[256][3] = {')
+out.extend(rows)
+w('};')
+# 2^(j/128) with (j << 45) subtracted from its bits: adding (ki << 45) for ki = 128 m + j then
+# gives the bits of 2^(m + j/128) (m lands in the exponent field, j cancels).
+w('// bits(2^(j/128)) - (j << 45), j = 0..127 (see PowApprox).')
+w('DETRAIN_CRMATH_TABLE uint64_t kPowExp2Bits[128] = {')
+vals = []
+for j in range(128):
+    b = struct.unpack('<Q', struct.pack('<d', float(mp.mpf(2) ** (mp.mpf(j) / 128))))[0]
+    vals.append(f'0x{(b - (j << 45)) & (2**64 - 1):016x}ull')
+for k in range(0, 128, 4):
+    w('    ' + ', '.join(vals[k:k + 4]) + ',')
+w('};')
+w('// Taylor coefficients of 2^(s/128) - 1: (ln2/128)^n / n!, n = 1..3.')
+w('DETRAIN_CRMATH_TABLE double kPowExp2Poly[3] = {' + ', '.join(d((ln2 / 128) ** n / mp.factorial(n)) for n in range(1, 4)) + '};')
 w('')
 
 # Slow-path (dd) series coefficients.

@@ -10,23 +10,76 @@
 
 namespace detrain::crmath::internal {
 
-// For x > 0 finite, y finite and nonzero, x != 1: t = y log2 x (relative error < 2^-42.3),
-// then 2^t (relative error < 2^-38.5): relative error < 2^-37 + 2^-41 |t| (t ln 2 of it from t).
-DETRAIN_HD_FAST Approx PowApprox(float x, float y) {
-  uint32_t xb = FloatBits(x), yb = FloatBits(y);
-  bool ok = (xb - 1u < 0x7f7fffffu) & ((yb << 1) - 1u < 0xfeffffffu) & (xb != 0x3f800000u);
-  double xd = ok ? x : 2.0;
-  double t = static_cast<double>(y) * Log2FastD(xd);
-  t = t > 140.0 ? 140.0 : (t < -160.0 ? -160.0 : t);  // beyond: certain overflow / underflow
-  return {Exp2FastD(t), 0x1p-37 + 0x1p-41 * Abs(t), ok};
+// Relative error bound of PowApprox (docs/math.md §2): < 2^-38.3, see below.
+inline constexpr double kErrPow = 0x1p-38;
+
+// The fast kernel's result: y ~ x^y with relative error < kErrPow when x_ok and y is finite;
+// k128 = round(128 t) (low 32 bits), which tells whether y is in the normal float range.
+struct PowKernel {
+  double y;
+  uint32_t k128;
+  bool x_ok;  // x > 0 normal (zero, subnormal, negative, inf and NaN x take the slow path)
+};
+
+// x^y for x > 0 normal and y finite. A short chain on purpose (pow is latency-bound):
+// 1. log2 x from the float's bits: x = 2^k z, z in [kPowLogOff, 2 kPowLogOff), bucket i of z,
+//    r = z invc_i - 1 exact (24 x 24 bits; |r| <= 2^-9.0001), log2 x = k + log2 c_i +
+//    log2(1 + r), the last by Taylor degree 5 (relative truncation |r|^5/6 < 2^-47.5). The bucket
+//    containing 1 has invc = 1 and log2 c = 0, so there is no cancellation near x = 1; elsewhere
+//    |log2 x| > 2^-9.5 and the rounding errors stay below 2^-51 relative: log2 x has relative
+//    error < 2^-47.4.
+// 2. t = y log2 x (one more rounding: relative error < 2^-47.3), clamped to [-160, 140]
+//    (beyond: certain underflow to 0 or overflow to inf, which the slow path returns). The error
+//    of t is then < 160 2^-47.3 absolute, i.e. < 2^-40.5 relative in 2^t.
+// 3. 2^t = 2^(m + j/128) 2^(s/128), 128 t = 128 m + j + s exactly (|s| <= 1/2, by the round-to-int
+//    shifter); 2^(m + j/128) is built by adding the integer into the table entry's bits, and
+//    2^(s/128) - 1 is Taylor degree 3 (truncation (ln2/256)^4/24 < 2^-38.7, rounding < 2^-51).
+// Total: < 2^-38.65 + 2^-40.5 < 2^-38.3 < kErrPow. An infinite or NaN y (or t) ends at a clamp
+// bound (`t < 140 ? t : 140` is 140 for NaN), so k128 flags it without a separate test.
+DETRAIN_HD_FAST PowKernel PowApprox(float x, float y) {
+  uint32_t xb = FloatBits(x);
+  bool x_ok = xb - 0x00800000u < 0x7f000000u;
+  uint32_t tmp = xb - kPowLogOff;
+  int i = static_cast<int>((tmp >> 15) & 255);
+  double k = static_cast<double>(static_cast<int32_t>(tmp) >> 23);
+  double z = BitsFloat(xb - (tmp & 0xff800000u));
+  const double* e = kPowLog2Table[i];
+  double r = z * e[0] - 1.0;
+  const double* c = kLog2p1Poly;
+  double r2 = r * r;
+  double p = (r * c[0] + r2 * (c[1] + r * c[2])) + (r2 * r2) * (c[3] + r * c[4]);
+  double l = (k + e[1]) + (e[2] + p);
+  double t = static_cast<double>(y) * l;
+  t = t < 140.0 ? t : 140.0;
+  t = t > -160.0 ? t : -160.0;
+  constexpr double kShifter = 0x1.8p52;
+  double t128 = t * 128.0;  // exact
+  double a = t128 + kShifter;
+  uint64_t ki = DoubleBits(a);
+  double s = t128 - (a - kShifter);  // exact, |s| <= 1/2
+  double scale = BitsDouble(kPowExp2Bits[ki & 127] + (ki << 45));
+  const double* q = kPowExp2Poly;
+  double pe = s * (q[0] + s * (q[1] + s * q[2]));
+  return {scale + scale * pe, static_cast<uint32_t>(ki), x_ok};
 }
+
+// The fast rounding test (RoundOrFlagRel's, docs/math.md §1) for a normal-range result: x^y
+// is in [2^-126, 2^128) whenever 128 t rounds into [-16127, 16383] (|s| <= 1/2 and the error
+// cannot cross a power of two there), which is cheaper to test than y's exponent.
 DETRAIN_HD_FAST bool PowFast(float x, float y, float* out) {
-  Approx a = PowApprox(x, y);
-  return RoundOrFlagRel(a.y, a.rel, out) & a.ok;
+  PowKernel a = PowApprox(x, y);
+  constexpr uint64_t kTol = static_cast<uint64_t>(kErrPow * 0x1p53) + 1;
+  uint64_t low = DoubleBits(a.y) & 0x1fffffffu;
+  bool far = low - 0x10000000u + kTol > 2 * kTol;
+  bool in_range = a.k128 + (126u * 128u - 1u) < 254u * 128u - 1u;
+  *out = static_cast<float>(a.y);
+  return far & in_range & a.x_ok;
 }
+// The general test (subnormal and overflowing results), for finite y.
 DETRAIN_HD inline bool PowRetry(float x, float y, float* out) {
-  Approx a = PowApprox(x, y);
-  return a.ok && RoundOrFlag(a.y, a.y * a.rel, out);
+  PowKernel a = PowApprox(x, y);
+  bool y_finite = (FloatBits(y) & 0x7fffffffu) < 0x7f800000u;
+  return a.x_ok && y_finite && RoundOrFlag(a.y, a.y * kErrPow, out);
 }
 
 // Splits a positive finite nonzero float into odd * 2^exp.
