@@ -1,8 +1,10 @@
 // bench_math: single-thread time per call of detrain's correctly rounded float32 functions
 // (src/base/math/crmath.h) against glibc's expf, expm1f, logf, log1pf, tanhf and powf on the same
-// inputs, (a) as a scalar call per element and (b) as an array loop (our *Array variants vs a
-// plain loop over the glibc function). Inputs are fixed pseudo-random values in typical ML
-// ranges, so runs are comparable. Results: docs/benchmarks.md ("math").
+// inputs, (a) as a scalar call per element and (b) as an array loop (our *Array variants, which
+// dispatch to the best implementation for the CPU, vs a plain loop over the glibc function);
+// `*_crmath_array_{portable,avx2,avx512}` force one implementation (skipped if unsupported). Inputs
+// are fixed pseudo-random values in typical ML ranges, so runs are comparable. Results:
+// docs/benchmarks.md ("math").
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -58,6 +60,22 @@ void Array(benchmark::State& state, Range r) {
   state.SetItemsProcessed(state.iterations() * kN);
 }
 
+// Our array variant forced onto one implementation.
+template <void (*F)(cr::Isa, const float*, float*, size_t), cr::Isa I>
+void ArrayIsa(benchmark::State& state, Range r) {
+  if (!cr::IsaSupported(I)) {
+    state.SkipWithError("this CPU lacks the instruction set");
+    return;
+  }
+  std::vector<float> in = Inputs(r.lo, r.hi, 1), out(kN);
+  for (auto _ : state) {
+    F(I, in.data(), out.data(), kN);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * kN);
+}
+
 // glibc's "array" form: the loop a caller would write (vectorized only if the compiler can).
 template <float (*F)(float)>
 void GlibcLoop(const float* in, float* out, size_t n) {
@@ -93,14 +111,30 @@ void PowArray(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kN);
 }
 
-#define DETRAIN_BENCH_FN(name, ours, glibc, range)                                      \
-  void name##_crmath(benchmark::State& s) { Scalar<cr::ours>(s, range); }                \
-  void name##_glibc(benchmark::State& s) { Scalar<glibc>(s, range); }                    \
-  void name##_crmath_array(benchmark::State& s) { Array<cr::ours##Array>(s, range); }    \
-  void name##_glibc_loop(benchmark::State& s) { Array<GlibcLoop<glibc>>(s, range); }     \
-  BENCHMARK(name##_crmath);                                                              \
-  BENCHMARK(name##_glibc);                                                               \
-  BENCHMARK(name##_crmath_array);                                                        \
+// Our array variant: dispatched, then each implementation.
+#define DETRAIN_BENCH_ARRAYS(name, ours, range)                                       \
+  void name##_crmath_array(benchmark::State& s) { Array<cr::ours##Array>(s, range); } \
+  void name##_crmath_array_portable(benchmark::State& s) {                            \
+    ArrayIsa<cr::ours##ArrayIsa, cr::Isa::kPortable>(s, range);                       \
+  }                                                                                   \
+  void name##_crmath_array_avx2(benchmark::State& s) {                                \
+    ArrayIsa<cr::ours##ArrayIsa, cr::Isa::kAvx2>(s, range);                           \
+  }                                                                                   \
+  void name##_crmath_array_avx512(benchmark::State& s) {                              \
+    ArrayIsa<cr::ours##ArrayIsa, cr::Isa::kAvx512>(s, range);                         \
+  }                                                                                   \
+  BENCHMARK(name##_crmath_array);                                                     \
+  BENCHMARK(name##_crmath_array_portable);                                            \
+  BENCHMARK(name##_crmath_array_avx2);                                                \
+  BENCHMARK(name##_crmath_array_avx512);
+
+#define DETRAIN_BENCH_FN(name, ours, glibc, range)                                   \
+  void name##_crmath(benchmark::State& s) { Scalar<cr::ours>(s, range); }            \
+  void name##_glibc(benchmark::State& s) { Scalar<glibc>(s, range); }                \
+  void name##_glibc_loop(benchmark::State& s) { Array<GlibcLoop<glibc>>(s, range); } \
+  BENCHMARK(name##_crmath);                                                          \
+  BENCHMARK(name##_glibc);                                                           \
+  DETRAIN_BENCH_ARRAYS(name, ours, range)                                            \
   BENCHMARK(name##_glibc_loop);
 
 DETRAIN_BENCH_FN(exp, Exp, GlibcExp, kExpRange)
@@ -119,11 +153,14 @@ BENCHMARK(pow_crmath_array);
 #define DETRAIN_BENCH_OURS(name, ours, range)                               \
   void name##_crmath(benchmark::State& s) { Scalar<cr::ours>(s, range); } \
   BENCHMARK(name##_crmath);
-DETRAIN_BENCH_OURS(exp2, Exp2, kExpRange)
-DETRAIN_BENCH_OURS(log2, Log2, kLogRange)
-DETRAIN_BENCH_OURS(logistic, Logistic, kExpRange)
-DETRAIN_BENCH_OURS(erf, Erf, kTanhRange)
-DETRAIN_BENCH_OURS(rsqrt, Rsqrt, kLogRange)
+#define DETRAIN_BENCH_OURS_ARRAYS(name, ours, range) \
+  DETRAIN_BENCH_OURS(name, ours, range)              \
+  DETRAIN_BENCH_ARRAYS(name, ours, range)
+DETRAIN_BENCH_OURS_ARRAYS(exp2, Exp2, kExpRange)
+DETRAIN_BENCH_OURS_ARRAYS(log2, Log2, kLogRange)
+DETRAIN_BENCH_OURS_ARRAYS(logistic, Logistic, kExpRange)
+DETRAIN_BENCH_OURS_ARRAYS(erf, Erf, kTanhRange)
+DETRAIN_BENCH_OURS_ARRAYS(rsqrt, Rsqrt, kLogRange)
 DETRAIN_BENCH_OURS(erfinv, Erfinv, (Range{-0.999f, 0.999f}))
 
 }  // namespace

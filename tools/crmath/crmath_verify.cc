@@ -4,10 +4,14 @@
 //   --sampled     special values and their neighbourhoods, 2^22 inputs per one-argument function
 //                 spread over all exponents, 2^22 weighted pow pairs (the CI test);
 //   --exhaustive  all 2^32 inputs of every one-argument function, 2^32 weighted pow pairs.
+//   --arrays      with either: instead of the reference, compare the array variants FArray on
+//                 every implementation the CPU supports (portable, AVX2, AVX-512) with the
+//                 scalar F, bit for bit (NaN payloads included), on the same inputs.
 // Options: --functions=exp,log,...  --pow-pairs=N  --threads=N (default: all cores)
 //          --slow-only (check the accurate dd path alone, bypassing the fast path).
-// Exit code 0 when nothing is misrounded, 1 otherwise, 2 on bad usage. Work is split into
-// chunks whose results are combined in chunk order, so the report is independent of threads.
+// Exit code 0 when nothing is misrounded (with --arrays: nothing differs), 1 otherwise, 2 on bad
+// usage. Work is split into chunks whose results are combined in chunk order, so the report is
+// independent of threads.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -88,11 +92,7 @@ double Seconds(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void Report(const char* name, const Tally& t, double secs, const char* what) {
-  std::printf("%-9s %12llu %s  misrounded %llu  (mpfr decided %llu)  %.1f s\n", name,
-              static_cast<unsigned long long>(t.checked), what,
-              static_cast<unsigned long long>(t.misrounded), static_cast<unsigned long long>(t.mpfr),
-              secs);
+void PrintFailures(const Tally& t) {
   for (const Failure& f : t.first) {
     std::printf("    x=%a (0x%08x) y=%a  got %a (0x%08x)  want %a (0x%08x)\n", f.x, Bits(f.x), f.y,
                 f.got, Bits(f.got), f.want, Bits(f.want));
@@ -100,19 +100,36 @@ void Report(const char* name, const Tally& t, double secs, const char* what) {
   std::fflush(stdout);
 }
 
-// Runs fn_of_index over [0, n) in chunks on the pool; combines chunk tallies in order.
-template <typename F>
-Tally RunChunks(ThreadPool& pool, uint64_t n, F check_range) {
+void Report(const char* name, const Tally& t, double secs, const char* what) {
+  std::printf("%-9s %12llu %s  misrounded %llu  (mpfr decided %llu)  %.1f s\n", name,
+              static_cast<unsigned long long>(t.checked), what,
+              static_cast<unsigned long long>(t.misrounded),
+              static_cast<unsigned long long>(t.mpfr), secs);
+  PrintFailures(t);
+}
+
+// Runs check_range over [0, n) in chunks on the pool; combines chunk tallies (T: Tally or
+// IsaTallies) in order.
+template <typename T = Tally, typename F>
+T RunChunks(ThreadPool& pool, uint64_t n, F check_range) {
   const uint64_t kChunk = 1ull << 18;
   uint64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<Tally> parts(chunks);
+  std::vector<T> parts(chunks);
   pool.ParallelFor(chunks, [&](size_t c) {
     uint64_t lo = c * kChunk, hi = lo + kChunk < n ? lo + kChunk : n;
     check_range(lo, hi, parts[c]);
   });
-  Tally total;
-  for (const Tally& p : parts) total.Add(p);
+  T total;
+  for (const T& p : parts) total.Add(p);
   return total;
+}
+
+// The sampled inputs: one random input in each 1024-wide stride of the bit space, then the
+// special inputs.
+constexpr uint64_t kSamples = 1ull << 22;
+uint32_t SampledInput(uint64_t i, const std::vector<uint32_t>& special) {
+  return i < kSamples ? static_cast<uint32_t>((i << 10) | (Mix64(i) & 1023))
+                      : special[i - kSamples];
 }
 
 Tally CheckUnary(ThreadPool& pool, const FnInfo& fn, bool exhaustive) {
@@ -122,14 +139,63 @@ Tally CheckUnary(ThreadPool& pool, const FnInfo& fn, bool exhaustive) {
     });
   }
   std::vector<uint32_t> special = SpecialInputs();
-  const uint64_t kSamples = 1ull << 22;  // one per 1024-input stride of the bit space
   return RunChunks(pool, kSamples + special.size(), [&](uint64_t lo, uint64_t hi, Tally& t) {
-    for (uint64_t i = lo; i < hi; ++i) {
-      uint32_t u = i < kSamples ? static_cast<uint32_t>((i << 10) | (Mix64(i) & 1023))
-                                : special[i - kSamples];
-      CheckOne(fn, FromBits(u), 0, t);
+    for (uint64_t i = lo; i < hi; ++i) CheckOne(fn, FromBits(SampledInput(i, special)), 0, t);
+  });
+}
+
+// ---- --arrays: FArray on each implementation against the scalar F ---------------------------
+constexpr crmath::Isa kIsas[] = {crmath::Isa::kPortable, crmath::Isa::kAvx2, crmath::Isa::kAvx512};
+constexpr size_t kIsaCount = sizeof(kIsas) / sizeof(kIsas[0]);
+
+struct IsaTallies {
+  Tally isa[kIsaCount];
+  void Add(const IsaTallies& o) {
+    for (size_t k = 0; k < kIsaCount; ++k) isa[k].Add(o.isa[k]);
+  }
+};
+
+IsaTallies CheckArrays(ThreadPool& pool, const FnInfo& fn, bool exhaustive) {
+  std::vector<uint32_t> special = exhaustive ? std::vector<uint32_t>() : SpecialInputs();
+  uint64_t n = exhaustive ? (1ull << 32) : kSamples + special.size();
+  return RunChunks<IsaTallies>(pool, n, [&](uint64_t lo, uint64_t hi, IsaTallies& t) {
+    size_t len = hi - lo;
+    std::vector<float> in(len), want(len), got(len);
+    for (size_t i = 0; i < len; ++i) {
+      uint64_t j = lo + i;
+      in[i] = FromBits(exhaustive ? static_cast<uint32_t>(j) : SampledInput(j, special));
+      want[i] = fn.ours(in[i]);
+    }
+    for (size_t k = 0; k < kIsaCount; ++k) {
+      if (!crmath::IsaSupported(kIsas[k])) continue;
+      fn.array(kIsas[k], in.data(), got.data(), len);
+      Tally& tk = t.isa[k];
+      tk.checked += len;
+      for (size_t i = 0; i < len; ++i) {
+        if (Bits(got[i]) == Bits(want[i])) continue;
+        ++tk.misrounded;
+        if (tk.first.size() < Tally::kKeep) tk.first.push_back({in[i], 0, got[i], want[i]});
+      }
     }
   });
+}
+
+// Prints one line per implementation; returns the number of mismatches.
+uint64_t ReportArrays(const FnInfo& fn, const IsaTallies& t, double secs) {
+  uint64_t bad = 0;
+  for (size_t k = 0; k < kIsaCount; ++k) {
+    std::string name = std::string(fn.name) + "/" + crmath::IsaName(kIsas[k]);
+    if (!crmath::IsaSupported(kIsas[k])) {
+      std::printf("%-18s skipped: this CPU (or build) lacks it\n", name.c_str());
+      continue;
+    }
+    std::printf("%-18s %12llu inputs  mismatches %llu  %.1f s (all implementations)\n",
+                name.c_str(), static_cast<unsigned long long>(t.isa[k].checked),
+                static_cast<unsigned long long>(t.isa[k].misrounded), secs);
+    PrintFailures(t.isa[k]);
+    bad += t.isa[k].misrounded;
+  }
+  return bad;
 }
 
 Tally CheckPow(ThreadPool& pool, const FnInfo& fn, uint64_t pairs) {
@@ -152,6 +218,7 @@ Tally CheckPow(ThreadPool& pool, const FnInfo& fn, uint64_t pairs) {
 
 int Main(int argc, char** argv) {
   bool exhaustive = false;
+  bool arrays = false;
   std::string only;
   uint64_t pow_pairs = 0;
   size_t threads = 0;
@@ -160,31 +227,45 @@ int Main(int argc, char** argv) {
     if (a == "--sampled") exhaustive = false;
     else if (a == "--exhaustive") exhaustive = true;
     else if (a == "--slow-only") g_slow_only = true;
+    else if (a == "--arrays")
+      arrays = true;
     else if (a.rfind("--functions=", 0) == 0) only = "," + a.substr(12) + ",";
     else if (a.rfind("--pow-pairs=", 0) == 0) pow_pairs = std::strtoull(a.c_str() + 12, nullptr, 0);
     else if (a.rfind("--threads=", 0) == 0) threads = std::strtoull(a.c_str() + 10, nullptr, 0);
     else {
-      std::fprintf(stderr, "crmath_verify: unknown argument '%s'\nusage: crmath_verify "
-                   "[--sampled|--exhaustive] [--functions=exp,log,...] [--pow-pairs=N] "
-                   "[--threads=N] [--slow-only]\n", argv[i]);
+      std::fprintf(stderr,
+                   "crmath_verify: unknown argument '%s'\nusage: crmath_verify "
+                   "[--sampled|--exhaustive] [--arrays] [--functions=exp,log,...] "
+                   "[--pow-pairs=N] [--threads=N] [--slow-only]\n",
+                   argv[i]);
       return 2;
     }
   }
   if (pow_pairs == 0) pow_pairs = exhaustive ? (1ull << 32) : (1ull << 22);
   ThreadPool pool(threads);
   std::printf("crmath_verify: %s mode%s, %zu threads\n", exhaustive ? "exhaustive" : "sampled",
-              g_slow_only ? " (slow path only)" : "", pool.size());
+              arrays        ? " (arrays against scalar)"
+              : g_slow_only ? " (slow path only)"
+                            : "",
+              pool.size());
   auto start_all = std::chrono::steady_clock::now();
   uint64_t bad = 0;
   for (const FnInfo& fn : AllFunctions()) {
     if (!only.empty() && only.find("," + std::string(fn.name) + ",") == std::string::npos) continue;
     auto start = std::chrono::steady_clock::now();
+    if (arrays) {
+      if (fn.array) {
+        IsaTallies t = CheckArrays(pool, fn, exhaustive);
+        bad += ReportArrays(fn, t, Seconds(start));
+      }
+      continue;
+    }
     Tally t = fn.ours ? CheckUnary(pool, fn, exhaustive) : CheckPow(pool, fn, pow_pairs);
     Report(fn.name, t, Seconds(start), fn.ours ? "inputs" : "pairs ");
     bad += t.misrounded;
   }
-  std::printf("total misrounded: %llu  (%.1f s)\n", static_cast<unsigned long long>(bad),
-              Seconds(start_all));
+  std::printf("total %s: %llu  (%.1f s)\n", arrays ? "mismatches" : "misrounded",
+              static_cast<unsigned long long>(bad), Seconds(start_all));
   return bad == 0 ? 0 : 1;
 }
 

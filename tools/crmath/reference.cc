@@ -116,12 +116,17 @@ bool SameFloat(float a, float b) {
 const std::vector<FnInfo>& AllFunctions() {
   namespace cr = detrain::crmath;
   static const std::vector<FnInfo> fns = {
-      {Fn::kExp, "exp", cr::Exp, cr::internal::ExpSlow},         {Fn::kExpm1, "expm1", cr::Expm1, cr::internal::Expm1Slow},
-      {Fn::kExp2, "exp2", cr::Exp2, cr::internal::Exp2Slow},      {Fn::kLog, "log", cr::Log, cr::internal::LogSlow},
-      {Fn::kLog1p, "log1p", cr::Log1p, cr::internal::Log1pSlow},   {Fn::kLog2, "log2", cr::Log2, cr::internal::Log2Slow},
-      {Fn::kTanh, "tanh", cr::Tanh, cr::internal::TanhSlow},      {Fn::kLogistic, "logistic", cr::Logistic, cr::internal::LogisticSlow},
-      {Fn::kErf, "erf", cr::Erf, cr::internal::ErfSlow},         {Fn::kRsqrt, "rsqrt", cr::Rsqrt, cr::internal::RsqrtSlow},
-      {Fn::kPow, "pow", nullptr, nullptr}};
+      {Fn::kExp, "exp", cr::Exp, cr::internal::ExpSlow, cr::ExpArrayIsa},
+      {Fn::kExpm1, "expm1", cr::Expm1, cr::internal::Expm1Slow, cr::Expm1ArrayIsa},
+      {Fn::kExp2, "exp2", cr::Exp2, cr::internal::Exp2Slow, cr::Exp2ArrayIsa},
+      {Fn::kLog, "log", cr::Log, cr::internal::LogSlow, cr::LogArrayIsa},
+      {Fn::kLog1p, "log1p", cr::Log1p, cr::internal::Log1pSlow, cr::Log1pArrayIsa},
+      {Fn::kLog2, "log2", cr::Log2, cr::internal::Log2Slow, cr::Log2ArrayIsa},
+      {Fn::kTanh, "tanh", cr::Tanh, cr::internal::TanhSlow, cr::TanhArrayIsa},
+      {Fn::kLogistic, "logistic", cr::Logistic, cr::internal::LogisticSlow, cr::LogisticArrayIsa},
+      {Fn::kErf, "erf", cr::Erf, cr::internal::ErfSlow, cr::ErfArrayIsa},
+      {Fn::kRsqrt, "rsqrt", cr::Rsqrt, cr::internal::RsqrtSlow, cr::RsqrtArrayIsa},
+      {Fn::kPow, "pow", nullptr, nullptr, nullptr}};
   return fns;
 }
 

@@ -6,9 +6,14 @@
 #ifndef DETRAIN_TOOLS_CRMATH_REFERENCE_H_
 #define DETRAIN_TOOLS_CRMATH_REFERENCE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+namespace detrain::crmath {
+enum class Isa;  // crmath_array.h
+}
 
 namespace detrain::crmath_verify {
 
@@ -19,6 +24,8 @@ struct FnInfo {
   const char* name;
   float (*ours)(float);  // nullptr for pow
   float (*slow)(float);  // the accurate path alone (internal::FSlow); nullptr for pow
+  // FArrayIsa: the array variant on a chosen implementation; nullptr for pow.
+  void (*array)(crmath::Isa isa, const float* in, float* out, size_t n);
 };
 
 // The eleven functions in a fixed order.

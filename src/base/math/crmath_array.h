@@ -1,9 +1,15 @@
 // Array variants of the float32 math library: out[i] = F(in[i]) for i < n (in and out may be the
-// same array). Each block of kBlock elements runs the branch-free fast kernel over the whole
-// block (a loop the compiler can vectorize), recording per element whether the rounding test
-// passed; a second, scalar pass recomputes the flagged elements with the scalar function. Since
-// the fast kernel is the very code the scalar function runs first, out[i] == F(in[i]) bit for
-// bit (tests/base/math/crmath_array_test.cc). Thread-safe (no state); deterministic.
+// same array), bit for bit the scalar results (tests/base/math/crmath_array_test.cc; over all
+// 2^32 inputs by `crmath_verify --arrays`, docs/math.md §9).
+//
+// Three implementations of each one-argument function, chosen at run time (`BestIsa`, probed
+// once): explicit AVX-512 and AVX2 kernels (crmath_simd.h, x86-64 hosts built with GCC), and the
+// portable block loop below, which is also the CUDA device and non-x86 path. The portable loop
+// runs the branch-free scalar fast kernel over a block of kBlock elements, recording per element
+// whether the rounding test passed, then recomputes the flagged elements with the slow path;
+// since the fast kernel is the very code the scalar function runs first, the results are the
+// scalar ones. The vector kernels repeat the same operations lane by lane (crmath_simd.h).
+// Thread-safe (the probe is a function-local static); deterministic.
 #ifndef DETRAIN_BASE_MATH_CRMATH_ARRAY_H_
 #define DETRAIN_BASE_MATH_CRMATH_ARRAY_H_
 
@@ -11,8 +17,52 @@
 
 #include "base/math/crmath_pow.h"
 #include "base/math/crmath_scalar.h"
+#include "base/math/crmath_simd.h"
 
 namespace detrain::crmath {
+
+// The implementations of the one-argument array functions; every one gives the same bits.
+enum class Isa { kPortable, kAvx2, kAvx512 };
+
+inline const char* IsaName(Isa isa) {
+  switch (isa) {
+    case Isa::kPortable:
+      return "portable";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
+  }
+  return "unknown";
+}
+
+// Whether this CPU and build can run `isa` (kPortable always can). Host only.
+inline bool IsaSupported(Isa isa) {
+  switch (isa) {
+    case Isa::kPortable:
+      return true;
+#if DETRAIN_CRMATH_SIMD
+    case Isa::kAvx2:
+      return __builtin_cpu_supports("avx2");
+    case Isa::kAvx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+#else
+    case Isa::kAvx2:
+    case Isa::kAvx512:
+      return false;
+#endif
+  }
+  return false;
+}
+
+// The fastest supported implementation; what FArray uses. Host only.
+inline Isa BestIsa() {
+  static const Isa best = IsaSupported(Isa::kAvx512) ? Isa::kAvx512
+                          : IsaSupported(Isa::kAvx2) ? Isa::kAvx2
+                                                     : Isa::kPortable;
+  return best;
+}
+
 namespace internal {
 
 inline constexpr size_t kBlock = 64;
@@ -32,9 +82,46 @@ DETRAIN_HD inline void MapArray(const float* in, float* out, size_t n) {
 
 }  // namespace internal
 
-#define DETRAIN_CRMATH_ARRAY(Name)                                           \
+// Per function: internal::FArrayPortable, internal::FArrayOn(isa) (isa must be supported),
+// FArrayIsa(isa) (an unsupported isa runs the portable loop: tests and benchmarks) and FArray.
+#if DETRAIN_CRMATH_SIMD
+#define DETRAIN_CRMATH_ARRAY_ON(Name)                                         \
+  namespace internal {                                                        \
+  inline void Name##ArrayOn(Isa isa, const float* in, float* out, size_t n) { \
+    switch (isa) {                                                            \
+      case Isa::kAvx512:                                                      \
+        return Name##ArrayAvx512(in, out, n);                                 \
+      case Isa::kAvx2:                                                        \
+        return Name##ArrayAvx2(in, out, n);                                   \
+      case Isa::kPortable:                                                    \
+        break;                                                                \
+    }                                                                         \
+    Name##ArrayPortable(in, out, n);                                          \
+  }                                                                           \
+  }                                                                           \
+  inline void Name##Array(const float* in, float* out, size_t n) {            \
+    internal::Name##ArrayOn(BestIsa(), in, out, n);                           \
+  }
+#else
+#define DETRAIN_CRMATH_ARRAY_ON(Name)                                         \
+  namespace internal {                                                        \
+  inline void Name##ArrayOn(Isa, const float* in, float* out, size_t n) {     \
+    Name##ArrayPortable(in, out, n);                                          \
+  }                                                                           \
+  }                                                                           \
   DETRAIN_HD inline void Name##Array(const float* in, float* out, size_t n) { \
-    internal::MapArray<internal::Name##Fast, internal::Name##SlowPath>(in, out, n); \
+    internal::Name##ArrayPortable(in, out, n);                                \
+  }
+#endif
+#define DETRAIN_CRMATH_ARRAY(Name)                                                    \
+  namespace internal {                                                                \
+  DETRAIN_HD inline void Name##ArrayPortable(const float* in, float* out, size_t n) { \
+    MapArray<Name##Fast, Name##SlowPath>(in, out, n);                                 \
+  }                                                                                   \
+  }                                                                                   \
+  DETRAIN_CRMATH_ARRAY_ON(Name)                                                       \
+  inline void Name##ArrayIsa(Isa isa, const float* in, float* out, size_t n) {        \
+    internal::Name##ArrayOn(IsaSupported(isa) ? isa : Isa::kPortable, in, out, n);    \
   }
 DETRAIN_CRMATH_ARRAY(Exp)
 DETRAIN_CRMATH_ARRAY(Expm1)
@@ -47,6 +134,7 @@ DETRAIN_CRMATH_ARRAY(Logistic)
 DETRAIN_CRMATH_ARRAY(Erf)
 DETRAIN_CRMATH_ARRAY(Rsqrt)
 #undef DETRAIN_CRMATH_ARRAY
+#undef DETRAIN_CRMATH_ARRAY_ON
 
 // out[i] = Pow(x[i], y[i]).
 DETRAIN_HD inline void PowArray(const float* x, const float* y, float* out, size_t n) {
