@@ -131,8 +131,9 @@ off = 0x3f334000
 def f32(bits):
     return mp.mpf(struct.unpack('<f', struct.pack('<I', bits))[0])
 w(f'inline constexpr uint32_t kPowLogOff = {off:#010x};  // {float(f32(off))!r}')
-w('// {invc, log2(c) hi, log2(c) lo} per bucket: invc ~ 1/(bucket centre c) with 24 significant')
-w('// bits (so z * invc, 24 x 24 bits, is exact and r = z * invc - 1 is exact), log2(c) = -log2(invc).')
+w('// Per bucket (three arrays, indexed directly): invc ~ 1/(bucket centre c) with 24 significant')
+w('// bits (so z * invc, 24 x 24 bits, is exact and r = z * invc - 1 is exact); log2(c) = -log2(invc)')
+w('// as hi + lo.')
 rmax = mp.mpf(0)
 rows = []
 for i in range(256):
@@ -147,11 +148,13 @@ for i in range(256):
         inv = mp.nint(m * 2 ** 24) / 2 ** 24 * mp.mpf(2) ** e
     rmax = max(rmax, abs(zlo * inv - 1), abs(zhi * inv - 1))
     h, l = dd(-mp.log(inv) / ln2)
-    rows.append(f'    {{{d(inv)}, {h}, {l}}},')
+    rows.append((d(inv), h, l))
 w(f'// max |r| over all buckets: 2^{float(mp.log(rmax, 2)):.4f}.')
-w('DETRAIN_CRMATH_TABLE double kPowLog2Table[256][3] = {')
-out.extend(rows)
-w('};')
+for name, col in (('kPowInvC', 0), ('kPowLog2CHi', 1), ('kPowLog2CLo', 2)):
+    w(f'DETRAIN_CRMATH_TABLE double {name}[256] = {{')
+    for k in range(0, 256, 4):
+        w('    ' + ', '.join(r[col] for r in rows[k:k + 4]) + ',')
+    w('};')
 # 2^(j/128) with (j << 45) subtracted from its bits: adding (ki << 45) for ki = 128 m + j then
 # gives the bits of 2^(m + j/128) (m lands in the exponent field, j cancels).
 w('// bits(2^(j/128)) - (j << 45), j = 0..127 (see PowApprox).')

@@ -24,7 +24,7 @@ struct FnInfo {
   const char* name;
   float (*ours)(float);  // nullptr for pow
   float (*slow)(float);  // the accurate path alone (internal::FSlow); nullptr for pow
-  // FArrayIsa: the array variant on a chosen implementation; nullptr for pow.
+  // FArrayIsa: the array variant on a chosen implementation; nullptr for pow (PowArrayIsa).
   void (*array)(crmath::Isa isa, const float* in, float* out, size_t n);
 };
 

@@ -2,7 +2,7 @@
 // same array), bit for bit the scalar results (tests/base/math/crmath_array_test.cc; over all
 // 2^32 inputs by `crmath_verify --arrays`, docs/math.md §9).
 //
-// Three implementations of each one-argument function, chosen at run time (`BestIsa`, probed
+// Three implementations of each one-argument function and of pow, chosen at run time (`BestIsa`, probed
 // once): explicit AVX-512 and AVX2 kernels (crmath_simd.h, x86-64 hosts built with GCC), and the
 // portable block loop below, which is also the CUDA device and non-x86 path. The portable loop
 // runs the branch-free scalar fast kernel over a block of kBlock elements, recording per element
@@ -20,6 +20,12 @@
 #include "base/math/crmath_simd.h"
 
 namespace detrain::crmath {
+// nvcc compiles the portable array functions only (DETRAIN_CRMATH_SIMD is 0 there) where a C++
+// file gets the dispatching ones: the inline namespace gives nvcc's versions their own symbols,
+// so a program linking both has no two different definitions of one inline function.
+#if defined(__CUDACC__)
+inline namespace cuda_portable {
+#endif
 
 // The implementations of the one-argument array functions; every one gives the same bits.
 enum class Isa { kPortable, kAvx2, kAvx512 };
@@ -63,7 +69,7 @@ inline Isa BestIsa() {
   return best;
 }
 
-namespace internal {
+namespace array_detail {
 
 inline constexpr size_t kBlock = 64;
 
@@ -80,19 +86,19 @@ DETRAIN_HD inline void MapArray(const float* in, float* out, size_t n) {
   }
 }
 
-}  // namespace internal
+}  // namespace array_detail
 
-// Per function: internal::FArrayPortable, internal::FArrayOn(isa) (isa must be supported),
+// Per function: array_detail::FArrayPortable, array_detail::FArrayOn(isa) (isa must be supported),
 // FArrayIsa(isa) (an unsupported isa runs the portable loop: tests and benchmarks) and FArray.
 #if DETRAIN_CRMATH_SIMD
 #define DETRAIN_CRMATH_ARRAY_ON(Name)                                         \
-  namespace internal {                                                        \
+  namespace array_detail {                                                    \
   inline void Name##ArrayOn(Isa isa, const float* in, float* out, size_t n) { \
     switch (isa) {                                                            \
       case Isa::kAvx512:                                                      \
-        return Name##ArrayAvx512(in, out, n);                                 \
+        return internal::Name##ArrayAvx512(in, out, n);                       \
       case Isa::kAvx2:                                                        \
-        return Name##ArrayAvx2(in, out, n);                                   \
+        return internal::Name##ArrayAvx2(in, out, n);                         \
       case Isa::kPortable:                                                    \
         break;                                                                \
     }                                                                         \
@@ -100,28 +106,28 @@ DETRAIN_HD inline void MapArray(const float* in, float* out, size_t n) {
   }                                                                           \
   }                                                                           \
   inline void Name##Array(const float* in, float* out, size_t n) {            \
-    internal::Name##ArrayOn(BestIsa(), in, out, n);                           \
+    array_detail::Name##ArrayOn(BestIsa(), in, out, n);                       \
   }
 #else
 #define DETRAIN_CRMATH_ARRAY_ON(Name)                                         \
-  namespace internal {                                                        \
+  namespace array_detail {                                                    \
   inline void Name##ArrayOn(Isa, const float* in, float* out, size_t n) {     \
     Name##ArrayPortable(in, out, n);                                          \
   }                                                                           \
   }                                                                           \
   DETRAIN_HD inline void Name##Array(const float* in, float* out, size_t n) { \
-    internal::Name##ArrayPortable(in, out, n);                                \
+    array_detail::Name##ArrayPortable(in, out, n);                            \
   }
 #endif
 #define DETRAIN_CRMATH_ARRAY(Name)                                                    \
-  namespace internal {                                                                \
+  namespace array_detail {                                                            \
   DETRAIN_HD inline void Name##ArrayPortable(const float* in, float* out, size_t n) { \
-    MapArray<Name##Fast, Name##SlowPath>(in, out, n);                                 \
+    MapArray<internal::Name##Fast, internal::Name##SlowPath>(in, out, n);             \
   }                                                                                   \
   }                                                                                   \
   DETRAIN_CRMATH_ARRAY_ON(Name)                                                       \
   inline void Name##ArrayIsa(Isa isa, const float* in, float* out, size_t n) {        \
-    internal::Name##ArrayOn(IsaSupported(isa) ? isa : Isa::kPortable, in, out, n);    \
+    array_detail::Name##ArrayOn(IsaSupported(isa) ? isa : Isa::kPortable, in, out, n); \
   }
 DETRAIN_CRMATH_ARRAY(Exp)
 DETRAIN_CRMATH_ARRAY(Expm1)
@@ -136,17 +142,49 @@ DETRAIN_CRMATH_ARRAY(Rsqrt)
 #undef DETRAIN_CRMATH_ARRAY
 #undef DETRAIN_CRMATH_ARRAY_ON
 
-// out[i] = Pow(x[i], y[i]).
-DETRAIN_HD inline void PowArray(const float* x, const float* y, float* out, size_t n) {
-  for (size_t base = 0; base < n; base += internal::kBlock) {
-    size_t len = n - base < internal::kBlock ? n - base : internal::kBlock;
-    float r[internal::kBlock];
-    bool ok[internal::kBlock];
+// out[i] = Pow(x[i], y[i]); out may be x or y. Same three implementations as above.
+namespace array_detail {
+DETRAIN_HD inline void PowArrayPortable(const float* x, const float* y, float* out, size_t n) {
+  for (size_t base = 0; base < n; base += kBlock) {
+    size_t len = n - base < kBlock ? n - base : kBlock;
+    float r[kBlock];
+    bool ok[kBlock];
     for (size_t i = 0; i < len; ++i) ok[i] = internal::PowFast(x[base + i], y[base + i], &r[i]);
     for (size_t i = 0; i < len; ++i) {
       out[base + i] = ok[i] ? r[i] : internal::PowSlowPath(x[base + i], y[base + i]);
     }
   }
+}
+#if DETRAIN_CRMATH_SIMD
+inline void PowArrayOn(Isa isa, const float* x, const float* y, float* out, size_t n) {
+  switch (isa) {
+    case Isa::kAvx512:
+      return internal::PowArrayAvx512(x, y, out, n);
+    case Isa::kAvx2:
+      return internal::PowArrayAvx2(x, y, out, n);
+    case Isa::kPortable:
+      break;
+  }
+  PowArrayPortable(x, y, out, n);
+}
+#else
+inline void PowArrayOn(Isa, const float* x, const float* y, float* out, size_t n) {
+  PowArrayPortable(x, y, out, n);
+}
+#endif
+}  // namespace array_detail
+
+#if DETRAIN_CRMATH_SIMD
+inline void PowArray(const float* x, const float* y, float* out, size_t n) {
+  array_detail::PowArrayOn(BestIsa(), x, y, out, n);
+}
+#else
+DETRAIN_HD inline void PowArray(const float* x, const float* y, float* out, size_t n) {
+  array_detail::PowArrayPortable(x, y, out, n);
+}
+#endif
+inline void PowArrayIsa(Isa isa, const float* x, const float* y, float* out, size_t n) {
+  array_detail::PowArrayOn(IsaSupported(isa) ? isa : Isa::kPortable, x, y, out, n);
 }
 
 // out[i] = Erfinv(in[i]) (a plain loop: Erfinv has no rounding test).
@@ -154,6 +192,9 @@ DETRAIN_HD inline void ErfinvArray(const float* in, float* out, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = Erfinv(in[i]);
 }
 
+#if defined(__CUDACC__)
+}  // namespace cuda_portable
+#endif
 }  // namespace detrain::crmath
 
 #endif  // DETRAIN_BASE_MATH_CRMATH_ARRAY_H_

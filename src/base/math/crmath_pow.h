@@ -43,12 +43,11 @@ DETRAIN_HD_FAST PowKernel PowApprox(float x, float y) {
   int i = static_cast<int>((tmp >> 15) & 255);
   double k = static_cast<double>(static_cast<int32_t>(tmp) >> 23);
   double z = BitsFloat(xb - (tmp & 0xff800000u));
-  const double* e = kPowLog2Table[i];
-  double r = z * e[0] - 1.0;
+  double r = z * kPowInvC[i] - 1.0;
   const double* c = kLog2p1Poly;
   double r2 = r * r;
   double p = (r * c[0] + r2 * (c[1] + r * c[2])) + (r2 * r2) * (c[3] + r * c[4]);
-  double l = (k + e[1]) + (e[2] + p);
+  double l = (k + kPowLog2CHi[i]) + (kPowLog2CLo[i] + p);
   double t = static_cast<double>(y) * l;
   t = t < 140.0 ? t : 140.0;
   t = t > -160.0 ? t : -160.0;

@@ -17,7 +17,7 @@
 // function defined in the region is AVX-attributed and lives in an ISA-named namespace, so no
 // inline baseline function is ever compiled with AVX flags (an ODR hazard on older CPUs).
 //
-// Lane types (for the vector pow that will build on them): `Vd` binary64 lanes, `Vu` uint64
+// Lane types: `Vd` binary64 lanes, `Vu` uint64
 // lanes, `Vm` predicates. Per lane, `+ - * /` on Vd are the IEEE binary64 operations (a double
 // constant converts implicitly: broadcast), and `*` is fenced so that no compiler setting can
 // contract it with an add into an FMA; `Sqrt`, `Abs`, unary `-` (sign flip); comparisons give
@@ -27,7 +27,7 @@
 // exactly for integers below 2^51 in magnitude; `Gather(base, idx)` loads base[idx] per lane,
 // `Lookup32(t, idx)` the same for a 32-entry table and idx < 32 (AVX-512: two-register permutes,
 // much faster than a gather). `prim::LoadF`/`StoreF`/`ToDouble`/`ToFloat` move kLanes floats
-// (conversions round to nearest).
+// (conversions round to nearest); `prim::WidenBits` gives their bit patterns as uint64 lanes.
 //
 // Pure functions: thread-safe. Callers must check the CPU first (crmath_array.h `IsaSupported`).
 #ifndef DETRAIN_BASE_MATH_CRMATH_SIMD_H_
@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "base/math/crmath_pow.h"
 #include "base/math/crmath_scalar.h"
 
 namespace detrain::crmath::internal {
@@ -116,6 +117,8 @@ DETRAIN_SIMD_INLINE F LoadF(const float* p) { return _mm256_loadu_ps(p); }
 DETRAIN_SIMD_INLINE void StoreF(float* p, F x) { _mm256_storeu_ps(p, x); }
 DETRAIN_SIMD_INLINE D ToDouble(F x) { return _mm512_cvtps_pd(x); }
 DETRAIN_SIMD_INLINE F ToFloat(D x) { return _mm512_cvtpd_ps(x); }
+// The floats' bit patterns, zero-extended into 64-bit lanes.
+DETRAIN_SIMD_INLINE U WidenBits(F x) { return _mm512_cvtepu32_epi64(_mm256_castps_si256(x)); }
 
 }  // namespace prim
 #include "base/math/crmath_simd_kernels.inc"
@@ -180,6 +183,7 @@ DETRAIN_SIMD_INLINE F LoadF(const float* p) { return _mm_loadu_ps(p); }
 DETRAIN_SIMD_INLINE void StoreF(float* p, F x) { _mm_storeu_ps(p, x); }
 DETRAIN_SIMD_INLINE D ToDouble(F x) { return _mm256_cvtps_pd(x); }
 DETRAIN_SIMD_INLINE F ToFloat(D x) { return _mm256_cvtpd_ps(x); }
+DETRAIN_SIMD_INLINE U WidenBits(F x) { return _mm256_cvtepu32_epi64(_mm_castps_si128(x)); }
 
 }  // namespace prim
 #include "base/math/crmath_simd_kernels.inc"
@@ -210,6 +214,12 @@ DETRAIN_CRMATH_SIMD_ENTRIES(Logistic)
 DETRAIN_CRMATH_SIMD_ENTRIES(Erf)
 DETRAIN_CRMATH_SIMD_ENTRIES(Rsqrt)
 #undef DETRAIN_CRMATH_SIMD_ENTRIES
+inline void PowArrayAvx512(const float* x, const float* y, float* out, size_t n) {
+  simd_avx512::PowMapArray(x, y, out, n);
+}
+inline void PowArrayAvx2(const float* x, const float* y, float* out, size_t n) {
+  simd_avx2::PowMapArray(x, y, out, n);
+}
 }  // namespace detrain::crmath::internal
 
 #endif  // DETRAIN_CRMATH_SIMD

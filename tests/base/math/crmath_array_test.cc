@@ -4,8 +4,10 @@
 // each implementation (portable, AVX2, AVX-512) the CPU supports (the others are skipped).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <ostream>
 #include <vector>
 
@@ -177,28 +179,90 @@ TEST(CrmathArrayTest, PartialBlocksAndInPlace) {
   }
 }
 
-TEST(CrmathArrayTest, PowArrayEqualsScalar) {
+// Pow pairs: specials (both signs of x), random bit patterns, the ML range, and the regions the
+// fast path is most likely to get wrong: x within 2^17 ulps of 1 with large |y|, results near
+// overflow, underflow and in the subnormal range (t = y log2 x near 128, -126, -149), subnormal x.
+struct PowInputs {
   std::vector<float> x, y;
-  const float special[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 2.0f, 9.0f, 0x1p-75f,
+  void Add(float a, float b) {
+    x.push_back(a);
+    y.push_back(b);
+  }
+};
+PowInputs MakePowInputs() {
+  PowInputs in;
+  const float special[] = {0.0f, 1.0f, 0.5f, 2.0f, 9.0f, 0x1p-75f, 0x1p-149f, 0x1.fffffep127f,
                            std::numeric_limits<float>::infinity(), FromBits(0x7fc00000u)};
+  const float exps[] = {0.0f, 0.5f, -0.5f, 2.0f, 3.0f, -3.0f, 1.5f, 0x1p30f, -0x1p-149f,
+                        std::numeric_limits<float>::infinity(), FromBits(0x7fc00000u)};
   for (float a : special) {
-    for (float b : {0.0f, 0.5f, -0.5f, 2.0f, 3.0f, -3.0f, 1.5f, 0x1p30f, FromBits(0x7fc00000u)}) {
-      x.push_back(a);
-      y.push_back(b);
-      x.push_back(-a);
-      y.push_back(b);
+    for (float b : exps) {
+      in.Add(a, b);
+      in.Add(-a, b);
+      in.Add(a, -b);
     }
   }
   for (uint64_t i = 0; i < 200000; ++i) {
-    x.push_back(FromBits(static_cast<uint32_t>(Mix(2 * i + 1))));
-    y.push_back(FromBits(static_cast<uint32_t>(Mix(2 * i + 2))));
-    x.push_back(static_cast<float>((Mix(3 * i) >> 11) * 0x1p-53 * 10.0));
-    y.push_back(static_cast<float>((Mix(3 * i + 1) >> 11) * 0x1p-53 * 40.0 - 20.0));
+    in.Add(FromBits(static_cast<uint32_t>(Mix(2 * i + 1))),
+           FromBits(static_cast<uint32_t>(Mix(2 * i + 2))));
+    in.Add(Uniform(3 * i, 0.0, 10.0), Uniform(3 * i + 1, -20.0, 20.0));
+    float near1 = FromBits(0x3f800000u + static_cast<uint32_t>(Mix(5 * i) % 262144) - 131072u);
+    double t = Uniform(5 * i + 1, -160.0, 140.0);
+    in.Add(near1, static_cast<float>(t / std::log2(static_cast<double>(near1))));
+    float xr = Uniform(5 * i + 2, 0.01, 100.0);
+    const double edges[] = {128.0, -126.0, -149.0, -150.0};
+    double te = edges[i % 4] + Uniform(5 * i + 3, -0.01, 0.01);
+    in.Add(xr, static_cast<float>(te / std::log2(static_cast<double>(xr))));
+    in.Add(FromBits(static_cast<uint32_t>(Mix(7 * i) % 0x00800000u)), Uniform(7 * i + 1, -2.0, 2.0));
   }
-  std::vector<float> out(x.size());
-  PowArray(x.data(), y.data(), out.data(), x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    ASSERT_EQ(Bits(Pow(x[i], y[i])), Bits(out[i])) << "pow(" << x[i] << ", " << y[i] << ")";
+  return in;
+}
+
+TEST(CrmathArrayTest, PowArrayEqualsScalar) {
+  PowInputs in = MakePowInputs();
+  std::vector<float> out(in.x.size());
+  PowArray(in.x.data(), in.y.data(), out.data(), in.x.size());
+  for (size_t i = 0; i < in.x.size(); ++i) {
+    ASSERT_EQ(Bits(Pow(in.x[i], in.y[i])), Bits(out[i]))
+        << "pow(" << in.x[i] << ", " << in.y[i] << ")";
+  }
+}
+
+TEST_P(CrmathArrayIsaTest, PowEqualsScalar) {
+  PowInputs in = MakePowInputs();
+  size_t n = in.x.size();
+  std::vector<float> out(n);
+  PowArrayIsa(GetParam(), in.x.data(), in.y.data(), out.data(), n);
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(Bits(Pow(in.x[i], in.y[i])), Bits(out[i]))
+        << "pow(0x" << std::hex << Bits(in.x[i]) << ", 0x" << Bits(in.y[i]) << ")";
+  }
+}
+
+// Lengths 0..70 at unaligned starts (nothing written past n), and out aliasing x or y.
+TEST_P(CrmathArrayIsaTest, PowLengthsAndAliasing) {
+  PowInputs in = MakePowInputs();
+  const float kCanary = -7.25f;
+  for (size_t n = 0; n <= 70; ++n) {
+    for (size_t offset = 0; offset < 4; ++offset) {
+      size_t start = (n * 131 + offset * 977) % (in.x.size() - 80);
+      const float* x = in.x.data() + start;
+      const float* y = in.y.data() + start;
+      std::vector<float> buf(n + 8, kCanary);
+      PowArrayIsa(GetParam(), x, y, buf.data() + offset, n);
+      std::vector<float> xs(x, x + n), ys(y, y + n);
+      PowArrayIsa(GetParam(), xs.data(), y, xs.data(), n);  // out = x
+      PowArrayIsa(GetParam(), x, ys.data(), ys.data(), n);  // out = y
+      for (size_t i = 0; i < n + 8; ++i) {
+        bool inside = i >= offset && i < offset + n;
+        float want = inside ? Pow(x[i - offset], y[i - offset]) : kCanary;
+        ASSERT_EQ(Bits(want), Bits(buf[i])) << "n=" << n << " offset=" << offset << " i=" << i;
+      }
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(Bits(Pow(x[i], y[i])), Bits(xs[i])) << "out = x, n=" << n << " i=" << i;
+        ASSERT_EQ(Bits(Pow(x[i], y[i])), Bits(ys[i])) << "out = y, n=" << n << " i=" << i;
+      }
+    }
   }
 }
 
