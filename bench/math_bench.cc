@@ -182,7 +182,7 @@ BENCHMARK(pow_crmath_array_avx512);
 BENCHMARK(pow_glibc_loop);
 
 // Functions without a glibc float counterpart in the goal list, for reference.
-#define DETRAIN_BENCH_OURS(name, ours, range)                               \
+#define DETRAIN_BENCH_OURS(name, ours, range)                             \
   void name##_crmath(benchmark::State& s) { Scalar<cr::ours>(s, range); } \
   BENCHMARK(name##_crmath);
 #define DETRAIN_BENCH_OURS_ARRAYS(name, ours, range) \

@@ -13,6 +13,8 @@
 // Exit code 0 when nothing is misrounded (with --arrays: nothing differs), 1 otherwise, 2 on bad
 // usage. Work is split into chunks whose results are combined in chunk order, so the report is
 // independent of threads.
+#include <mpfr.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -20,8 +22,6 @@
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <mpfr.h>
 
 #include "base/math/crmath.h"
 #include "base/thread_pool.h"
@@ -70,13 +70,13 @@ void CheckOne(const FnInfo& fn, float x, float y, Tally& t) {
 // Special inputs: zeros, infinities, NaNs, subnormal and normal extremes, +-1, and the overflow,
 // underflow and saturation thresholds of the functions; each with 512 ulps on both sides.
 std::vector<uint32_t> SpecialInputs() {
-  const float centres[] = {0.0f,      1.0f,      0x1p-149f, 0x1p-126f, 0x1.fffffep127f, 2.0f,
-                           0.5f,      88.72284f, 89.0f,     -103.9721f, -87.33655f, 104.0f,
-                           9.0109f,   17.3287f,  18.0f,     3.9192f,   4.0f,       128.0f,
-                           -150.0f,   -149.0f,   -126.0f,   0x1p-7f,   0x1p-25f,   0x1p24f,
-                           0.6931472f, 1.4142135f, 0.7071068f, 10.0f,   1e-30f,     1e30f};
-  std::vector<uint32_t> out = {0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u, 0x7f800001u,
-                               0x7fffffffu};
+  const float centres[] = {
+      0.0f,       1.0f,       0x1p-149f,  0x1p-126f, 0x1.fffffep127f, 2.0f,     0.5f,     88.72284f,
+      89.0f,      -103.9721f, -87.33655f, 104.0f,    9.0109f,         17.3287f, 18.0f,    3.9192f,
+      4.0f,       128.0f,     -150.0f,    -149.0f,   -126.0f,         0x1p-7f,  0x1p-25f, 0x1p24f,
+      0.6931472f, 1.4142135f, 0.7071068f, 10.0f,     1e-30f,          1e30f};
+  std::vector<uint32_t> out = {0x7f800000u, 0xff800000u, 0x7fc00000u,
+                               0xffc00000u, 0x7f800001u, 0x7fffffffu};
   for (float c : centres) {
     for (float s : {c, -c}) {
       uint32_t b = Bits(s);
@@ -225,9 +225,8 @@ uint64_t ReportArrays(const FnInfo& fn, const IsaTallies& t, double secs) {
       std::printf("%-18s skipped: this CPU (or build) lacks it\n", name.c_str());
       continue;
     }
-    std::printf("%-18s %12llu %s  mismatches %llu  %.1f s (all implementations)\n",
-                name.c_str(), static_cast<unsigned long long>(t.isa[k].checked),
-                fn.array ? "inputs" : "pairs ",
+    std::printf("%-18s %12llu %s  mismatches %llu  %.1f s (all implementations)\n", name.c_str(),
+                static_cast<unsigned long long>(t.isa[k].checked), fn.array ? "inputs" : "pairs ",
                 static_cast<unsigned long long>(t.isa[k].misrounded), secs);
     PrintFailures(t.isa[k]);
     bad += t.isa[k].misrounded;
@@ -261,14 +260,20 @@ int Main(int argc, char** argv) {
   size_t threads = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--sampled") exhaustive = false;
-    else if (a == "--exhaustive") exhaustive = true;
-    else if (a == "--slow-only") g_slow_only = true;
+    if (a == "--sampled")
+      exhaustive = false;
+    else if (a == "--exhaustive")
+      exhaustive = true;
+    else if (a == "--slow-only")
+      g_slow_only = true;
     else if (a == "--arrays")
       arrays = true;
-    else if (a.rfind("--functions=", 0) == 0) only = "," + a.substr(12) + ",";
-    else if (a.rfind("--pow-pairs=", 0) == 0) pow_pairs = std::strtoull(a.c_str() + 12, nullptr, 0);
-    else if (a.rfind("--threads=", 0) == 0) threads = std::strtoull(a.c_str() + 10, nullptr, 0);
+    else if (a.rfind("--functions=", 0) == 0)
+      only = "," + a.substr(12) + ",";
+    else if (a.rfind("--pow-pairs=", 0) == 0)
+      pow_pairs = std::strtoull(a.c_str() + 12, nullptr, 0);
+    else if (a.rfind("--threads=", 0) == 0)
+      threads = std::strtoull(a.c_str() + 10, nullptr, 0);
     else {
       std::fprintf(stderr,
                    "crmath_verify: unknown argument '%s'\nusage: crmath_verify "

@@ -2,9 +2,9 @@
 // same array), bit for bit the scalar results (tests/base/math/crmath_array_test.cc; over all
 // 2^32 inputs by `crmath_verify --arrays`, docs/math.md §9).
 //
-// Three implementations of each one-argument function and of pow, chosen at run time (`BestIsa`, probed
-// once): explicit AVX-512 and AVX2 kernels (crmath_simd.h, x86-64 hosts built with GCC), and the
-// portable block loop below, which is also the CUDA device and non-x86 path. The portable loop
+// Three implementations of each one-argument function and of pow, chosen at run time (`BestIsa`,
+// probed once): explicit AVX-512 and AVX2 kernels (crmath_simd.h, x86-64 hosts built with GCC), and
+// the portable block loop below, which is also the CUDA device and non-x86 path. The portable loop
 // runs the branch-free scalar fast kernel over a block of kBlock elements, recording per element
 // whether the rounding test passed, then recomputes the flagged elements with the slow path;
 // since the fast kernel is the very code the scalar function runs first, the results are the
@@ -119,14 +119,14 @@ DETRAIN_HD inline void MapArray(const float* in, float* out, size_t n) {
     array_detail::Name##ArrayPortable(in, out, n);                            \
   }
 #endif
-#define DETRAIN_CRMATH_ARRAY(Name)                                                    \
-  namespace array_detail {                                                            \
-  DETRAIN_HD inline void Name##ArrayPortable(const float* in, float* out, size_t n) { \
-    MapArray<internal::Name##Fast, internal::Name##SlowPath>(in, out, n);             \
-  }                                                                                   \
-  }                                                                                   \
-  DETRAIN_CRMATH_ARRAY_ON(Name)                                                       \
-  inline void Name##ArrayIsa(Isa isa, const float* in, float* out, size_t n) {        \
+#define DETRAIN_CRMATH_ARRAY(Name)                                                     \
+  namespace array_detail {                                                             \
+  DETRAIN_HD inline void Name##ArrayPortable(const float* in, float* out, size_t n) {  \
+    MapArray<internal::Name##Fast, internal::Name##SlowPath>(in, out, n);              \
+  }                                                                                    \
+  }                                                                                    \
+  DETRAIN_CRMATH_ARRAY_ON(Name)                                                        \
+  inline void Name##ArrayIsa(Isa isa, const float* in, float* out, size_t n) {         \
     array_detail::Name##ArrayOn(IsaSupported(isa) ? isa : Isa::kPortable, in, out, n); \
   }
 DETRAIN_CRMATH_ARRAY(Exp)

@@ -191,10 +191,27 @@ struct PowInputs {
 };
 PowInputs MakePowInputs() {
   PowInputs in;
-  const float special[] = {0.0f, 1.0f, 0.5f, 2.0f, 9.0f, 0x1p-75f, 0x1p-149f, 0x1.fffffep127f,
-                           std::numeric_limits<float>::infinity(), FromBits(0x7fc00000u)};
-  const float exps[] = {0.0f, 0.5f, -0.5f, 2.0f, 3.0f, -3.0f, 1.5f, 0x1p30f, -0x1p-149f,
-                        std::numeric_limits<float>::infinity(), FromBits(0x7fc00000u)};
+  const float special[] = {0.0f,
+                           1.0f,
+                           0.5f,
+                           2.0f,
+                           9.0f,
+                           0x1p-75f,
+                           0x1p-149f,
+                           0x1.fffffep127f,
+                           std::numeric_limits<float>::infinity(),
+                           FromBits(0x7fc00000u)};
+  const float exps[] = {0.0f,
+                        0.5f,
+                        -0.5f,
+                        2.0f,
+                        3.0f,
+                        -3.0f,
+                        1.5f,
+                        0x1p30f,
+                        -0x1p-149f,
+                        std::numeric_limits<float>::infinity(),
+                        FromBits(0x7fc00000u)};
   for (float a : special) {
     for (float b : exps) {
       in.Add(a, b);
@@ -213,7 +230,8 @@ PowInputs MakePowInputs() {
     const double edges[] = {128.0, -126.0, -149.0, -150.0};
     double te = edges[i % 4] + Uniform(5 * i + 3, -0.01, 0.01);
     in.Add(xr, static_cast<float>(te / std::log2(static_cast<double>(xr))));
-    in.Add(FromBits(static_cast<uint32_t>(Mix(7 * i) % 0x00800000u)), Uniform(7 * i + 1, -2.0, 2.0));
+    in.Add(FromBits(static_cast<uint32_t>(Mix(7 * i) % 0x00800000u)),
+           Uniform(7 * i + 1, -2.0, 2.0));
   }
   return in;
 }

@@ -2,6 +2,8 @@
 // pow cases, erfinv properties, and agreement with glibc's binary64 functions rounded once to
 // float wherever that rounding is unambiguous. The full proof of correct rounding is the
 // verifier (tools/crmath; its sampled mode is the CTest test crmath_verify_sampled).
+#include "base/math/crmath.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,8 +11,6 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-
-#include "base/math/crmath.h"
 
 namespace detrain::crmath {
 namespace {
@@ -36,8 +36,8 @@ constexpr float kMinSub = 0x1p-149f;
 TEST(CrmathTest, NanInNanOut) {
   float snan = FromBits(0x7f800001u);
   for (float in : {kNan, -kNan, snan}) {
-    for (float (*f)(float) : {Exp, Expm1, Exp2, Log, Log1p, Log2, Tanh, Logistic, Erf, Rsqrt,
-                              Erfinv}) {
+    for (float (*f)(float) :
+         {Exp, Expm1, Exp2, Log, Log1p, Log2, Tanh, Logistic, Erf, Rsqrt, Erfinv}) {
       EXPECT_TRUE(std::isnan(f(in)));
     }
     EXPECT_TRUE(std::isnan(Pow(in, 2.0f)));
@@ -158,7 +158,7 @@ TEST(CrmathTest, PowExactAndTies) {
   EXPECT_BITS(1.0f + 3 * 0x1p-11f + 0x1p-21f, Pow(1.0f + 3 * 0x1p-12f, 2.0f));
   // (1 + 2^-12 + 2^-23)^2 = 1 + 4098.5005 * 2^-23: just above a tie, rounds up.
   EXPECT_BITS(1.0f + 0x1p-11f + 3 * 0x1p-23f, Pow(1.0f + 0x1p-12f + 0x1p-23f, 2.0f));
-  EXPECT_BITS(0.0f, Pow(0x1p-75f, 2.0f));                    // 2^-150: tie, even is 0
+  EXPECT_BITS(0.0f, Pow(0x1p-75f, 2.0f));                     // 2^-150: tie, even is 0
   EXPECT_BITS(FromBits(0x00000001u), Pow(0x1.8p-75f, 2.0f));  // 1.125 * 2^-149 -> 2^-149
   EXPECT_BITS(kInf, Pow(0x1p64f, 2.0f));
 }
@@ -183,9 +183,9 @@ TEST(CrmathTest, AgreesWithBinary64WhereUnambiguous) {
     float (*ours)(float);
     double (*ref)(double);
   };
-  const Case cases[] = {{Exp, std::exp},     {Expm1, std::expm1}, {Exp2, std::exp2},
-                        {Log, std::log},     {Log1p, std::log1p}, {Log2, std::log2},
-                        {Tanh, std::tanh},   {Erf, std::erf}};
+  const Case cases[] = {{Exp, std::exp},   {Expm1, std::expm1}, {Exp2, std::exp2},
+                        {Log, std::log},   {Log1p, std::log1p}, {Log2, std::log2},
+                        {Tanh, std::tanh}, {Erf, std::erf}};
   int checked = 0;
   for (const Case& c : cases) {
     for (uint32_t u = 0; u < 0xffffffffu - 40503u; u += 40503u) {
