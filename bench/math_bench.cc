@@ -119,19 +119,6 @@ void PowArray(benchmark::State& state, const cr::Isa* isa) {
   }
   state.SetItemsProcessed(state.iterations() * kN);
 }
-// glibc's loop over powf, as a separate function like GlibcLoop (the same code as pow_glibc).
-void PowGlibcLoop(benchmark::State& state) {
-  std::vector<float> x = Inputs(0.01f, 10.0f, 1), y = Inputs(-8.0f, 8.0f, 2), out(kN);
-  auto loop = [](const float* a, const float* b, float* o, size_t n) {
-    for (size_t i = 0; i < n; ++i) o[i] = powf(a[i], b[i]);
-  };
-  for (auto _ : state) {
-    loop(x.data(), y.data(), out.data(), kN);
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(state.iterations() * kN);
-}
 constexpr cr::Isa kPortable = cr::Isa::kPortable, kAvx2 = cr::Isa::kAvx2,
                   kAvx512 = cr::Isa::kAvx512;
 
@@ -167,19 +154,18 @@ DETRAIN_BENCH_FN(log, Log, GlibcLog, kLogRange)
 DETRAIN_BENCH_FN(log1p, Log1p, GlibcLog1p, kLog1pRange)
 DETRAIN_BENCH_FN(tanh, Tanh, GlibcTanh, kTanhRange)
 void pow_crmath(benchmark::State& s) { PowScalar(s, true); }
+// pow_glibc is also the glibc loop for the array comparison: the same loop over powf.
 void pow_glibc(benchmark::State& s) { PowScalar(s, false); }
 void pow_crmath_array(benchmark::State& s) { PowArray(s, nullptr); }
 void pow_crmath_array_portable(benchmark::State& s) { PowArray(s, &kPortable); }
 void pow_crmath_array_avx2(benchmark::State& s) { PowArray(s, &kAvx2); }
 void pow_crmath_array_avx512(benchmark::State& s) { PowArray(s, &kAvx512); }
-void pow_glibc_loop(benchmark::State& s) { PowGlibcLoop(s); }
 BENCHMARK(pow_crmath);
 BENCHMARK(pow_glibc);
 BENCHMARK(pow_crmath_array);
 BENCHMARK(pow_crmath_array_portable);
 BENCHMARK(pow_crmath_array_avx2);
 BENCHMARK(pow_crmath_array_avx512);
-BENCHMARK(pow_glibc_loop);
 
 // Functions without a glibc float counterpart in the goal list, for reference.
 #define DETRAIN_BENCH_OURS(name, ours, range)                             \

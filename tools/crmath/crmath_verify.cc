@@ -156,6 +156,17 @@ struct IsaTallies {
   }
 };
 
+// Counts where got differs from want (bit for bit) into t; y is nullptr for one-argument functions.
+void CompareBits(const float* x, const float* y, const float* got, const float* want, size_t len,
+                 Tally& t) {
+  t.checked += len;
+  for (size_t i = 0; i < len; ++i) {
+    if (Bits(got[i]) == Bits(want[i])) continue;
+    ++t.misrounded;
+    if (t.first.size() < Tally::kKeep) t.first.push_back({x[i], y ? y[i] : 0, got[i], want[i]});
+  }
+}
+
 IsaTallies CheckArrays(ThreadPool& pool, const FnInfo& fn, bool exhaustive) {
   std::vector<uint32_t> special = exhaustive ? std::vector<uint32_t>() : SpecialInputs();
   uint64_t n = exhaustive ? (1ull << 32) : kSamples + special.size();
@@ -170,48 +181,47 @@ IsaTallies CheckArrays(ThreadPool& pool, const FnInfo& fn, bool exhaustive) {
     for (size_t k = 0; k < kIsaCount; ++k) {
       if (!crmath::IsaSupported(kIsas[k])) continue;
       fn.array(kIsas[k], in.data(), got.data(), len);
-      Tally& tk = t.isa[k];
-      tk.checked += len;
-      for (size_t i = 0; i < len; ++i) {
-        if (Bits(got[i]) == Bits(want[i])) continue;
-        ++tk.misrounded;
-        if (tk.first.size() < Tally::kKeep) tk.first.push_back({in[i], 0, got[i], want[i]});
-      }
+      CompareBits(in.data(), nullptr, got.data(), want.data(), len, t.isa[k]);
     }
   });
 }
 
-// The same for PowArray, on the pow verifier's pairs (the special grid, then PowPair).
+// The pow verifier's pairs: special x against special y (a grid of the special inputs' centres)
+// first, then `pairs` generated pairs (PowPair). At(i) is a pure function of i.
+class PowPairs {
+ public:
+  explicit PowPairs(uint64_t pairs) : pairs_(pairs) {
+    std::vector<uint32_t> special = SpecialInputs();
+    for (size_t i = 0; i < special.size(); i += 128) grid_.push_back(special[i]);
+  }
+  uint64_t size() const { return grid_.size() * grid_.size() + pairs_; }
+  PowInput At(uint64_t i) const {
+    uint64_t grid_n = grid_.size() * grid_.size();
+    if (i >= grid_n) return PowPair(i - grid_n);
+    return {FromBits(grid_[i / grid_.size()]), FromBits(grid_[i % grid_.size()])};
+  }
+
+ private:
+  std::vector<uint32_t> grid_;
+  uint64_t pairs_;
+};
+
+// The same for PowArray against Pow, on the pow verifier's pairs.
 IsaTallies CheckPowArrays(ThreadPool& pool, uint64_t pairs) {
-  std::vector<uint32_t> special = SpecialInputs();
-  std::vector<uint32_t> grid;
-  for (size_t i = 0; i < special.size(); i += 128) grid.push_back(special[i]);
-  uint64_t grid_n = grid.size() * grid.size();
-  return RunChunks<IsaTallies>(pool, grid_n + pairs, [&](uint64_t lo, uint64_t hi, IsaTallies& t) {
+  PowPairs source(pairs);
+  return RunChunks<IsaTallies>(pool, source.size(), [&](uint64_t lo, uint64_t hi, IsaTallies& t) {
     size_t len = hi - lo;
     std::vector<float> x(len), y(len), want(len), got(len);
     for (size_t i = 0; i < len; ++i) {
-      uint64_t j = lo + i;
-      if (j < grid_n) {
-        x[i] = FromBits(grid[j / grid.size()]);
-        y[i] = FromBits(grid[j % grid.size()]);
-      } else {
-        PowInput p = PowPair(j - grid_n);
-        x[i] = p.x;
-        y[i] = p.y;
-      }
+      PowInput p = source.At(lo + i);
+      x[i] = p.x;
+      y[i] = p.y;
       want[i] = crmath::Pow(x[i], y[i]);
     }
     for (size_t k = 0; k < kIsaCount; ++k) {
       if (!crmath::IsaSupported(kIsas[k])) continue;
       crmath::PowArrayIsa(kIsas[k], x.data(), y.data(), got.data(), len);
-      Tally& tk = t.isa[k];
-      tk.checked += len;
-      for (size_t i = 0; i < len; ++i) {
-        if (Bits(got[i]) == Bits(want[i])) continue;
-        ++tk.misrounded;
-        if (tk.first.size() < Tally::kKeep) tk.first.push_back({x[i], y[i], got[i], want[i]});
-      }
+      CompareBits(x.data(), y.data(), got.data(), want.data(), len, t.isa[k]);
     }
   });
 }
@@ -235,19 +245,11 @@ uint64_t ReportArrays(const FnInfo& fn, const IsaTallies& t, double secs) {
 }
 
 Tally CheckPow(ThreadPool& pool, const FnInfo& fn, uint64_t pairs) {
-  std::vector<uint32_t> special = SpecialInputs();
-  // Special x against special y (a 97 x 97 grid of the centres) first, then generated pairs.
-  std::vector<uint32_t> grid;
-  for (size_t i = 0; i < special.size(); i += 128) grid.push_back(special[i]);
-  uint64_t grid_n = grid.size() * grid.size();
-  return RunChunks(pool, grid_n + pairs, [&](uint64_t lo, uint64_t hi, Tally& t) {
+  PowPairs source(pairs);
+  return RunChunks(pool, source.size(), [&](uint64_t lo, uint64_t hi, Tally& t) {
     for (uint64_t i = lo; i < hi; ++i) {
-      if (i < grid_n) {
-        CheckOne(fn, FromBits(grid[i / grid.size()]), FromBits(grid[i % grid.size()]), t);
-      } else {
-        PowInput p = PowPair(i - grid_n);
-        CheckOne(fn, p.x, p.y, t);
-      }
+      PowInput p = source.At(i);
+      CheckOne(fn, p.x, p.y, t);
     }
   });
 }

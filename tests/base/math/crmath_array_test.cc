@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <ostream>
 #include <vector>
@@ -20,16 +19,9 @@ void PrintTo(Isa isa, std::ostream* os) { *os << IsaName(isa); }
 
 namespace {
 
-uint32_t Bits(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  return u;
-}
-float FromBits(uint32_t u) {
-  float x;
-  std::memcpy(&x, &u, 4);
-  return x;
-}
+// The library's own bit casts (crmath_dd.h).
+constexpr auto Bits = internal::FloatBits;
+constexpr auto FromBits = internal::BitsFloat;
 
 uint64_t Mix(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;

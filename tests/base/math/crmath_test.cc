@@ -9,22 +9,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 
 namespace detrain::crmath {
 namespace {
 
-uint32_t Bits(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  return u;
-}
-float FromBits(uint32_t u) {
-  float x;
-  std::memcpy(&x, &u, 4);
-  return x;
-}
+// The library's own bit casts (crmath_dd.h).
+constexpr auto Bits = internal::FloatBits;
+constexpr auto FromBits = internal::BitsFloat;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
@@ -215,8 +207,7 @@ TEST(CrmathTest, PowKernelWithinErrorBound) {
   for (int i = 0; i < 400000; ++i) {
     uint32_t xb = (i & 1) ? 0x00800000u + static_cast<uint32_t>(next() % 0x7f000000u)
                           : 0x3f800000u + static_cast<uint32_t>(next() % 400000) - 200000u;
-    float x;
-    std::memcpy(&x, &xb, 4);
+    float x = FromBits(xb);
     if (x == 1.0f) continue;
     double t = -126.0 + 254.0 * static_cast<double>(next() % 1000000) / 1e6;
     float y = static_cast<float>(t / std::log2(static_cast<double>(x)));
