@@ -1,5 +1,11 @@
-// `detrain eval FILE.hlo --input NAME=FILE.npy ... [-o DIR]`: runs the entry computation of an
-// HLO module on the reference interpreter (docs/ir.md "CLI").
+// `detrain eval FILE.hlo|PROGRAM.dt --input NAME=FILE.npy ... [-o DIR] [--backend interp|cpu]
+// [--threads T] [--isa I] [--devices D]`: runs the entry computation of an HLO module, or one train
+// step of a program, on the reference interpreter or on the CPU executor (docs/ir.md "CLI").
+//
+// interp evaluates stage 2 (the canonical module; for a program, its train step). cpu compiles
+// through the pass pipeline and the plan exactly as `detrain compile` does (stage 4) and runs
+// the plan; threads, ISA and devices never change a bit, so the two backends' output files are
+// byte-identical.
 //
 // Inputs are matched to entry parameters by name or by position (`p0`, `p1`, ...); a missing,
 // unknown, repeated or mis-shaped input is an error (exit 2) naming the parameter and the
@@ -20,6 +26,8 @@
 #include "compiler/interp/interpreter.h"
 #include "compiler/ir/literal_npy.h"
 #include "compiler/ir/verifier.h"
+#include "frontend/stages.h"
+#include "runtime/executor.h"
 
 namespace detrain::cli {
 namespace {
@@ -28,6 +36,10 @@ struct EvalOptions {
   std::string file;
   std::vector<std::string> inputs;
   std::string out_dir;
+  std::string backend = "interp";
+  int threads = 1;
+  std::string isa;
+  int devices = 1;
 };
 
 Result<std::vector<ir::Literal>> LoadArguments(const ir::Module& module, const std::vector<std::string>& inputs) {
@@ -64,17 +76,13 @@ Result<std::vector<ir::Literal>> LoadArguments(const ir::Module& module, const s
   return args;
 }
 
-Status WriteOutputs(const ir::Literal& result, const std::string& dir) {
+// `arrays`: the result's array leaves; `tuple`: whether the result is a tuple.
+Status WriteOutputs(const std::vector<ir::Literal>& arrays, bool tuple, const std::string& dir) {
   std::vector<std::pair<std::string, const ir::Literal*>> outputs;
-  if (result.shape().is_tuple()) {
-    for (size_t i = 0; i < result.tuple_elements().size(); ++i) {
-      outputs.push_back({"out" + std::to_string(i), &result.tuple_elements()[i]});
-    }
-  } else {
-    outputs.push_back({"out", &result});
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    outputs.push_back({tuple ? "out" + std::to_string(i) : "out", &arrays[i]});
   }
   for (const auto& [name, lit] : outputs) {
-    if (lit->shape().is_tuple()) return InvalidArgument("output " + name + " is a nested tuple; .npy holds arrays only");
     if (dir.empty()) {
       std::cout << name << " = " << lit->ToString() << "\n";
       continue;
@@ -87,21 +95,58 @@ Status WriteOutputs(const ir::Literal& result, const std::string& dir) {
   return Status::Ok();
 }
 
-int RunEval(const EvalOptions& opts) {
-  Result<std::string> text = ReadFile(opts.file);
-  if (!text.ok()) return ReportError("eval", text.status());
-  auto module = ir::ParseAndVerify(*text);
-  if (!module.ok()) {
-    const std::string& m = module.status().message();
-    bool located = !m.empty() && std::isdigit(static_cast<unsigned char>(m[0]));
-    std::cerr << opts.file << (located ? ":" : ": ") << m << "\n";
-    return kExitUsage;
+bool IsNestedTuple(const ir::Shape& shape) {
+  if (!shape.is_tuple()) return false;
+  for (const ir::Shape& e : shape.tuple_elements()) {
+    if (e.is_tuple()) return true;
   }
+  return false;
+}
+
+// The result's array leaves, from the chosen backend.
+Result<std::vector<ir::Literal>> Execute(const EvalOptions& opts, const frontend::CompiledProgram& compiled,
+                                         const ir::Module& module, const std::vector<ir::Literal>& args) {
+  if (opts.backend == "interp") {
+    DETRAIN_ASSIGN_OR_RETURN(ir::Literal result, interp::Evaluate(module, args));
+    return runtime::FlattenLiteral(result);
+  }
+  runtime::ExecutorOptions eo;
+  eo.threads = opts.threads;
+  eo.devices = opts.devices;
+  if (!opts.isa.empty()) {
+    auto isa = IsaFromName(opts.isa);
+    if (!isa) return InvalidArgument("--isa '" + opts.isa + "': expected scalar, avx2 or avx512");
+    eo.isa = *isa;
+  }
+  const frontend::Stage* plan = compiled.Find("plan");
+  if (plan == nullptr) return Internal("no plan stage");
+  DETRAIN_ASSIGN_OR_RETURN(auto executor, runtime::Executor::Create(plan->bytes, eo));
+  DETRAIN_ASSIGN_OR_RETURN(auto results, executor->Run({args}));
+  return std::move(results[0]);
+}
+
+int RunEval(const EvalOptions& opts) {
+  frontend::CompileOptions copts;
+  copts.backend = opts.backend == "cpu";
+  auto compiled = frontend::CompileProgram(opts.file, copts);
+  if (!compiled.ok()) {
+    const std::string& m = compiled.status().message();
+    bool located = !m.empty() && std::isdigit(static_cast<unsigned char>(m[0]));
+    if (located) {
+      std::cerr << opts.file << ":" << m << "\n";
+      return kExitUsage;
+    }
+    return ReportError("eval", compiled.status());
+  }
+  auto module = ir::ParseAndVerify(compiled->Find("hlo")->bytes);
+  if (!module.ok()) return ReportError("eval", module.status());
+  const ir::Shape& root = (*module)->entry()->root()->shape;
+  if (IsNestedTuple(root)) return ReportError("eval", InvalidArgument("the result is a nested tuple; .npy holds arrays only"));
   auto args = LoadArguments(**module, opts.inputs);
   if (!args.ok()) return ReportError("eval", args.status());
-  auto result = interp::Evaluate(**module, *args);
+  auto result = Execute(opts, *compiled, **module, *args);
   if (!result.ok()) return ReportError("eval", result.status());
-  Status written = WriteOutputs(*result, opts.out_dir);
+  Status written = WriteOutputs(*result, root.is_tuple(), opts.out_dir);
   if (!written.ok()) return ReportError("eval", written);
   return kExitOk;
 }
@@ -110,11 +155,21 @@ int RunEval(const EvalOptions& opts) {
 
 void RegisterEvalCommand(CLI::App& app, int* exit_code) {
   auto opts = std::make_shared<EvalOptions>();
-  CLI::App* cmd = app.add_subcommand("eval", "Run an HLO module's entry computation on the reference interpreter");
-  cmd->add_option("FILE", opts->file, "HLO text (.hlo)")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "eval", "Run an HLO module, or one train step of a program, on the interpreter or the CPU executor");
+  cmd->add_option("FILE", opts->file, "HLO text (.hlo), or a .dt program (its train step)")->required();
+  cmd->add_option("--backend", opts->backend, "interp (the reference interpreter, default) or cpu (the executable plan)")
+      ->check(CLI::IsMember({"interp", "cpu"}));
+  cmd->add_option("--threads", opts->threads, "cpu: worker threads; results never depend on them")->check(CLI::Range(1, 256));
+  cmd->add_option("--isa", opts->isa, "cpu: scalar, avx2 or avx512 (default: the best this CPU has); never changes a bit");
+  cmd->add_option("--devices", opts->devices,
+                  "cpu: in-process devices, 1, 2, 4 or 8, dividing the program's shard count; never changes a bit");
   cmd->add_option("--input", opts->inputs, "NAME=FILE.npy: a parameter by name or as p0, p1, ...");
   cmd->add_option("-o,--output-dir", opts->out_dir, "Write out.npy (or out0.npy, out1.npy, ... for a tuple) here");
-  cmd->footer("Exit codes: 0 ok, 2 input error (parse, verify, missing/extra/mis-shaped input).");
+  cmd->footer(
+      "Inputs are matched to entry parameters by name or position (p0, p1, ...); for a program, the train\n"
+      "step's parameters (docs/language.md \"The train step\").\n"
+      "Exit codes: 0 ok, 2 input error (parse, verify, missing/extra/mis-shaped input, bad option).");
   cmd->callback([opts, exit_code] { *exit_code = RunEval(*opts); });
 }
 

@@ -111,6 +111,12 @@ Result<std::string> PrintModule(const Module& module) {
   return out;
 }
 
+std::string PrintInstruction(const Instruction& instr, bool is_root, const CanonicalNames& names) {
+  std::string line;
+  AppendInstruction(instr, is_root, names, &line);
+  return line.substr(2, line.size() - 3);  // without the indentation and the newline
+}
+
 Result<std::string> ModuleFingerprint(const Module& module) {
   DETRAIN_ASSIGN_OR_RETURN(std::string text, PrintModule(module));
   return attest::Sha256Hex(text);

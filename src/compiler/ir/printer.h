@@ -36,6 +36,10 @@ Result<CanonicalNames> ComputeCanonicalNames(const Module& module);
 
 Result<std::string> PrintModule(const Module& module);
 
+// One instruction's line exactly as PrintModule writes it, without indentation or newline
+// (`ROOT ` prefixed when `is_root`). `names` from ComputeCanonicalNames of its module.
+std::string PrintInstruction(const Instruction& instr, bool is_root, const CanonicalNames& names);
+
 // SHA-256 (lowercase hex) of PrintModule(module).
 Result<std::string> ModuleFingerprint(const Module& module);
 

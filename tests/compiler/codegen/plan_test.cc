@@ -2,6 +2,8 @@
 // coverage of the schedule, every buffer inside the arena and never overlapping a live one.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
@@ -16,7 +18,7 @@ namespace detrain::codegen::cpu {
 namespace {
 
 std::string Reserialize(const std::string& bytes) {
-  plan::v1::Plan plan;
+  plan::v2::Plan plan;
   EXPECT_TRUE(plan.ParseFromString(bytes));
   std::string out;
   google::protobuf::io::StringOutputStream stream(&out);
@@ -29,7 +31,7 @@ std::string Reserialize(const std::string& bytes) {
 }
 
 // Checks coverage and placement; returns the first violation.
-std::string CheckPlan(const plan::v1::Plan& plan, size_t live_instructions) {
+std::string CheckPlan(const plan::v2::Plan& plan, size_t live_instructions) {
   if (static_cast<size_t>(plan.kernels_size()) != live_instructions) return "kernel count";
   for (int i = 0; i < plan.kernels_size(); ++i) {
     if (plan.kernels(i).id() != i) return "kernel ids out of order";
@@ -69,20 +71,37 @@ ENTRY main {
   ASSERT_TRUE(module.ok()) << module.status().message();
   auto bytes = BuildPlan(**module);
   ASSERT_TRUE(bytes.ok()) << bytes.status().message();
-  plan::v1::Plan plan;
+  plan::v2::Plan plan;
   ASSERT_TRUE(plan.ParseFromString(*bytes));
-  EXPECT_EQ(plan.format_version(), 1u);
+  EXPECT_EQ(plan.format_version(), 2u);
   EXPECT_EQ(plan.module_sha256(), *ir::ModuleFingerprint(**module));
   ASSERT_EQ(plan.kernels_size(), 6);
   EXPECT_EQ(plan.kernels(1).hlo(), "exponential.0 = f32[4] exponential(x)");
   EXPECT_EQ(plan.kernels(4).reduction_order(), "pairwise-64");
-  EXPECT_TRUE(plan.kernels(5).alias_only());
-  ASSERT_EQ(plan.collectives_size(), 1);
-  EXPECT_EQ(plan.collectives(0).kernel(), 2);
-  EXPECT_EQ(plan.collectives(0).combiner(), "region.0");
-  EXPECT_EQ(plan.collectives(0).replica_groups(0).replicas_size(), 2);
-  ASSERT_EQ(plan.computations_size(), 1);
-  EXPECT_EQ(plan.computations(0).name(), "region.0");
+  EXPECT_TRUE(plan.kernels(5).alias());
+  EXPECT_TRUE(plan.kernels(0).alias());  // the parameter
+  // Typed specs: the exponential as a one-op program of its input, the constant as its bytes,
+  // the all-reduce with its groups and its combiner as a program, the reduce with its order.
+  ASSERT_TRUE(plan.kernels(1).has_elementwise());
+  const auto& program = plan.kernels(1).elementwise().program();
+  ASSERT_EQ(program.ops_size(), 2);
+  EXPECT_EQ(program.ops(0).kind(), plan::v2::ScalarOp::INPUT);
+  EXPECT_EQ(program.ops(1).kind(), plan::v2::ScalarOp::UNARY);
+  EXPECT_EQ(program.ops(1).op(), "exponential");
+  EXPECT_EQ(program.result(), 1);
+  ASSERT_TRUE(plan.kernels(2).has_all_reduce());
+  EXPECT_EQ(plan.kernels(2).all_reduce().replica_groups(0).replicas_size(), 2);
+  EXPECT_EQ(plan.kernels(2).all_reduce().combiner().hlo_computation(), "region.0");
+  EXPECT_EQ(plan.kernels(2).all_reduce().combiner().program().ops(2).op(), "add");
+  ASSERT_TRUE(plan.kernels(3).has_constant());
+  EXPECT_EQ(plan.kernels(3).constant(), std::string("\0\0\0\x80", 4));  // -0.0f, little-endian
+  ASSERT_TRUE(plan.kernels(4).has_reduce());
+  EXPECT_EQ(plan.kernels(4).reduce().dimensions_size(), 1);
+  EXPECT_EQ(plan.kernels(4).implementation(), "cpu.reduce.v1");
+  EXPECT_TRUE(plan.replicated());
+  ASSERT_EQ(plan.parameters_size(), 1);
+  EXPECT_EQ(plan.parameters(0).name(), "x");
+  EXPECT_EQ(plan.parameters(0).role(), plan::v2::INPUT);
   EXPECT_EQ(plan.outputs_size(), 2);
   EXPECT_EQ(CheckPlan(plan, 6), "");
   auto text = PlanToText(*bytes);
@@ -108,12 +127,79 @@ TEST(CpuPlan, BytesAreDeterministicAndRoundTrip) {
     auto c = BuildPlan(**reparsed);
     ASSERT_TRUE(c.ok());
     EXPECT_EQ(*c, *a);
-    plan::v1::Plan plan;
+    plan::v2::Plan plan;
     ASSERT_TRUE(plan.ParseFromString(*a));
     auto order = opt->module->entry()->PostOrder();
     EXPECT_EQ(CheckPlan(plan, order->size()), "");
     EXPECT_EQ(plan.arena_bytes(), opt->peak_bytes);
   }
+}
+
+TEST(CpuPlan, DotInCanonicalForm) {
+  auto module = ir::ParseAndVerify(R"(HloModule m
+ENTRY main {
+  a = f32[2,3,5] parameter(0)
+  b = f32[2,7,3] parameter(1)
+  ROOT d = f32[2,5,7] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={2}
+})");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  auto bytes = BuildPlan(**module);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  plan::v2::Plan plan;
+  ASSERT_TRUE(plan.ParseFromString(*bytes));
+  const auto& dot = plan.kernels(2).dot();
+  EXPECT_EQ(dot.batch(), 2);
+  EXPECT_EQ(dot.m(), 5);
+  EXPECT_EQ(dot.n(), 7);
+  EXPECT_EQ(dot.k(), 3);
+  EXPECT_EQ(std::vector<int64_t>(dot.lhs_permutation().begin(), dot.lhs_permutation().end()),
+            (std::vector<int64_t>{0, 2, 1}));
+  EXPECT_EQ(std::vector<int64_t>(dot.rhs_permutation().begin(), dot.rhs_permutation().end()),
+            (std::vector<int64_t>{0, 2, 1}));
+}
+
+TEST(CpuPlan, ShardRangesFollowTheBatchSlices) {
+  auto module = ir::ParseAndVerify(R"(HloModule m
+ENTRY main {
+  w = f32[3] parameter(0)
+  x = f32[4,3] parameter(1)
+  s0 = f32[2,3] slice(x), slice={[0:2], [0:3]}
+  s1 = f32[2,3] slice(x), slice={[2:4], [0:3]}
+  z = f32[] constant(0)
+  r0 = f32[3] reduce(s0, z), dimensions={0}, to_apply=add
+  r1 = f32[3] reduce(s1, z), dimensions={0}, to_apply=add
+  m0 = f32[3] multiply(r0, w)
+  m1 = f32[3] multiply(r1, w)
+  ROOT t = f32[3] add(m0, m1)
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+})");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  EntrySignature sig{{ParamRole::kParameter, ParamRole::kBatch}, 2};
+  auto bytes = BuildPlan(**module, sig);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  plan::v2::Plan plan;
+  ASSERT_TRUE(plan.ParseFromString(*bytes));
+  EXPECT_EQ(plan.shards(), 2);
+  EXPECT_EQ(plan.parameters(1).role(), plan::v2::BATCH);
+  std::map<std::string, std::pair<int64_t, int64_t>> ranges;
+  for (const auto& k : plan.kernels()) ranges[k.name()] = {k.shard_lo(), k.shard_hi()};
+  EXPECT_EQ(ranges.at("w"), std::make_pair(int64_t{0}, int64_t{0}));  // depends on no shard
+  int shard0 = 0, shard1 = 0, both = 0;
+  for (const auto& [name, r] : ranges) {
+    shard0 += r == std::make_pair(int64_t{0}, int64_t{1});
+    shard1 += r == std::make_pair(int64_t{1}, int64_t{2});
+    both += r == std::make_pair(int64_t{0}, int64_t{2});
+  }
+  EXPECT_EQ(shard0, 3);  // slice, reduce, multiply of shard 0
+  EXPECT_EQ(shard1, 3);
+  EXPECT_EQ(both, 1);    // the add of the two shards' values
+  EXPECT_EQ(ranges.at("x"), std::make_pair(int64_t{0}, int64_t{0}));  // a parameter: placed by its users
+  // A signature of the wrong length is refused.
+  EXPECT_FALSE(BuildPlan(**module, EntrySignature{{ParamRole::kBatch}, 2}).ok());
 }
 
 TEST(CpuPlan, RejectsGarbage) {

@@ -1,12 +1,17 @@
-// See plan.h. Layout of the work: print the module once (canonical text and names), assign
-// buffers, then emit buffers, kernels, called computations and collectives in schedule order.
+// See plan.h. Layout of the work: name the module's instructions once, assign buffers, then emit
+// buffers, the entry signature and the kernels (typed specs, HLO lines, shard ranges) in
+// schedule order.
 #include "compiler/codegen/cpu/plan.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
 
+#include <algorithm>
+#include <unordered_map>
+
 #include "attest/sha256.h"
+#include "compiler/codegen/common/kernel_spec.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/buffer_assignment.h"
@@ -16,35 +21,7 @@ namespace detrain::codegen::cpu {
 namespace {
 
 using ir::Instruction;
-
-// The canonical text split into computation blocks: (header line, instruction lines).
-struct TextBlocks {
-  std::vector<std::string> entry_lines;                             // without indentation
-  std::vector<std::pair<std::string, std::string>> computations;    // (name, block text)
-};
-
-TextBlocks SplitText(const std::string& text) {
-  TextBlocks blocks;
-  size_t pos = text.find("\n\n");
-  while (pos != std::string::npos) {
-    size_t start = pos + 2;
-    size_t end = text.find("\n}\n", start) + 1;  // the closing line "}" (no instruction line is)
-    std::string block = text.substr(start, end + 2 - start);
-    std::string header = block.substr(0, block.find(" {"));
-    if (header.rfind("ENTRY ", 0) == 0) {
-      size_t line = block.find('\n') + 1;
-      while (line < block.size() && block.compare(line, 2, "}\n") != 0) {
-        size_t eol = block.find('\n', line);
-        blocks.entry_lines.push_back(block.substr(line + 2, eol - line - 2));
-        line = eol + 1;
-      }
-    } else {
-      blocks.computations.emplace_back(header, block);
-    }
-    pos = text.find("\n\n", end);
-  }
-  return blocks;
-}
+namespace pb = plan::v2;
 
 std::string OrderName(ir::ReductionOrder order) {
   switch (order) {
@@ -57,13 +34,64 @@ std::string OrderName(ir::ReductionOrder order) {
   return "";
 }
 
-void AddBuffers(const passes::BufferAssignment& a, plan::v1::Plan* plan) {
+pb::ParamRole ToPlanRole(ParamRole role) {
+  switch (role) {
+    case ParamRole::kInput: return pb::INPUT;
+    case ParamRole::kParameter: return pb::PARAMETER;
+    case ParamRole::kOptimizerState: return pb::OPTIMIZER_STATE;
+    case ParamRole::kStep: return pb::STEP;
+    case ParamRole::kLearningRate: return pb::LEARNING_RATE;
+    case ParamRole::kBatch: return pb::BATCH;
+    case ParamRole::kLabels: return pb::LABELS;
+    case ParamRole::kKey: return pb::KEY;
+  }
+  return pb::INPUT;
+}
+
+struct ShardRange {
+  int64_t lo = 0, hi = 0;  // empty: depends on no shard
+  bool empty() const { return lo >= hi; }
+};
+
+// The shard range of every instruction (schemas/cpu-plan.md "Shards and devices"): a slice of a
+// sharded parameter along dimension 0 that covers whole shards [a, b) depends on those shards;
+// any other use of a sharded parameter depends on all S; everything else on the hull of its
+// operands' ranges.
+std::unordered_map<const Instruction*, ShardRange> ShardRanges(const std::vector<const Instruction*>& schedule,
+                                                              const EntrySignature& sig) {
+  std::unordered_map<const Instruction*, ShardRange> range;
+  auto sharded = [&](const Instruction* x) {
+    return x->opcode == ir::Opcode::kParameter && !sig.roles.empty() &&
+           IsShardedRole(sig.roles[static_cast<size_t>(x->parameter_number)]);
+  };
+  for (const Instruction* x : schedule) {
+    ShardRange r;
+    if (x->opcode == ir::Opcode::kSlice && sharded(x->operands[0]) && x->operands[0]->shape.rank() > 0) {
+      const ir::SliceDim& d = x->FindAttr(ir::Attr::kSlice)->slice[0];
+      int64_t rows = x->operands[0]->shape.dim(0), per = rows / sig.shards;
+      if (d.stride == 1 && per > 0 && rows % sig.shards == 0 && d.start % per == 0 && d.limit % per == 0 &&
+          d.limit > d.start) {
+        range[x] = {d.start / per, d.limit / per};
+        continue;
+      }
+    }
+    for (const Instruction* op : x->operands) {
+      ShardRange o = sharded(op) ? ShardRange{0, sig.shards} : range[op];
+      if (o.empty()) continue;
+      r = r.empty() ? o : ShardRange{std::min(r.lo, o.lo), std::max(r.hi, o.hi)};
+    }
+    range[x] = r;
+  }
+  return range;
+}
+
+void AddBuffers(const passes::BufferAssignment& a, pb::Plan* plan) {
   std::unordered_map<const Instruction*, int32_t> position;
   for (size_t i = 0; i < a.schedule.size(); ++i) position[a.schedule[i]] = static_cast<int32_t>(i);
   for (const passes::LogicalBuffer& b : a.buffers) {
-    plan::v1::Buffer* out = plan->add_buffers();
+    pb::Buffer* out = plan->add_buffers();
     out->set_id(static_cast<int32_t>(b.id));
-    out->set_element_type(std::string(ir::ElementTypeName(b.shape.type())));
+    out->set_type(ToPlanType(b.shape.type()));
     for (int64_t d : b.shape.dims()) out->add_dims(d);
     out->set_offset(b.offset);
     out->set_size(b.size);
@@ -74,67 +102,65 @@ void AddBuffers(const passes::BufferAssignment& a, plan::v1::Plan* plan) {
   }
 }
 
-void AddKernel(const Instruction& instr, int32_t id, const std::string& hlo, const ir::CanonicalNames& names,
-               const passes::BufferAssignment& a, plan::v1::Plan* plan) {
-  plan::v1::Kernel* k = plan->add_kernels();
+Status AddKernel(const Instruction& instr, int32_t id, bool is_root, const ir::CanonicalNames& names,
+                 const passes::BufferAssignment& a, ShardRange shards, pb::Plan* plan) {
+  pb::Kernel* k = plan->add_kernels();
   k->set_id(id);
   k->set_name(names.instructions.at(&instr));
   k->set_opcode(std::string(ir::OpcodeName(instr.opcode)));
-  k->set_hlo(hlo);
+  k->set_hlo(ir::PrintInstruction(instr, is_root, names));
   for (const Instruction* op : instr.operands) {
-    plan::v1::Operand* o = k->add_operands();
+    pb::Operand* o = k->add_operands();
     for (int64_t b : a.leaves.at(op)) o->add_buffers(static_cast<int32_t>(b));
   }
   for (int64_t b : a.leaves.at(&instr)) k->add_outputs(static_cast<int32_t>(b));
-  k->set_alias_only(instr.opcode == ir::Opcode::kTuple || instr.opcode == ir::Opcode::kGetTupleElement);
   k->set_reduction_order(OrderName(ir::OpcodeReductionOrder(instr.opcode)));
-  for (const ir::Computation* c : ir::CalledComputations(instr)) k->add_calls(names.computations.at(c));
-  if (instr.opcode == ir::Opcode::kParameter) k->set_parameter_number(instr.parameter_number);
-  if (instr.opcode == ir::Opcode::kAllReduce) {
-    plan::v1::CollectiveCall* c = plan->add_collectives();
-    c->set_kernel(id);
-    c->set_op("all-reduce");
-    if (const ir::AttrValue* groups = instr.FindAttr(ir::Attr::kReplicaGroups)) {
-      for (const auto& group : groups->lists) {
-        plan::v1::ReplicaGroup* g = c->add_replica_groups();
-        for (int64_t r : group) g->add_replicas(r);
-      }
-    }
-    c->set_combiner(names.computations.at(instr.ComputationAttr(ir::Attr::kToApply)));
-    c->set_order("shard-tree");
-    for (int64_t b : a.leaves.at(instr.operands[0])) c->add_buffers(static_cast<int32_t>(b));
+  if (!shards.empty()) {
+    k->set_shard_lo(shards.lo);
+    k->set_shard_hi(shards.hi);
   }
+  Status s = BuildKernelSpec(instr, names, k);
+  if (!s.ok()) return Status(s.code(), "plan: kernel " + k->name() + ": " + s.message());
+  if (instr.opcode == ir::Opcode::kAllReduce) plan->set_replicated(true);
+  return Status::Ok();
 }
 
 }  // namespace
 
-Result<std::string> BuildPlan(const ir::Module& optimized) {
+Result<std::string> BuildPlan(const ir::Module& optimized, const EntrySignature& signature) {
   DETRAIN_RETURN_IF_ERROR(ir::VerifyModule(optimized));
   DETRAIN_ASSIGN_OR_RETURN(std::string text, ir::PrintModule(optimized));
   DETRAIN_ASSIGN_OR_RETURN(ir::CanonicalNames names, ir::ComputeCanonicalNames(optimized));
   DETRAIN_ASSIGN_OR_RETURN(passes::BufferAssignment a, passes::AssignBuffers(optimized));
-  TextBlocks blocks = SplitText(text);
-  if (blocks.entry_lines.size() != a.schedule.size()) {
-    return Internal("plan: the entry text has " + std::to_string(blocks.entry_lines.size()) +
-                    " instructions, the schedule " + std::to_string(a.schedule.size()));
+  auto params = optimized.entry()->Parameters();
+  if (!signature.roles.empty() && signature.roles.size() != params.size()) {
+    return InvalidArgument("plan: the signature has " + std::to_string(signature.roles.size()) +
+                           " roles for " + std::to_string(params.size()) + " entry parameters");
   }
-  plan::v1::Plan plan;
+  if (signature.shards < 1) return InvalidArgument("plan: the shard count must be at least 1");
+  pb::Plan plan;
   plan.set_format_version(kPlanFormatVersion);
   plan.set_module_name(optimized.name());
   plan.set_module_sha256(attest::Sha256Hex(text));
   plan.set_alignment(passes::kBufferAlignment);
   plan.set_arena_bytes(a.arena_bytes);
   plan.set_total_buffer_bytes(a.total_bytes);
+  plan.set_shards(signature.shards);
   AddBuffers(a, &plan);
+  for (const Instruction* p : params) {
+    pb::EntryParameter* e = plan.add_parameters();
+    e->set_number(static_cast<int32_t>(p->parameter_number));
+    e->set_name(names.instructions.at(p));
+    e->set_role(signature.roles.empty() ? pb::INPUT : ToPlanRole(signature.roles[static_cast<size_t>(p->parameter_number)]));
+    for (int64_t b : a.leaves.at(p)) e->add_buffers(static_cast<int32_t>(b));
+  }
+  auto ranges = ShardRanges(a.schedule, signature);
+  const Instruction* root = optimized.entry()->root();
   for (size_t i = 0; i < a.schedule.size(); ++i) {
-    AddKernel(*a.schedule[i], static_cast<int32_t>(i), blocks.entry_lines[i], names, a, &plan);
+    const Instruction* x = a.schedule[i];
+    DETRAIN_RETURN_IF_ERROR(AddKernel(*x, static_cast<int32_t>(i), x == root, names, a, ranges[x], &plan));
   }
-  for (const auto& [name, hlo] : blocks.computations) {
-    plan::v1::CalledComputation* c = plan.add_computations();
-    c->set_name(name);
-    c->set_hlo(hlo);
-  }
-  for (int64_t b : a.leaves.at(optimized.entry()->root())) plan.add_outputs(static_cast<int32_t>(b));
+  for (int64_t b : a.leaves.at(root)) plan.add_outputs(static_cast<int32_t>(b));
   std::string bytes;
   {
     google::protobuf::io::StringOutputStream stream(&bytes);
@@ -146,9 +172,10 @@ Result<std::string> BuildPlan(const ir::Module& optimized) {
 }
 
 Result<std::string> PlanToText(std::string_view plan_bytes) {
-  plan::v1::Plan plan;
-  if (!plan.ParseFromArray(plan_bytes.data(), static_cast<int>(plan_bytes.size()))) {
-    return InvalidArgument("not a serialized detrain.plan.v1.Plan (" + std::to_string(plan_bytes.size()) + " bytes)");
+  pb::Plan plan;
+  if (plan_bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !plan.ParseFromArray(plan_bytes.data(), static_cast<int>(plan_bytes.size()))) {
+    return InvalidArgument("not a serialized detrain.plan.v2.Plan (" + std::to_string(plan_bytes.size()) + " bytes)");
   }
   std::string text;
   if (!google::protobuf::TextFormat::PrintToString(plan, &text)) return Internal("plan: text printing failed");

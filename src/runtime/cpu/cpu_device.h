@@ -1,0 +1,49 @@
+// The CPU device: one arena of the plan's size, the plan's kernels prepared for it
+// (cpu/kernels.h), run synchronously on a shared thread pool with a chosen ISA path.
+//
+// Determinism: kernels split work between threads only between output elements, in fixed
+// blocks, and every ISA path gives the same bits; so neither the pool's size nor the ISA
+// changes a result. Thread safety: one thread at a time (see device.h).
+#ifndef DETRAIN_RUNTIME_CPU_CPU_DEVICE_H_
+#define DETRAIN_RUNTIME_CPU_CPU_DEVICE_H_
+
+#include <memory>
+#include <vector>
+
+#include "runtime/cpu/kernels.h"
+#include "runtime/device.h"
+
+namespace detrain::runtime::cpu {
+
+class CpuDevice : public Device {
+ public:
+  // `pool` must outlive the device; `isa` must be supported here (base/isa.h ClampIsa).
+  CpuDevice(int index, ThreadPool* pool, Isa isa);
+  ~CpuDevice() override;
+
+  std::string Name() const override;
+  Status Load(const plan::v2::Plan& plan) override;
+  Status CopyIn(int32_t id, const void* src, int64_t bytes) override;
+  Status CopyOut(int32_t id, void* dst, int64_t bytes) override;
+  Status Launch(int32_t id) override;
+  Status Synchronize() override { return Status::Ok(); }
+
+  // The checked buffers of the loaded plan (also used by the executor's all-reduce).
+  const std::vector<ArrayRef>& buffers() const { return buffers_; }
+  uint8_t* arena() { return arena_; }
+
+ private:
+  int index_;
+  ExecContext ctx_;
+  const plan::v2::Plan* plan_ = nullptr;
+  uint8_t* arena_ = nullptr;
+  std::vector<ArrayRef> buffers_;
+  std::vector<std::unique_ptr<CpuKernel>> kernels_;
+};
+
+// Checks every buffer of `plan` (types, dims, sizes, placement inside the arena) and returns them.
+Result<std::vector<ArrayRef>> CheckBuffers(const plan::v2::Plan& plan);
+
+}  // namespace detrain::runtime::cpu
+
+#endif  // DETRAIN_RUNTIME_CPU_CPU_DEVICE_H_

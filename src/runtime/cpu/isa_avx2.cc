@@ -1,0 +1,20 @@
+// The avx2 path of the CPU kernels' hot loops (isa_kernels.h): isa_kernels.inc compiled for
+// this target. Only the target differs between the three files; the source is one.
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+#include "base/math/crmath.h"
+#include "compiler/ir/element_type.h"
+#include "compiler/semantics/semantics.h"
+#include "runtime/cpu/isa_kernels.h"
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+
+namespace detrain::runtime::cpu::isa_avx2 {
+#include "runtime/cpu/isa_kernels.inc"
+}  // namespace detrain::runtime::cpu::isa_avx2
+
+#pragma GCC pop_options

@@ -1,0 +1,64 @@
+// The hot loops of the CPU kernels, compiled once per ISA path (isa_scalar.cc, isa_avx2.cc,
+// isa_avx512.cc include isa_kernels.inc with a different target) and chosen at run time.
+// Every path performs the same IEEE operations on the same values in the same order per output
+// element, so all paths give the same bits (tests/runtime/conformance_test.cc checks it).
+//
+// Thread safety: pure functions of their arguments.
+#ifndef DETRAIN_RUNTIME_CPU_ISA_KERNELS_H_
+#define DETRAIN_RUNTIME_CPU_ISA_KERNELS_H_
+
+#include <cstdint>
+
+#include "base/isa.h"
+#include "runtime/cpu/program.h"
+
+namespace detrain::runtime::cpu {
+
+// Elements per chunk of an elementwise program: the unit of work and of scratch space.
+inline constexpr int64_t kChunk = 512;
+
+// Bytes of scratch EvalChunk needs for `program`.
+inline int64_t ChunkScratchBytes(const DecodedProgram& program) {
+  return static_cast<int64_t>(program.ops.size()) * (kChunk * 8 + 8) + 64;
+}
+
+// Where a program's inputs live. inputs[i] is input i's buffer, with input_elements[i]
+// elements: either the index space's size or 1 (a scalar, read at every index). `reduced` is the
+// fused reduction's result (output space), or null.
+struct ChunkIo {
+  const uint8_t* const* inputs = nullptr;
+  const int64_t* input_elements = nullptr;
+  const uint8_t* reduced = nullptr;
+};
+
+// Evaluates `program` at indices [start, start + n), n <= kChunk, writing the result elements to
+// out + start * size. `scratch`: ChunkScratchBytes(program) bytes, 64-byte aligned.
+using EvalChunkFn = void (*)(const DecodedProgram& program, const ChunkIo& io, int64_t start, int64_t n,
+                             uint8_t* out, uint8_t* scratch, Isa isa);
+
+// Rows [m0, m1) of C = A B: c[i][j] = fma chain over p ascending of a[i][p] * b[p][j], from +0.
+// A is m x k, B is k x n, C is m x n, all row-major and dense.
+using GemmFn = void (*)(const float* a, const float* b, float* c, int64_t m0, int64_t m1, int64_t n,
+                        int64_t k);
+
+struct IsaKernels {
+  EvalChunkFn eval_chunk;
+  GemmFn gemm;
+};
+
+// The loops for `isa`, which must be supported here (see base/isa.h ClampIsa).
+const IsaKernels& KernelsFor(Isa isa);
+
+namespace isa_scalar {
+extern const IsaKernels kKernels;
+}
+namespace isa_avx2 {
+extern const IsaKernels kKernels;
+}
+namespace isa_avx512 {
+extern const IsaKernels kKernels;
+}
+
+}  // namespace detrain::runtime::cpu
+
+#endif  // DETRAIN_RUNTIME_CPU_ISA_KERNELS_H_

@@ -1,0 +1,71 @@
+// The CPU kernels: one class per spec kind of schemas/cpu_plan.proto, prepared once when a plan
+// is loaded (specs checked against the buffers they read and write, scalar programs decoded)
+// and then run any number of times in an arena.
+//
+// Determinism: every kernel writes each output element with the canonical order of its op
+// (DESIGN.md §2) whatever the thread count or ISA path: work is split across threads only
+// between output elements, in fixed blocks, and every ISA path computes the same operations on
+// the same values. Thread safety: Run may be called from one thread at a time per kernel.
+#ifndef DETRAIN_RUNTIME_CPU_KERNELS_H_
+#define DETRAIN_RUNTIME_CPU_KERNELS_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "base/isa.h"
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "compiler/ir/element_type.h"
+#include "runtime/cpu/program.h"
+#include "schemas/cpu_plan.pb.h"
+
+namespace detrain::runtime::cpu {
+
+// What a kernel runs with: the device's thread pool and ISA path.
+struct ExecContext {
+  ThreadPool* pool = nullptr;
+  Isa isa = Isa::kScalar;
+};
+
+// A checked array buffer of the plan.
+struct ArrayRef {
+  int32_t id = 0;
+  ir::ElementType type = ir::ElementType::kF32;
+  std::vector<int64_t> dims;
+  int64_t offset = 0;
+  int64_t elements = 0;
+  int64_t bytes = 0;
+};
+
+class CpuKernel {
+ public:
+  virtual ~CpuKernel() = default;
+  virtual Status Run(uint8_t* arena, const ExecContext& ctx) const = 0;
+};
+
+// Checks `kernel` against `buffers` and prepares it. Alias kernels (parameters, tuples) and
+// all-reduce (run by the executor across replicas) return nullptr.
+Result<std::unique_ptr<CpuKernel>> PrepareKernel(const plan::v2::Kernel& kernel,
+                                                 const std::vector<ArrayRef>& buffers);
+
+// Runs fn(block) for block in [0, blocks) on the pool (inline when there is one block).
+void ForBlocks(const ExecContext& ctx, int64_t blocks, const std::function<void(int64_t)>& fn);
+
+// Kernel makers, one per file.
+Result<std::unique_ptr<CpuKernel>> MakeElementwise(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
+                                                   ArrayRef out);
+Result<std::unique_ptr<CpuKernel>> MakeDot(const plan::v2::Kernel& k, ArrayRef lhs, ArrayRef rhs, ArrayRef out);
+Result<std::unique_ptr<CpuKernel>> MakeConvolution(const plan::v2::Kernel& k, ArrayRef in, ArrayRef kernel,
+                                                   ArrayRef out);
+Result<std::unique_ptr<CpuKernel>> MakeReduce(const plan::v2::Kernel& k, ArrayRef in, ArrayRef init, ArrayRef out);
+Result<std::unique_ptr<CpuKernel>> MakeReduceWindow(const plan::v2::Kernel& k, ArrayRef in, ArrayRef init,
+                                                    ArrayRef out);
+Result<std::unique_ptr<CpuKernel>> MakeMovement(const plan::v2::Kernel& k, std::vector<ArrayRef> in, ArrayRef out);
+Result<std::unique_ptr<CpuKernel>> MakeIndexing(const plan::v2::Kernel& k, std::vector<ArrayRef> in, ArrayRef out);
+Result<std::unique_ptr<CpuKernel>> MakeThreefry(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
+                                                std::vector<ArrayRef> out);
+
+}  // namespace detrain::runtime::cpu
+
+#endif  // DETRAIN_RUNTIME_CPU_KERNELS_H_

@@ -1,0 +1,210 @@
+// dot and convolution. dot packs its operands into [batch, m, k] and [batch, k, n] (a copy:
+// no value changes) and runs the ISA path's GEMM, whose every output is one fmaf chain over k
+// ascending from +0 (DESIGN.md §2); threads split row blocks. convolution is im2col (+0 at
+// padding and dilation holes, k = tap * features + feature) followed by the same GEMM: exactly
+// the interpreter's chain. Integer dots accumulate with wrap-around (semantics::DotChain).
+#include <cstring>
+
+#include "compiler/semantics/semantics.h"
+#include "runtime/cpu/checked.h"
+#include "runtime/cpu/copy.h"
+#include "runtime/cpu/isa_kernels.h"
+#include "runtime/cpu/kernels.h"
+
+namespace detrain::runtime::cpu {
+namespace {
+
+constexpr int64_t kRowsPerBlock = 16;
+
+// C[b] = A[b] B[b] for f32, rows split into fixed blocks.
+void BatchedGemm(const float* a, const float* b, float* c, int64_t batch, int64_t m, int64_t n, int64_t k,
+                 const ExecContext& ctx) {
+  const IsaKernels& kern = KernelsFor(ctx.isa);
+  const int64_t row_blocks = (m + kRowsPerBlock - 1) / kRowsPerBlock;
+  ForBlocks(ctx, batch * row_blocks, [&](int64_t blk) {
+    int64_t bi = blk / row_blocks, r0 = (blk % row_blocks) * kRowsPerBlock;
+    kern.gemm(a + bi * m * k, b + bi * k * n, c + bi * m * n, r0, std::min(m, r0 + kRowsPerBlock), n, k);
+  });
+}
+
+class DotKernel : public CpuKernel {
+ public:
+  Status Run(uint8_t* arena, const ExecContext& ctx) const override {
+    const int size = ir::ElementTypeByteSize(out_.type);
+    const uint8_t* a = arena + lhs_.offset;
+    const uint8_t* b = arena + rhs_.offset;
+    std::vector<uint8_t> pa, pb;
+    if (!IsIdentity(lhs_perm_)) {
+      pa.resize(static_cast<size_t>(lhs_.bytes));
+      PermuteCopy(a, lhs_.dims, lhs_perm_, size, pa.data());
+      a = pa.data();
+    }
+    if (!IsIdentity(rhs_perm_)) {
+      pb.resize(static_cast<size_t>(rhs_.bytes));
+      PermuteCopy(b, rhs_.dims, rhs_perm_, size, pb.data());
+      b = pb.data();
+    }
+    uint8_t* c = arena + out_.offset;
+    if (out_.type == ir::ElementType::kF32) {
+      BatchedGemm(reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b), reinterpret_cast<float*>(c),
+                  batch_, m_, n_, k_, ctx);
+      return Status::Ok();
+    }
+    ir::DispatchElementType(out_.type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* ta = reinterpret_cast<const T*>(a);
+      const T* tb = reinterpret_cast<const T*>(b);
+      T* tc = reinterpret_cast<T*>(c);
+      for (int64_t bi = 0; bi < batch_; ++bi) {
+        for (int64_t i = 0; i < m_; ++i) {
+          for (int64_t j = 0; j < n_; ++j) {
+            const T* row = ta + (bi * m_ + i) * k_;
+            const T* col = tb + bi * k_ * n_ + j;
+            tc[(bi * m_ + i) * n_ + j] = semantics::DotChain<T>(
+                k_, [&](int64_t p) { return row[p]; }, [&](int64_t p) { return col[p * n_]; });
+          }
+        }
+      }
+    });
+    return Status::Ok();
+  }
+
+  ArrayRef lhs_, rhs_, out_;
+  std::vector<int64_t> lhs_perm_, rhs_perm_;
+  int64_t batch_ = 0, m_ = 0, n_ = 0, k_ = 0;
+};
+
+class ConvolutionKernel : public CpuKernel {
+ public:
+  Status Run(uint8_t* arena, const ExecContext& ctx) const override {
+    const float* in = reinterpret_cast<const float*>(arena + in_.offset);
+    const float* w = reinterpret_cast<const float*>(arena + kernel_.offset);
+    float* out = reinterpret_cast<float*>(arena + out_.offset);
+    const size_t ns = window_.size();
+    const auto in_strides = RowMajorStrides(in_.dims), k_strides = RowMajorStrides(kernel_.dims),
+               out_strides = RowMajorStrides(out_.dims);
+    const int64_t features = in_.dims[static_cast<size_t>(s_.in_feature())];
+    const int64_t out_features = out_.dims[static_cast<size_t>(s_.out_feature())];
+    std::vector<int64_t> taps_dims, pos_dims{out_.dims[static_cast<size_t>(s_.out_batch())]};
+    for (const auto& wd : window_) taps_dims.push_back(wd.size());
+    for (size_t s = 0; s < ns; ++s) pos_dims.push_back(out_.dims[static_cast<size_t>(s_.out_spatial(static_cast<int>(s)))]);
+    int64_t taps = 1, positions = 1;
+    for (int64_t t : taps_dims) taps *= t;
+    for (int64_t p : pos_dims) positions *= p;
+    const int64_t kk = taps * features;
+    // im2col: A[p][t * features + z].
+    std::vector<float> a(static_cast<size_t>(positions * kk));
+    ForBlocks(ctx, positions, [&](int64_t p) {
+      std::vector<int64_t> pidx(pos_dims.size()), tidx(ns, 0);
+      int64_t rest = p;
+      for (size_t d = pos_dims.size(); d-- > 0;) pidx[d] = rest % pos_dims[d], rest /= pos_dims[d];
+      for (int64_t t = 0; t < taps; ++t) {
+        bool inside = true;
+        int64_t base = pidx[0] * in_strides[static_cast<size_t>(s_.in_batch())];
+        for (size_t s = 0; s < ns; ++s) {
+          const auto& wd = window_[s];
+          int64_t pos = pidx[s + 1] * wd.stride() + tidx[s] * wd.rhs_dilate() - wd.pad_lo();
+          int64_t limit = in_.dims[static_cast<size_t>(s_.in_spatial(static_cast<int>(s)))];
+          inside = inside && pos >= 0 && pos % wd.lhs_dilate() == 0 && pos / wd.lhs_dilate() < limit;
+          if (inside) base += (pos / wd.lhs_dilate()) * in_strides[static_cast<size_t>(s_.in_spatial(static_cast<int>(s)))];
+        }
+        float* row = a.data() + p * kk + t * features;
+        const int64_t fstride = in_strides[static_cast<size_t>(s_.in_feature())];
+        for (int64_t z = 0; z < features; ++z) row[z] = inside ? in[base + z * fstride] : 0.0f;
+        NextIndex(tidx, taps_dims);
+      }
+    });
+    // W[t * features + z][f].
+    std::vector<float> wm(static_cast<size_t>(kk * out_features));
+    std::vector<int64_t> tidx(ns, 0);
+    for (int64_t t = 0; t < taps; ++t) {
+      int64_t base = 0;
+      for (size_t s = 0; s < ns; ++s) base += tidx[s] * k_strides[static_cast<size_t>(s_.k_spatial(static_cast<int>(s)))];
+      for (int64_t z = 0; z < features; ++z) {
+        for (int64_t f = 0; f < out_features; ++f) {
+          wm[static_cast<size_t>((t * features + z) * out_features + f)] =
+              w[base + z * k_strides[static_cast<size_t>(s_.k_in())] + f * k_strides[static_cast<size_t>(s_.k_out())]];
+        }
+      }
+      NextIndex(tidx, taps_dims);
+    }
+    std::vector<float> c(static_cast<size_t>(positions * out_features));
+    BatchedGemm(a.data(), wm.data(), c.data(), 1, positions, out_features, kk, ctx);
+    for (int64_t p = 0; p < positions; ++p) {
+      int64_t rest = p, off = 0;
+      for (size_t d = pos_dims.size(); d-- > 0;) {
+        int64_t i = rest % pos_dims[d];
+        rest /= pos_dims[d];
+        size_t od = d == 0 ? static_cast<size_t>(s_.out_batch()) : static_cast<size_t>(s_.out_spatial(static_cast<int>(d - 1)));
+        off += i * out_strides[od];
+      }
+      for (int64_t f = 0; f < out_features; ++f) out[off + f * out_strides[static_cast<size_t>(s_.out_feature())]] = c[static_cast<size_t>(p * out_features + f)];
+    }
+    return Status::Ok();
+  }
+
+  ArrayRef in_, kernel_, out_;
+  plan::v2::ConvolutionSpec s_;
+  std::vector<plan::v2::WindowDim> window_;
+};
+
+bool InRange(int64_t d, size_t rank) { return d >= 0 && d < static_cast<int64_t>(rank); }
+
+}  // namespace
+
+Result<std::unique_ptr<CpuKernel>> MakeDot(const plan::v2::Kernel& k, ArrayRef lhs, ArrayRef rhs, ArrayRef out) {
+  const plan::v2::DotSpec& s = k.dot();
+  auto kernel = std::make_unique<DotKernel>();
+  kernel->lhs_perm_.assign(s.lhs_permutation().begin(), s.lhs_permutation().end());
+  kernel->rhs_perm_.assign(s.rhs_permutation().begin(), s.rhs_permutation().end());
+  if (!IsPermutation(kernel->lhs_perm_, lhs.dims.size()) || !IsPermutation(kernel->rhs_perm_, rhs.dims.size())) {
+    return InvalidArgument("plan: kernel " + k.name() + ": bad dot permutations");
+  }
+  if (lhs.type != out.type || rhs.type != out.type || out.type == ir::ElementType::kPred) {
+    return InvalidArgument("plan: kernel " + k.name() + ": dot element types");
+  }
+  DETRAIN_ASSIGN_OR_RETURN(int64_t lhs_n, CheckedElementCount({s.batch(), s.m(), s.k()}));
+  DETRAIN_ASSIGN_OR_RETURN(int64_t rhs_n, CheckedElementCount({s.batch(), s.k(), s.n()}));
+  DETRAIN_ASSIGN_OR_RETURN(int64_t out_n, CheckedElementCount({s.batch(), s.m(), s.n()}));
+  if (lhs_n != lhs.elements || rhs_n != rhs.elements || out_n != out.elements) {
+    return InvalidArgument("plan: kernel " + k.name() + ": dot sizes do not match its buffers");
+  }
+  kernel->batch_ = s.batch();
+  kernel->m_ = s.m();
+  kernel->n_ = s.n();
+  kernel->k_ = s.k();
+  kernel->lhs_ = std::move(lhs);
+  kernel->rhs_ = std::move(rhs);
+  kernel->out_ = std::move(out);
+  return std::unique_ptr<CpuKernel>(std::move(kernel));
+}
+
+Result<std::unique_ptr<CpuKernel>> MakeConvolution(const plan::v2::Kernel& k, ArrayRef in, ArrayRef w, ArrayRef out) {
+  const plan::v2::ConvolutionSpec& s = k.convolution();
+  const size_t rank = in.dims.size();
+  size_t ns = static_cast<size_t>(s.window_size());
+  bool ok = in.type == ir::ElementType::kF32 && w.type == in.type && out.type == in.type && w.dims.size() == rank &&
+            out.dims.size() == rank && rank == ns + 2 && s.in_spatial_size() == static_cast<int>(ns) &&
+            s.k_spatial_size() == static_cast<int>(ns) && s.out_spatial_size() == static_cast<int>(ns);
+  for (int64_t d : {s.in_batch(), s.in_feature(), s.k_in(), s.k_out(), s.out_batch(), s.out_feature()}) ok = ok && InRange(d, rank);
+  for (size_t i = 0; ok && i < ns; ++i) {
+    ok = InRange(s.in_spatial(static_cast<int>(i)), rank) && InRange(s.k_spatial(static_cast<int>(i)), rank) &&
+         InRange(s.out_spatial(static_cast<int>(i)), rank);
+    const auto& wd = s.window(static_cast<int>(i));
+    ok = ok && wd.size() >= 1 && wd.stride() >= 1 && wd.lhs_dilate() >= 1 && wd.rhs_dilate() >= 1 &&
+         wd.size() == w.dims[static_cast<size_t>(s.k_spatial(static_cast<int>(i)))];
+  }
+  ok = ok && in.dims[static_cast<size_t>(s.in_feature())] == w.dims[static_cast<size_t>(s.k_in())] &&
+       out.dims[static_cast<size_t>(s.out_feature())] == w.dims[static_cast<size_t>(s.k_out())] &&
+       out.dims[static_cast<size_t>(s.out_batch())] == in.dims[static_cast<size_t>(s.in_batch())];
+  if (!ok) return InvalidArgument("plan: kernel " + k.name() + ": inconsistent convolution spec");
+  auto kernel = std::make_unique<ConvolutionKernel>();
+  kernel->s_ = s;
+  kernel->window_.assign(s.window().begin(), s.window().end());
+  kernel->in_ = std::move(in);
+  kernel->kernel_ = std::move(w);
+  kernel->out_ = std::move(out);
+  return std::unique_ptr<CpuKernel>(std::move(kernel));
+}
+
+}  // namespace detrain::runtime::cpu

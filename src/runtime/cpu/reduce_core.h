@@ -1,0 +1,42 @@
+// The canonical reduce (pairwise-64, semantics/orders.h) over arrays in an arena, shared by the
+// reduce kernel and by reduction fusions: a checked description of which operand elements map
+// to each output, and the combiner applied with its fast path for `op(p0, p1)` combiners.
+//
+// Determinism: each output is one CanonicalReduce in row-major order of the reduced dims, from
+// init; threads split only the outputs. Thread safety: Run is const.
+#ifndef DETRAIN_RUNTIME_CPU_REDUCE_CORE_H_
+#define DETRAIN_RUNTIME_CPU_REDUCE_CORE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "base/status.h"
+#include "compiler/ir/element_type.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/program.h"
+#include "schemas/cpu_plan.pb.h"
+
+namespace detrain::runtime::cpu {
+
+class ReduceCore {
+ public:
+  // `spec` as in the plan; `type` the element type of operand, init and result.
+  static Result<ReduceCore> Make(const plan::v2::ReduceSpec& spec, ir::ElementType type);
+
+  int64_t operand_elements() const { return operand_elements_; }
+  int64_t output_elements() const { return output_elements_; }
+
+  // out[o] = reduce of in's elements mapping to o, from init (one element, `type` bits).
+  void Run(const uint8_t* in, uint64_t init_bits, uint8_t* out, const ExecContext& ctx) const;
+
+ private:
+  ir::ElementType type_ = ir::ElementType::kF32;
+  DecodedProgram combiner_;
+  int64_t operand_elements_ = 0, output_elements_ = 0, per_output_ = 0;
+  std::vector<int64_t> kept_dims_, kept_strides_;  // output index -> operand base offset
+  std::vector<int64_t> reduced_offsets_;           // empty when the reduced elements are contiguous
+};
+
+}  // namespace detrain::runtime::cpu
+
+#endif  // DETRAIN_RUNTIME_CPU_REDUCE_CORE_H_

@@ -1,0 +1,69 @@
+// The executor: runs a v2 plan (stage 4) on a mesh of D in-process CPU devices with a thread
+// pool of T threads and an ISA path — and gives the same bits for every D, T and ISA.
+//
+// The mesh (DESIGN.md §2 "Canonical shards"; schemas/cpu-plan.md "Shards and devices"): the
+// plan does not depend on D. Each kernel carries the range of the batch's S canonical shards
+// its value depends on; device d holds shards [d S/D, (d+1) S/D). A kernel whose range lies in
+// one device's shards runs there; a kernel whose range spans devices — an upper level of the
+// shard tree — runs on the device of its lowest shard after the operands it lacks are
+// transferred to it; a kernel that depends on no shard runs on every device that uses its value
+// (device 0 for the entry's results). Every kernel therefore computes the same function of the
+// same operand bytes on whichever device runs it: D changes where work happens, never a bit.
+// A plan with all-reduce (an imported replicated module) runs one device per replica in
+// lockstep; the all-reduce is the pairwise tree over each replica group, in group order.
+//
+// Thread safety: one Run at a time per executor.
+#ifndef DETRAIN_RUNTIME_EXECUTOR_H_
+#define DETRAIN_RUNTIME_EXECUTOR_H_
+
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "base/isa.h"
+#include "base/status.h"
+#include "compiler/ir/literal.h"
+#include "schemas/cpu_plan.pb.h"
+
+namespace detrain::runtime {
+
+struct ExecutorOptions {
+  int threads = 1;          // the pool's size; never changes a bit
+  std::optional<Isa> isa;   // default BestIsa(); an unsupported one is an error. Never hashed.
+  int devices = 1;          // D in {1, 2, 4, 8}, dividing the plan's shard count S
+};
+
+struct ExecutorStats {
+  int64_t kernel_launches = 0;  // summed over devices
+  int64_t transfers = 0;        // buffers copied between devices
+  int64_t transfer_bytes = 0;
+};
+
+class Executor {
+ public:
+  // Parses and checks a serialized plan (a hostile file gets an error, never a crash).
+  static Result<std::unique_ptr<Executor>> Create(std::string_view plan_bytes, const ExecutorOptions& options);
+  ~Executor();
+
+  // `args[r]`: the entry parameters of replica r (one replica unless the plan is replicated),
+  // matching the plan's parameter shapes. Returns, per replica, the entry's result arrays in
+  // tuple order (flattened).
+  Result<std::vector<std::vector<ir::Literal>>> Run(const std::vector<std::vector<ir::Literal>>& args);
+
+  const plan::v2::Plan& plan() const;
+  const ExecutorStats& stats() const;
+  Isa isa() const;
+
+ private:
+  Executor();
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Flattens a (possibly nested tuple) literal into its array leaves, in tuple order.
+std::vector<ir::Literal> FlattenLiteral(const ir::Literal& literal);
+
+}  // namespace detrain::runtime
+
+#endif  // DETRAIN_RUNTIME_EXECUTOR_H_

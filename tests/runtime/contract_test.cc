@@ -1,0 +1,74 @@
+// The determinism contract end to end (DESIGN.md §2): for each example, 3 train steps give
+// identical parameters, optimizer state, count and losses for threads {1, 2, 4} x every ISA path
+// this CPU has x devices {1, 2, 4, 8}, equal to the reference interpreter's.
+#include <gtest/gtest.h>
+
+#include "compiler/interp/interpreter.h"
+#include "compiler/ir/parser.h"
+#include "compiler/ir/verifier.h"
+#include "frontend/stages.h"
+#include "runtime/executor.h"
+#include "runtime_test_util.h"
+
+namespace detrain::runtime {
+namespace {
+
+constexpr int kSteps = 3;
+
+// The next step's arguments: the state outputs (all but the loss) replace the leading
+// parameters; the key (the last parameter) is redrawn.
+std::vector<ir::Literal> NextArguments(const ir::Module& step, std::vector<ir::Literal> args,
+                                       const std::vector<ir::Literal>& outputs, int t) {
+  for (size_t i = 0; i + 1 < outputs.size(); ++i) args[i] = outputs[i];
+  args.back() = TrainStepArguments(step, 1000 + static_cast<uint64_t>(t)).back();
+  return args;
+}
+
+void CheckExample(const std::string& name) {
+  std::string path = std::string(DETRAIN_SOURCE_DIR) + "/examples/" + name + "/train.dt";
+  auto compiled = frontend::CompileProgram(path, {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  auto step = ir::ParseAndVerify(compiled->Find("hlo")->bytes);
+  ASSERT_TRUE(step.ok()) << step.status().message();
+  // The interpreter's trajectory.
+  std::vector<std::vector<ir::Literal>> expected;
+  std::vector<ir::Literal> args = TrainStepArguments(**step, 7);
+  const std::vector<ir::Literal> first = args;
+  for (int t = 0; t < kSteps; ++t) {
+    auto out = interp::Evaluate(**step, args);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    expected.push_back(FlattenLiteral(*out));
+    args = NextArguments(**step, std::move(args), expected.back(), t);
+  }
+  const std::string& plan = compiled->Find("plan")->bytes;
+  for (Isa isa : SupportedIsas()) {
+    for (int threads : {1, 2, 4}) {
+      for (int devices : {1, 2, 4, 8}) {
+        SCOPED_TRACE(name + " " + std::string(IsaName(isa)) + " threads " + std::to_string(threads) + " devices " +
+                     std::to_string(devices));
+        ExecutorOptions options;
+        options.isa = isa;
+        options.threads = threads;
+        options.devices = devices;
+        auto executor = Executor::Create(plan, options);
+        ASSERT_TRUE(executor.ok()) << executor.status().message();
+        std::vector<ir::Literal> a = first;
+        for (int t = 0; t < kSteps; ++t) {
+          auto got = (*executor)->Run({a});
+          ASSERT_TRUE(got.ok()) << got.status().message();
+          ExpectSameBits(expected[static_cast<size_t>(t)], (*got)[0]);
+          if (::testing::Test::HasFatalFailure() || ::testing::Test::HasFailure()) return;
+          a = NextArguments(**step, std::move(a), (*got)[0], t);
+        }
+        if (devices > 1) EXPECT_GT((*executor)->stats().transfers, 0) << "a mesh of devices that never exchanged data";
+      }
+    }
+  }
+}
+
+TEST(Contract, BreastCancer) { CheckExample("breast_cancer"); }
+TEST(Contract, Digits) { CheckExample("digits"); }
+TEST(Contract, CharLm) { CheckExample("charlm"); }
+
+}  // namespace
+}  // namespace detrain::runtime
