@@ -18,7 +18,8 @@ namespace detrain::driver {
 namespace {
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 }  // namespace
@@ -57,9 +58,8 @@ Status AppendBackendStages(const CompileOptions& options, CompileResult* out) {
   // re-printing and re-assigning buffers, it would take the pipeline's verified module, its
   // canonical text (stage 3's bytes) and the assign-buffers pass's BufferAssignment.
   DETRAIN_ASSIGN_OR_RETURN(std::string plan, codegen::cpu::BuildPlan(*r.module));
-  DETRAIN_ASSIGN_OR_RETURN(
-      std::string plan_options,
-      OptionsJson({{"format_version", codegen::cpu::kPlanFormatVersion}}));
+  DETRAIN_ASSIGN_OR_RETURN(std::string plan_options,
+                           OptionsJson({{"format_version", codegen::cpu::kPlanFormatVersion}}));
   Transform codegen = TransformOf("cpu-plan", kStageOptHlo, std::move(plan_options));
   codegen.plan_format_version = codegen::cpu::kPlanFormatVersion;
   return out->stages.Add(kStagePlan, std::move(plan), std::move(codegen), out->is_hlo_input);

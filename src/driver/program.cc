@@ -36,8 +36,9 @@ Status CheckDataShapes(const frontend::SourceFile& src, const frontend::FuncDecl
                        const frontend::Dataset& ds) {
   std::vector<const frontend::FuncArg*> in = frontend::BatchInputs(loss);
   if (in.size() != 2) {
-    return src.Error(loss.name_range, "loss takes " + std::to_string(in.size()) +
-                                          " batch inputs; the data source provides two (features, labels)");
+    return src.Error(loss.name_range,
+                     "loss takes " + std::to_string(in.size()) +
+                         " batch inputs; the data source provides two (features, labels)");
   }
   const std::vector<int64_t>* want[2] = {&ds.x_dims, &ds.y_dims};
   const char* what[2] = {"features", "labels"};
@@ -104,8 +105,8 @@ Result<std::string> InitPlan(const RunConfig& cfg) {
 Result<std::string> VerifiedText(const Result<std::unique_ptr<ir::Module>>& module,
                                  const char* what) {
   if (!module.ok()) return module.status();
-  DETRAIN_RETURN_IF_ERROR(ir::VerifyModule(**module).WithContext(
-      std::string("internal error: ") + what + " fails verification"));
+  DETRAIN_RETURN_IF_ERROR(ir::VerifyModule(**module).WithContext(std::string("internal error: ") +
+                                                                 what + " fails verification"));
   return ir::PrintModule(**module);
 }
 
@@ -126,8 +127,8 @@ Status LowerStages(const CheckedProgram& checked, CompileResult* out) {
       t.Add(kStageInit, std::move(init), TransformOf("init-plan", kStageSource), false));
   const int64_t rows = checked.config.resolved->validation_rows;
   if (rows > 0) {
-    DETRAIN_ASSIGN_OR_RETURN(
-        std::string eval, VerifiedText(frontend::LowerEval(checked, rows), "the eval program"));
+    DETRAIN_ASSIGN_OR_RETURN(std::string eval,
+                             VerifiedText(frontend::LowerEval(checked, rows), "the eval program"));
     DETRAIN_ASSIGN_OR_RETURN(std::string options, OptionsJson({{"rows", rows}}));
     DETRAIN_RETURN_IF_ERROR(t.Add(kStageEval, std::move(eval),
                                   TransformOf("lower-eval", kStageProgram, options), false));

@@ -54,7 +54,7 @@ struct Transform {
   std::string options;       // canonical JSON of the transform's options; "{}" when it has none
   std::string input_stage;   // the stage it read; empty for stage 0
   std::string input_sha256;  // that stage's digest (hex)
-  std::string pipeline;                   // opt-hlo: the pass pipeline spec
+  std::string pipeline;      // opt-hlo: the pass pipeline spec
   std::vector<passes::PassRecord> passes;  // opt-hlo: one record per pass, in order
   uint32_t plan_format_version = 0;        // plan: the plan schema's version
 };

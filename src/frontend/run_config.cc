@@ -16,10 +16,13 @@ std::string_view MetricName(Metric metric) { return NameOf(kMetricNames, metric)
 
 int OptimizerSlots(OptimizerKind kind) {
   switch (kind) {
-    case OptimizerKind::kSgd: return 0;
-    case OptimizerKind::kMomentum: return 1;
+    case OptimizerKind::kSgd:
+      return 0;
+    case OptimizerKind::kMomentum:
+      return 1;
     case OptimizerKind::kAdam:
-    case OptimizerKind::kAdamW: return 2;
+    case OptimizerKind::kAdamW:
+      return 2;
   }
   return 0;
 }
@@ -27,7 +30,9 @@ int OptimizerSlots(OptimizerKind kind) {
 nlohmann::json ScheduleJson(const ScheduleConfig& s) {
   nlohmann::json j = {{"name", ScheduleName(s.kind)}};
   switch (s.kind) {
-    case ScheduleKind::kConstant: j["value"] = s.value; break;
+    case ScheduleKind::kConstant:
+      j["value"] = s.value;
+      break;
     case ScheduleKind::kLinear:
       j["init"] = s.init;
       j["end"] = s.end;
@@ -50,14 +55,18 @@ nlohmann::json ScheduleJson(const ScheduleConfig& s) {
 }
 
 nlohmann::json OptimizerJson(const OptimizerConfig& o) {
-  nlohmann::json j = {{"name", OptimizerName(o.kind)}, {"learning_rate", ScheduleJson(o.learning_rate)}};
+  nlohmann::json j = {{"name", OptimizerName(o.kind)},
+                      {"learning_rate", ScheduleJson(o.learning_rate)}};
   switch (o.kind) {
-    case OptimizerKind::kSgd: break;
+    case OptimizerKind::kSgd:
+      break;
     case OptimizerKind::kMomentum:
       j["momentum"] = o.momentum;
       j["nesterov"] = o.nesterov;
       break;
-    case OptimizerKind::kAdamW: j["weight_decay"] = o.weight_decay; [[fallthrough]];
+    case OptimizerKind::kAdamW:
+      j["weight_decay"] = o.weight_decay;
+      [[fallthrough]];
     case OptimizerKind::kAdam:
       j["b1"] = o.b1;
       j["b2"] = o.b2;
@@ -129,12 +138,9 @@ nlohmann::json RunConfigJson(const RunConfig& c) {
   }
   nlohmann::json metrics = nlohmann::json::array();
   for (Metric m : c.metrics) metrics.push_back(MetricName(m));
-  nlohmann::json j = {{"format", kRunConfigFormat},
-                      {"params", params},
-                      {"data", DataJson(c.data)},
-                      {"optimizer", OptimizerJson(c.optimizer)},
-                      {"train", TrainJson(c.train)},
-                      {"metrics", metrics},
+  nlohmann::json j = {{"format", kRunConfigFormat},  {"params", params},
+                      {"data", DataJson(c.data)},    {"optimizer", OptimizerJson(c.optimizer)},
+                      {"train", TrainJson(c.train)}, {"metrics", metrics},
                       {"batch_dim", c.batch_dim}};
   if (c.resolved.has_value()) j["resolved"] = ResolvedJson(*c.resolved);
   return j;

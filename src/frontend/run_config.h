@@ -60,15 +60,15 @@ enum class DataSourceKind { kCsv, kNpy, kText };
 
 struct DataConfig {
   DataSourceKind kind = DataSourceKind::kCsv;
-  std::string as;        // the program's name for the source
-  std::string path;      // csv, text: as the program writes it
-  std::string features;  // npy
-  std::string labels;    // npy
-  int64_t label = -1;    // csv: label column, negative counts from the end
-  int64_t skip_rows = 0;       // csv
-  bool standardize = false;    // csv, npy
-  int64_t context = 32;        // text: bytes per sequence
-  double validation = 0;       // fraction of rows held out, in [0, 1)
+  std::string as;            // the program's name for the source
+  std::string path;          // csv, text: as the program writes it
+  std::string features;      // npy
+  std::string labels;        // npy
+  int64_t label = -1;        // csv: label column, negative counts from the end
+  int64_t skip_rows = 0;     // csv
+  bool standardize = false;  // csv, npy
+  int64_t context = 32;      // text: bytes per sequence
+  double validation = 0;     // fraction of rows held out, in [0, 1)
 };
 
 enum class ScheduleKind { kConstant, kLinear, kCosineDecay, kWarmupCosineDecay };
@@ -76,14 +76,14 @@ enum class ScheduleKind { kConstant, kLinear, kCosineDecay, kWarmupCosineDecay }
 // optax's schedules; which fields a kind uses is in the comments.
 struct ScheduleConfig {
   ScheduleKind kind = ScheduleKind::kConstant;
-  double value = 0;           // constant
-  double init = 0;            // linear, cosine_decay, warmup_cosine_decay
-  double end = 0;             // linear, warmup_cosine_decay
-  double peak = 0;            // warmup_cosine_decay
-  double alpha = 0;           // cosine_decay
-  int64_t steps = 0;          // linear
-  int64_t decay_steps = 0;    // cosine_decay, warmup_cosine_decay
-  int64_t warmup_steps = 0;   // warmup_cosine_decay
+  double value = 0;          // constant
+  double init = 0;           // linear, cosine_decay, warmup_cosine_decay
+  double end = 0;            // linear, warmup_cosine_decay
+  double peak = 0;           // warmup_cosine_decay
+  double alpha = 0;          // cosine_decay
+  int64_t steps = 0;         // linear
+  int64_t decay_steps = 0;   // cosine_decay, warmup_cosine_decay
+  int64_t warmup_steps = 0;  // warmup_cosine_decay
 };
 
 enum class OptimizerKind { kSgd, kMomentum, kAdam, kAdamW };
@@ -91,12 +91,12 @@ enum class OptimizerKind { kSgd, kMomentum, kAdam, kAdamW };
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::kSgd;
   ScheduleConfig learning_rate;
-  double momentum = 0.9;         // momentum
-  bool nesterov = false;         // momentum
-  double b1 = 0.9;               // adam, adamw
-  double b2 = 0.999;             // adam, adamw
-  double eps = 1e-8;             // adam, adamw
-  double weight_decay = 1e-4;    // adamw
+  double momentum = 0.9;            // momentum
+  bool nesterov = false;            // momentum
+  double b1 = 0.9;                  // adam, adamw
+  double b2 = 0.999;                // adam, adamw
+  double eps = 1e-8;                // adam, adamw
+  double weight_decay = 1e-4;       // adamw
   std::optional<double> clip_norm;  // clip_by_global_norm first, when given
 };
 
@@ -106,8 +106,8 @@ struct TrainConfig {
   int64_t batch = 0;              // global batch
   int64_t shards = 8;             // S canonical shards, a power of two dividing batch
   int64_t seed = 0;
-  int64_t checkpoint_every = 0;   // 0: never
-  int64_t eval_every = 0;         // 0: never
+  int64_t checkpoint_every = 0;  // 0: never
+  int64_t eval_every = 0;        // 0: never
   PrngMode prng = PrngMode::kPartitionable;
 };
 

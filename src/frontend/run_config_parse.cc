@@ -31,7 +31,8 @@ class Obj {
 
   // The object itself, and that it has only `allowed` members.
   Status Check(std::initializer_list<std::string_view> allowed) const {
-    if (!j_.is_object()) return Error(Where(), "expected an object, found " + std::string(j_.type_name()));
+    if (!j_.is_object())
+      return Error(Where(), "expected an object, found " + std::string(j_.type_name()));
     for (const auto& [key, value] : j_.items()) {
       bool known = false;
       for (std::string_view a : allowed) known = known || key == a;
@@ -53,9 +54,11 @@ class Obj {
     DETRAIN_ASSIGN_OR_RETURN(const Json* v, Member(key));
     bool too_big = v->is_number_unsigned() &&
                    v->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-    if (!v->is_number_integer() || too_big) return Error(Path(key), "expected an integer, found " + v->dump());
+    if (!v->is_number_integer() || too_big)
+      return Error(Path(key), "expected an integer, found " + v->dump());
     *out = v->get<int64_t>();
-    if (*out < min) return Error(Path(key), "must be >= " + std::to_string(min) + ", found " + v->dump());
+    if (*out < min)
+      return Error(Path(key), "must be >= " + std::to_string(min) + ", found " + v->dump());
     return Status::Ok();
   }
 
@@ -76,10 +79,11 @@ class Obj {
     bool ok = std::isfinite(*out) && *out >= lo && (hi_open ? *out < hi : *out <= hi) &&
               !(positive && *out <= 0);
     if (!ok) {
-      std::string range = positive          ? std::string("a positive number")
-                          : std::isinf(lo)  ? std::string("a finite number")
-                          : std::isinf(hi)  ? "a number >= " + Format(lo)
-                                            : "in [" + Format(lo) + ", " + Format(hi) + (hi_open ? ")" : "]");
+      std::string range = positive         ? std::string("a positive number")
+                          : std::isinf(lo) ? std::string("a finite number")
+                          : std::isinf(hi)
+                              ? "a number >= " + Format(lo)
+                              : "in [" + Format(lo) + ", " + Format(hi) + (hi_open ? ")" : "]");
       return Error(Path(key), "must be " + range + ", found " + v->dump());
     }
     return Status::Ok();
@@ -105,7 +109,8 @@ class Obj {
     std::string name;
     DETRAIN_RETURN_IF_ERROR(String(key, &name));
     std::optional<E> v = ValueOf(table, name);
-    if (!v.has_value()) return Error(Path(key), "unknown '" + name + "' (expected " + NameList(table) + ")");
+    if (!v.has_value())
+      return Error(Path(key), "unknown '" + name + "' (expected " + NameList(table) + ")");
     *out = *v;
     return Status::Ok();
   }
@@ -137,7 +142,8 @@ Result<InitializerConfig> ParseInitializer(const Obj& o) {
 }
 
 Status ParseParams(const Json& j, std::vector<ParamConfig>* out) {
-  if (!j.is_array()) return Error("params", "expected an array, found " + std::string(j.type_name()));
+  if (!j.is_array())
+    return Error("params", "expected an array, found " + std::string(j.type_name()));
   for (size_t i = 0; i < j.size(); ++i) {
     Obj o(j[i], "params[" + std::to_string(i) + "]");
     DETRAIN_RETURN_IF_ERROR(o.Check({"name", "type", "init"}));
@@ -153,21 +159,23 @@ Status ParseParams(const Json& j, std::vector<ParamConfig>* out) {
 
 Result<DataConfig> ParseData(const Obj& o) {
   DataConfig d;
-  DETRAIN_RETURN_IF_ERROR(
-      o.Check({"name", "as", "validation", "path", "label", "skip_rows", "standardize", "features", "labels", "context"}));
+  DETRAIN_RETURN_IF_ERROR(o.Check({"name", "as", "validation", "path", "label", "skip_rows",
+                                   "standardize", "features", "labels", "context"}));
   DETRAIN_RETURN_IF_ERROR(o.Name("name", kDataSourceNames, &d.kind));
   DETRAIN_RETURN_IF_ERROR(o.String("as", &d.as, true));
   DETRAIN_RETURN_IF_ERROR(o.Number("validation", &d.validation, 0, 1, true));
   switch (d.kind) {
     case DataSourceKind::kCsv:
-      DETRAIN_RETURN_IF_ERROR(o.Check({"name", "as", "validation", "path", "label", "skip_rows", "standardize"}));
+      DETRAIN_RETURN_IF_ERROR(
+          o.Check({"name", "as", "validation", "path", "label", "skip_rows", "standardize"}));
       DETRAIN_RETURN_IF_ERROR(o.String("path", &d.path, true));
       DETRAIN_RETURN_IF_ERROR(o.Int("label", std::numeric_limits<int64_t>::min(), &d.label));
       DETRAIN_RETURN_IF_ERROR(o.Int("skip_rows", 0, &d.skip_rows));
       DETRAIN_RETURN_IF_ERROR(o.Bool("standardize", &d.standardize));
       break;
     case DataSourceKind::kNpy:
-      DETRAIN_RETURN_IF_ERROR(o.Check({"name", "as", "validation", "features", "labels", "standardize"}));
+      DETRAIN_RETURN_IF_ERROR(
+          o.Check({"name", "as", "validation", "features", "labels", "standardize"}));
       DETRAIN_RETURN_IF_ERROR(o.String("features", &d.features, true));
       DETRAIN_RETURN_IF_ERROR(o.String("labels", &d.labels, true));
       DETRAIN_RETURN_IF_ERROR(o.Bool("standardize", &d.standardize));
@@ -183,8 +191,8 @@ Result<DataConfig> ParseData(const Obj& o) {
 
 Result<ScheduleConfig> ParseSchedule(const Obj& o) {
   ScheduleConfig s;
-  DETRAIN_RETURN_IF_ERROR(
-      o.Check({"name", "value", "init", "end", "peak", "alpha", "steps", "decay_steps", "warmup_steps"}));
+  DETRAIN_RETURN_IF_ERROR(o.Check(
+      {"name", "value", "init", "end", "peak", "alpha", "steps", "decay_steps", "warmup_steps"}));
   DETRAIN_RETURN_IF_ERROR(o.Name("name", kScheduleNames, &s.kind));
   switch (s.kind) {
     case ScheduleKind::kConstant:
@@ -204,7 +212,8 @@ Result<ScheduleConfig> ParseSchedule(const Obj& o) {
       DETRAIN_RETURN_IF_ERROR(o.Number("alpha", &s.alpha, 0, 1));
       break;
     case ScheduleKind::kWarmupCosineDecay:
-      DETRAIN_RETURN_IF_ERROR(o.Check({"name", "init", "peak", "warmup_steps", "decay_steps", "end"}));
+      DETRAIN_RETURN_IF_ERROR(
+          o.Check({"name", "init", "peak", "warmup_steps", "decay_steps", "end"}));
       DETRAIN_RETURN_IF_ERROR(o.Number("init", &s.init, 0));
       DETRAIN_RETURN_IF_ERROR(o.Number("peak", &s.peak, 0));
       DETRAIN_RETURN_IF_ERROR(o.Int("warmup_steps", 0, &s.warmup_steps));
@@ -222,8 +231,8 @@ Result<ScheduleConfig> ParseSchedule(const Obj& o) {
 
 Result<OptimizerConfig> ParseOptimizer(const Obj& o) {
   OptimizerConfig c;
-  DETRAIN_RETURN_IF_ERROR(o.Check(
-      {"name", "learning_rate", "momentum", "nesterov", "b1", "b2", "eps", "weight_decay", "clip_norm"}));
+  DETRAIN_RETURN_IF_ERROR(o.Check({"name", "learning_rate", "momentum", "nesterov", "b1", "b2",
+                                   "eps", "weight_decay", "clip_norm"}));
   DETRAIN_RETURN_IF_ERROR(o.Name("name", kOptimizerNames, &c.kind));
   DETRAIN_ASSIGN_OR_RETURN(const Json* lr, o.Member("learning_rate"));
   DETRAIN_ASSIGN_OR_RETURN(c.learning_rate, ParseSchedule(o.Sub(*lr, "learning_rate")));
@@ -232,7 +241,8 @@ Result<OptimizerConfig> ParseOptimizer(const Obj& o) {
       DETRAIN_RETURN_IF_ERROR(o.Check({"name", "learning_rate", "clip_norm"}));
       break;
     case OptimizerKind::kMomentum:
-      DETRAIN_RETURN_IF_ERROR(o.Check({"name", "learning_rate", "momentum", "nesterov", "clip_norm"}));
+      DETRAIN_RETURN_IF_ERROR(
+          o.Check({"name", "learning_rate", "momentum", "nesterov", "clip_norm"}));
       DETRAIN_RETURN_IF_ERROR(o.Number("momentum", &c.momentum, 0, 1, true));
       DETRAIN_RETURN_IF_ERROR(o.Bool("nesterov", &c.nesterov));
       break;
@@ -258,11 +268,12 @@ Result<OptimizerConfig> ParseOptimizer(const Obj& o) {
 
 Result<TrainConfig> ParseTrain(const Obj& o) {
   TrainConfig t;
-  DETRAIN_RETURN_IF_ERROR(
-      o.Check({"steps", "epochs", "batch", "shards", "seed", "checkpoint_every", "eval_every", "prng"}));
+  DETRAIN_RETURN_IF_ERROR(o.Check(
+      {"steps", "epochs", "batch", "shards", "seed", "checkpoint_every", "eval_every", "prng"}));
   DETRAIN_RETURN_IF_ERROR(o.OptionalInt("steps", 1, &t.steps));
   DETRAIN_RETURN_IF_ERROR(o.OptionalInt("epochs", 1, &t.epochs));
-  if (!t.steps.has_value() && !t.epochs.has_value()) return Error(o.Path("steps"), "give steps or epochs");
+  if (!t.steps.has_value() && !t.epochs.has_value())
+    return Error(o.Path("steps"), "give steps or epochs");
   DETRAIN_RETURN_IF_ERROR(o.Int("batch", 1, &t.batch));
   DETRAIN_RETURN_IF_ERROR(o.Int("shards", 1, &t.shards));
   if ((t.shards & (t.shards - 1)) != 0) {
@@ -280,11 +291,15 @@ Result<TrainConfig> ParseTrain(const Obj& o) {
 }
 
 Status ParseMetrics(const Json& j, std::vector<Metric>* out) {
-  if (!j.is_array()) return Error("metrics", "expected an array, found " + std::string(j.type_name()));
+  if (!j.is_array())
+    return Error("metrics", "expected an array, found " + std::string(j.type_name()));
   for (size_t i = 0; i < j.size(); ++i) {
     std::string path = "metrics[" + std::to_string(i) + "]";
-    std::optional<Metric> m = j[i].is_string() ? ValueOf(kMetricNames, j[i].get<std::string>()) : std::nullopt;
-    if (!m.has_value()) return Error(path, "unknown metric " + j[i].dump() + " (expected " + NameList(kMetricNames) + ")");
+    std::optional<Metric> m =
+        j[i].is_string() ? ValueOf(kMetricNames, j[i].get<std::string>()) : std::nullopt;
+    if (!m.has_value())
+      return Error(path,
+                   "unknown metric " + j[i].dump() + " (expected " + NameList(kMetricNames) + ")");
     out->push_back(*m);
   }
   return Status::Ok();
@@ -324,12 +339,13 @@ Result<ResolvedData> ParseResolved(const Obj& o) {
 
 Result<RunConfig> ParseTop(const Json& j) {
   Obj o(j, "");
-  DETRAIN_RETURN_IF_ERROR(
-      o.Check({"format", "params", "data", "optimizer", "train", "metrics", "batch_dim", "resolved"}));
+  DETRAIN_RETURN_IF_ERROR(o.Check(
+      {"format", "params", "data", "optimizer", "train", "metrics", "batch_dim", "resolved"}));
   std::string format;
   DETRAIN_RETURN_IF_ERROR(o.String("format", &format));
   if (format != kRunConfigFormat) {
-    return Error("format", "expected \"" + std::string(kRunConfigFormat) + "\", found \"" + format + "\"");
+    return Error("format",
+                 "expected \"" + std::string(kRunConfigFormat) + "\", found \"" + format + "\"");
   }
   RunConfig c;
   DETRAIN_ASSIGN_OR_RETURN(const Json* params, o.Member("params"));

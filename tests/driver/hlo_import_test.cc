@@ -40,8 +40,8 @@ TEST(HloImportTest, StagesOfXlaText) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(*ir::PrintModule(**m), hlo.bytes);
   EXPECT_EQ(c->signature.shards, 1);
-  EXPECT_EQ(c->signature.roles,
-            std::vector<codegen::ParamRole>((*m)->entry()->Parameters().size(), codegen::ParamRole::kInput));
+  EXPECT_EQ(c->signature.roles, std::vector<codegen::ParamRole>((*m)->entry()->Parameters().size(),
+                                                                codegen::ParamRole::kInput));
   EXPECT_EQ(c->signature.roles.size(), 2u);
 }
 
@@ -80,8 +80,10 @@ TEST(DumpTest, DumpDirHoldsEveryStageAndTheSummary) {
   std::string dir = ::testing::TempDir() + "/driver_dump";
   std::filesystem::remove_all(dir);
   ASSERT_TRUE(WriteDumpDir(dir, *c, "given/path.hlo").ok());
-  for (const StageRecord& r : c->stages.records()) EXPECT_EQ(test::Slurp(dir + "/" + r.file_name), r.bytes);
-  for (const auto& [name, text] : c->pass_dumps) EXPECT_EQ(test::Slurp(dir + "/passes/" + name), text);
+  for (const StageRecord& r : c->stages.records())
+    EXPECT_EQ(test::Slurp(dir + "/" + r.file_name), r.bytes);
+  for (const auto& [name, text] : c->pass_dumps)
+    EXPECT_EQ(test::Slurp(dir + "/passes/" + name), text);
   EXPECT_TRUE(std::filesystem::exists(dir + "/" + kPlanTextFile));
   nlohmann::json summary = nlohmann::json::parse(test::Slurp(dir + "/summary.json"));
   EXPECT_EQ(summary, CompileSummary(*c, "given/path.hlo"));

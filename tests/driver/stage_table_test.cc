@@ -66,7 +66,8 @@ TEST_P(ExampleTableTest, RecordsChainFromProgramToPlan) {
     }
     const StageRecord* input = result_.stages.Find(r.transform.input_stage);
     ASSERT_NE(input, nullptr) << r.name;
-    EXPECT_LT(input - records.data(), static_cast<std::ptrdiff_t>(i)) << r.name << " reads a later stage";
+    EXPECT_LT(input - records.data(), static_cast<std::ptrdiff_t>(i))
+        << r.name << " reads a later stage";
     EXPECT_EQ(r.transform.input_sha256, input->sha256) << r.name;
     Result<nlohmann::json> options = attest::ParseJson(r.transform.options);
     ASSERT_TRUE(options.ok()) << r.name << ": " << r.transform.options;
@@ -85,8 +86,9 @@ TEST_P(ExampleTableTest, PipelineAndPlanRecords) {
   const StageRecord& hlo = *result_.stages.Find(kStageHlo);
   const StageRecord& opt = *result_.stages.Find(kStageOptHlo);
   EXPECT_EQ(opt.transform.pipeline, passes::kDefaultPipeline);
-  EXPECT_EQ(opt.transform.options,
-            *attest::CanonicalJson(nlohmann::json{{"pipeline", std::string(passes::kDefaultPipeline)}}));
+  EXPECT_EQ(
+      opt.transform.options,
+      *attest::CanonicalJson(nlohmann::json{{"pipeline", std::string(passes::kDefaultPipeline)}}));
   const auto& passes = opt.transform.passes;
   ASSERT_FALSE(passes.empty());
   EXPECT_EQ(passes.front().input_sha256, hlo.sha256);
@@ -100,8 +102,9 @@ TEST_P(ExampleTableTest, PipelineAndPlanRecords) {
   EXPECT_EQ(plan.transform.plan_format_version, codegen::cpu::kPlanFormatVersion);
   EXPECT_GT(result_.peak_bytes, 0);
   const StageRecord& eval = *result_.stages.Find(kStageEval);
-  EXPECT_EQ(eval.transform.options,
-            *attest::CanonicalJson(nlohmann::json{{"rows", result_.config->resolved->validation_rows}}));
+  EXPECT_EQ(
+      eval.transform.options,
+      *attest::CanonicalJson(nlohmann::json{{"rows", result_.config->resolved->validation_rows}}));
 }
 
 TEST_P(ExampleTableTest, RecordJsonForTheManifest) {

@@ -22,7 +22,8 @@ inline std::string Slurp(const std::string& path) {
 inline bool HaveData(const std::string& example) {
   if (example == "digits") return std::filesystem::exists(kRoot + "/examples/digits/digits.csv");
   if (example == "charlm") return std::filesystem::exists("/usr/share/common-licenses/GPL-3");
-  return std::filesystem::exists("/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv");
+  return std::filesystem::exists(
+      "/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv");
 }
 
 inline std::string ExamplePath(const std::string& example) {

@@ -29,7 +29,8 @@ Json Full() {
                {"name": "b", "type": "f32[2]", "init": {"name": "constant", "value": -1.5}},
                {"name": "v", "type": "f32[2,2]", "init": {"name": "lecun_normal"}}],
     "resolved": {"rows": 10, "train_rows": 8, "validation_rows": 2,
-                 "files": [{"path": "x.csv", "sha256": "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"}]},
+                 "files": [{"path": "x.csv", "sha256":
+                   "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"}]},
     "train": {"batch": 4, "shards": 2, "seed": 9007199254740993, "checkpoint_every": 5,
               "eval_every": 3, "prng": "original", "epochs": 3, "steps": 6}
   })");
@@ -86,16 +87,24 @@ TEST(RunConfigTest, ParsesEveryField) {
 
 // Each variant of each part replaces its part of Full(); the JSON must come back unchanged.
 TEST(RunConfigTest, EveryKindRoundTrips) {
-  const std::vector<std::pair<std::string, Json>> variants = {
-      {"data", Json::parse(R"({"as":"d","name":"npy","features":"x.npy","labels":"y.npy","standardize":false,"validation":0})")},
-      {"data", Json::parse(R"({"as":"d","name":"text","path":"c.txt","context":16,"validation":0.1})")},
-      {"optimizer", Json::parse(R"({"name":"sgd","learning_rate":{"name":"constant","value":0.1}})")},
-      {"optimizer", Json::parse(R"({"name":"adam","b1":0.9,"b2":0.999,"eps":1e-8,"learning_rate":{"name":"cosine_decay","init":0.1,"decay_steps":10,"alpha":0.5}})")},
-      {"optimizer", Json::parse(R"({"name":"adamw","b1":0.9,"b2":0.99,"eps":0,"weight_decay":0.01,"clip_norm":1,"learning_rate":{"name":"warmup_cosine_decay","init":0,"peak":0.003,"warmup_steps":2,"decay_steps":30,"end":0}})")},
-      {"train", Json::parse(R"({"batch":8,"shards":8,"seed":0,"checkpoint_every":0,"eval_every":0,"prng":"partitionable","epochs":2})")},
-      {"metrics", Json::array()},
+  const std::vector<std::pair<std::string, std::string>> variants = {
+      {"data", R"({"as": "d", "name": "npy", "features": "x.npy", "labels": "y.npy",
+                  "standardize": false, "validation": 0})"},
+      {"data", R"({"as": "d", "name": "text", "path": "c.txt", "context": 16, "validation": 0.1})"},
+      {"optimizer", R"({"name": "sgd", "learning_rate": {"name": "constant", "value": 0.1}})"},
+      {"optimizer", R"({"name": "adam", "b1": 0.9, "b2": 0.999, "eps": 1e-8,
+                       "learning_rate": {"name": "cosine_decay", "init": 0.1, "decay_steps": 10,
+                                         "alpha": 0.5}})"},
+      {"optimizer", R"({"name": "adamw", "b1": 0.9, "b2": 0.99, "eps": 0, "weight_decay": 0.01,
+                       "clip_norm": 1,
+                       "learning_rate": {"name": "warmup_cosine_decay", "init": 0, "peak": 0.003,
+                                         "warmup_steps": 2, "decay_steps": 30, "end": 0}})"},
+      {"train", R"({"batch": 8, "shards": 8, "seed": 0, "checkpoint_every": 0, "eval_every": 0,
+                   "prng": "partitionable", "epochs": 2})"},
+      {"metrics", "[]"},
   };
-  for (const auto& [part, value] : variants) {
+  for (const auto& [part, text] : variants) {
+    const Json value = Json::parse(text);
     Json j = Full();
     j[part] = value;
     Result<RunConfig> r = ParseRunConfig(j);
@@ -149,28 +158,33 @@ TEST(RunConfigTest, BadValuesNameTheField) {
       {"/train/batch", 5, "train.batch: 5 is not divisible by shards 2"},
       {"/train/seed", 1.5, "train.seed: expected an integer, found 1.5"},
       {"/train/seed", -1, "train.seed: must be >= 0, found -1"},
-      {"/train/seed", 18446744073709551615u, "train.seed: expected an integer, found 18446744073709551615"},
+      {"/train/seed", 18446744073709551615u,
+       "train.seed: expected an integer, found 18446744073709551615"},
       {"/train/prng", "fast", "train.prng: unknown 'fast' (expected partitionable or original)"},
       {"/train/eval_every", "often", "train.eval_every: expected an integer, found \"often\""},
       {"/optimizer/momentum", 1, "optimizer.momentum: must be in [0, 1), found 1"},
       {"/optimizer/nesterov", 1, "optimizer.nesterov: expected true or false, found 1"},
       {"/optimizer/b1", 0.9, "optimizer.b1: unexpected member"},
       {"/optimizer/clip_norm", 0, "optimizer.clip_norm: must be a positive number, found 0"},
-      {"/optimizer/name", "lamb", "optimizer.name: unknown 'lamb' (expected sgd, momentum, adam or adamw)"},
+      {"/optimizer/name", "lamb",
+       "optimizer.name: unknown 'lamb' (expected sgd, momentum, adam or adamw)"},
       {"/optimizer/learning_rate/steps", 0, "optimizer.learning_rate.steps: must be >= 1, found 0"},
-      {"/optimizer/learning_rate/init", -0.5, "optimizer.learning_rate.init: must be a number >= 0, found -0.5"},
+      {"/optimizer/learning_rate/init", -0.5,
+       "optimizer.learning_rate.init: must be a number >= 0, found -0.5"},
       {"/data/validation", 1, "data.validation: must be in [0, 1), found 1"},
       {"/data/name", "parquet", "data.name: unknown 'parquet' (expected csv, npy or text)"},
       {"/data/context", 8, "data.context: unexpected member"},
       {"/data/path", "", "data.path: must not be empty"},
       {"/params/0/init/name", "xavier",
-       "params[0].init.name: unknown 'xavier' (expected zeros, ones, glorot_uniform, glorot_normal, "
+       "params[0].init.name: unknown 'xavier' (expected zeros, ones, glorot_uniform, "
+       "glorot_normal, "
        "he_uniform, he_normal, lecun_normal, normal or constant)"},
       {"/params/0/init/stddev", 0, "params[0].init.stddev: must be a positive number, found 0"},
       {"/params/1/name", nullptr, "params[1].name: missing"},
       {"/metrics/0", "f1", "metrics[0]: unknown metric \"f1\" (expected accuracy or loss)"},
       {"/resolved/rows", 11, "resolved.rows: 11 is not train_rows + validation_rows (10)"},
-      {"/resolved/files/0/sha256", "ABC", "resolved.files[0].sha256: expected 64 lowercase hex digits"},
+      {"/resolved/files/0/sha256", "ABC",
+       "resolved.files[0].sha256: expected 64 lowercase hex digits"},
   };
   for (const BadCase& c : cases) {
     Json j = Full();
@@ -198,13 +212,14 @@ TEST(RunConfigTest, StructuralErrors) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "run config: train.steps: give steps or epochs");
   j = Full();
-  j["optimizer"]["learning_rate"] = Json::parse(
-      R"({"name":"warmup_cosine_decay","init":0,"peak":1,"warmup_steps":9,"decay_steps":9,"end":0})");
+  j["optimizer"]["learning_rate"] = Json::parse(R"({"name": "warmup_cosine_decay", "init": 0,
+      "peak": 1, "warmup_steps": 9, "decay_steps": 9, "end": 0})");
   r = ParseRunConfig(j);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(),
-            "run config: optimizer.learning_rate.warmup_steps: must be smaller than decay_steps (9), "
-            "found 9");
+  EXPECT_EQ(
+      r.status().message(),
+      "run config: optimizer.learning_rate.warmup_steps: must be smaller than decay_steps (9), "
+      "found 9");
   j = Full();
   j["params"] = Json::object();
   r = ParseRunConfig(j);
