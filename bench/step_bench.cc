@@ -9,7 +9,7 @@
 #include "compiler/interp/interpreter.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/verifier.h"
-#include "frontend/stages.h"
+#include "driver/compile.h"
 #include "runtime/executor.h"
 
 namespace detrain {
@@ -47,13 +47,14 @@ const Example& Load(const std::string& name) {
   auto it = cache.find(name);
   if (it != cache.end()) return it->second;
   Example e;
-  auto compiled = frontend::CompileProgram(std::string(DETRAIN_SOURCE_DIR) + "/examples/" + name + "/train.dt", {});
+  auto compiled = driver::Compile(std::string(DETRAIN_SOURCE_DIR) + "/examples/" + name + "/train.dt", {});
   if (!compiled.ok()) {
     fprintf(stderr, "%s: %s\n", name.c_str(), compiled.status().message().c_str());
     std::abort();
   }
-  e.step = std::move(*ir::ParseAndVerify(compiled->Find("hlo")->bytes));
-  e.plan = compiled->Find("plan")->bytes;
+  auto parsed = ir::ParseAndVerify(compiled->stages.Find("hlo")->bytes);
+  e.step = std::move(*parsed);
+  e.plan = compiled->stages.Find("plan")->bytes;
   e.args = Arguments(*e.step);
   return cache.emplace(name, std::move(e)).first->second;
 }

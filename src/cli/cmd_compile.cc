@@ -1,26 +1,22 @@
 // `detrain compile FILE [--emit STAGE] [--hashes [--json]] [--dump-dir DIR] [--pipeline SPEC]
 //                       [--threads N]`: compiles a program and prints one stage's canonical form or
-// the digests of every stage (frontend/stages.h; docs/language.md, docs/ir.md, docs/passes.md).
+// the digests of every stage (driver/compile.h; docs/language.md, docs/ir.md, docs/passes.md).
 //
 // FILE is a .dt program (stages program, source, hlo, init, eval, opt-hlo, plan) or HLO text
 // (.hlo, e.g. exported from JAX: program, hlo, opt-hlo, plan). --hashes prints one line per
 // stage, `stage NAME sha256:HEX` (the plan's digest is over its serialized protobuf bytes), and
 // with --json one object that also holds the pipeline spec and every pass's record.
-// --dump-dir writes every stage, every pass's output and summary.json, in the manner of XLA's
-// --xla_dump_to but canonical. Errors: "FILE:LINE:COLUMN: ..." and exit 2.
-#include <sys/stat.h>
-
-#include <cerrno>
+// --dump-dir writes every stage, every pass's output and summary.json (driver/dump.h).
+// Errors: "FILE:LINE:COLUMN: ..." and exit 2.
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "attest/sha256.h"
-#include "base/file_io.h"
 #include "cli/command.h"
 #include "compiler/codegen/cpu/plan.h"
-#include "frontend/stages.h"
+#include "driver/compile.h"
+#include "driver/dump.h"
 
 namespace detrain::cli {
 namespace {
@@ -35,56 +31,6 @@ struct CompileOptions {
   int threads = 1;
 };
 
-bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The file name of a stage in a dump directory.
-std::string StageFileName(const std::string& stage, bool is_hlo_input) {
-  if (stage == "program") return is_hlo_input ? "00.program.hlo" : "00.program.dt";
-  if (stage == "source") return "01.source.hlo";
-  if (stage == "hlo") return "02.hlo.hlo";
-  if (stage == "init") return "02.init.json";
-  if (stage == "eval") return "02.eval.hlo";
-  if (stage == "opt-hlo") return "03.opt-hlo.hlo";
-  return "04.plan.pb";
-}
-
-nlohmann::json Summary(const CompileOptions& opts, const frontend::CompiledProgram& c, bool is_hlo) {
-  nlohmann::json stages = nlohmann::json::array();
-  for (const auto& s : c.stages) {
-    stages.push_back({{"stage", s.name}, {"sha256", attest::Sha256Hex(s.bytes)}, {"file", StageFileName(s.name, is_hlo)}});
-  }
-  nlohmann::json j = {{"file", opts.file}, {"stages", stages}};
-  if (!c.pipeline.empty()) {
-    j["pipeline"] = c.pipeline;
-    j["passes"] = c.pass_records;
-    j["buffers"] = {{"peak_bytes", c.peak_bytes}, {"total_bytes", c.total_bytes}};
-  }
-  return j;
-}
-
-Status MakeDir(const std::string& dir) {
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return IoError(ErrnoMessage(dir, errno));
-  return Status::Ok();
-}
-
-Status WriteDump(const CompileOptions& opts, const frontend::CompiledProgram& c, bool is_hlo) {
-  DETRAIN_RETURN_IF_ERROR(MakeDir(opts.dump_dir));
-  DETRAIN_RETURN_IF_ERROR(MakeDir(opts.dump_dir + "/passes"));
-  for (const auto& s : c.stages) {
-    DETRAIN_RETURN_IF_ERROR(WriteFileAtomic(opts.dump_dir + "/" + StageFileName(s.name, is_hlo), s.bytes));
-    if (s.name == "plan") {
-      DETRAIN_ASSIGN_OR_RETURN(std::string text, codegen::cpu::PlanToText(s.bytes));
-      DETRAIN_RETURN_IF_ERROR(WriteFileAtomic(opts.dump_dir + "/04.plan.txt", text));
-    }
-  }
-  for (const auto& [name, text] : c.pass_dumps) {
-    DETRAIN_RETURN_IF_ERROR(WriteFileAtomic(opts.dump_dir + "/passes/" + name, text));
-  }
-  return WriteFileAtomic(opts.dump_dir + "/summary.json", Summary(opts, c, is_hlo).dump(2) + "\n");
-}
-
 int RunCompile(const CompileOptions& opts) {
   for (const char* later : {"cuda", "ptx", "cubin"}) {
     if (opts.emit == later) {
@@ -92,15 +38,15 @@ int RunCompile(const CompileOptions& opts) {
                                                   "comes with a later issue)"));
     }
   }
-  bool is_hlo = EndsWith(opts.file, ".hlo");
-  if (!is_hlo && !EndsWith(opts.file, ".dt")) {
+  bool is_hlo = driver::IsHloInput(opts.file);
+  if (!is_hlo && !driver::IsDtProgram(opts.file)) {
     return ReportError("compile", InvalidArgument(opts.file + ": expected a .dt program or HLO text (.hlo)"));
   }
-  frontend::CompileOptions copts;
+  driver::CompileOptions copts;
   copts.backend = opts.hashes || !opts.dump_dir.empty() || opts.emit == "opt-hlo" || opts.emit == "plan";
   copts.pipeline = opts.pipeline;
   copts.threads = opts.threads;
-  Result<frontend::CompiledProgram> c = frontend::CompileProgram(opts.file, copts);
+  Result<driver::CompileResult> c = driver::Compile(opts.file, copts);
   if (!c.ok()) {
     // Located errors already start with the file name; others get it here.
     const std::string& m = c.status().message();
@@ -108,24 +54,24 @@ int RunCompile(const CompileOptions& opts) {
     return c.status().code() == StatusCode::kInternal ? kExitInternal : kExitUsage;
   }
   if (!opts.dump_dir.empty()) {
-    Status st = WriteDump(opts, *c, is_hlo);
+    Status st = driver::WriteDumpDir(opts.dump_dir, *c, opts.file);
     if (!st.ok()) return ReportError("compile", st);
   }
   if (opts.hashes) {
     if (opts.json) {
-      std::cout << Summary(opts, *c, is_hlo).dump(2) << "\n";
+      std::cout << driver::CompileSummary(*c, opts.file).dump(2) << "\n";
     } else {
-      for (const auto& s : c->stages) std::cout << "stage " << s.name << " sha256:" << attest::Sha256Hex(s.bytes) << "\n";
+      for (const auto& s : c->stages.records()) std::cout << "stage " << s.name << " sha256:" << s.sha256 << "\n";
     }
     return kExitOk;
   }
   if (!opts.dump_dir.empty() && opts.emit == "hlo") return kExitOk;  // the dump was the point
-  const frontend::Stage* s = c->Find(opts.emit);
+  const driver::StageRecord* s = c->stages.Find(opts.emit);
   if (s == nullptr) {
     return ReportError("compile", InvalidArgument("--emit " + opts.emit + ": " + opts.file + " has no such stage" +
                                                   (is_hlo ? " (HLO input has: program, hlo, opt-hlo, plan)" : "")));
   }
-  if (s->name == "plan") {
+  if (s->name == driver::kStagePlan) {
     Result<std::string> text = codegen::cpu::PlanToText(s->bytes);
     if (!text.ok()) return ReportError("compile", text.status());
     std::cout << *text;

@@ -26,7 +26,7 @@
 #include "compiler/interp/interpreter.h"
 #include "compiler/ir/literal_npy.h"
 #include "compiler/ir/verifier.h"
-#include "frontend/stages.h"
+#include "driver/compile.h"
 #include "runtime/executor.h"
 
 namespace detrain::cli {
@@ -104,7 +104,7 @@ bool IsNestedTuple(const ir::Shape& shape) {
 }
 
 // The result's array leaves, from the chosen backend.
-Result<std::vector<ir::Literal>> Execute(const EvalOptions& opts, const frontend::CompiledProgram& compiled,
+Result<std::vector<ir::Literal>> Execute(const EvalOptions& opts, const driver::CompileResult& compiled,
                                          const ir::Module& module, const std::vector<ir::Literal>& args) {
   if (opts.backend == "interp") {
     DETRAIN_ASSIGN_OR_RETURN(ir::Literal result, interp::Evaluate(module, args));
@@ -118,7 +118,7 @@ Result<std::vector<ir::Literal>> Execute(const EvalOptions& opts, const frontend
     if (!isa) return InvalidArgument("--isa '" + opts.isa + "': expected scalar, avx2 or avx512");
     eo.isa = *isa;
   }
-  const frontend::Stage* plan = compiled.Find("plan");
+  const driver::StageRecord* plan = compiled.stages.Find(driver::kStagePlan);
   if (plan == nullptr) return Internal("no plan stage");
   DETRAIN_ASSIGN_OR_RETURN(auto executor, runtime::Executor::Create(plan->bytes, eo));
   DETRAIN_ASSIGN_OR_RETURN(auto results, executor->Run({args}));
@@ -126,9 +126,9 @@ Result<std::vector<ir::Literal>> Execute(const EvalOptions& opts, const frontend
 }
 
 int RunEval(const EvalOptions& opts) {
-  frontend::CompileOptions copts;
+  driver::CompileOptions copts;
   copts.backend = opts.backend == "cpu";
-  auto compiled = frontend::CompileProgram(opts.file, copts);
+  auto compiled = driver::Compile(opts.file, copts);
   if (!compiled.ok()) {
     const std::string& m = compiled.status().message();
     bool located = !m.empty() && std::isdigit(static_cast<unsigned char>(m[0]));
@@ -138,7 +138,7 @@ int RunEval(const EvalOptions& opts) {
     }
     return ReportError("eval", compiled.status());
   }
-  auto module = ir::ParseAndVerify(compiled->Find("hlo")->bytes);
+  auto module = ir::ParseAndVerify(compiled->stages.Find("hlo")->bytes);
   if (!module.ok()) return ReportError("eval", module.status());
   const ir::Shape& root = (*module)->entry()->root()->shape;
   if (IsNestedTuple(root)) return ReportError("eval", InvalidArgument("the result is a nested tuple; .npy holds arrays only"));

@@ -45,7 +45,7 @@ Status Checker::CheckParams() {
     out_.params.emplace_back(p.name, t);
     params.push_back({{"name", p.name}, {"type", t.ToString()}, {"init", ConfigJson(*init, args)}});
   }
-  out_.config["params"] = params;
+  config_["params"] = params;
   return Status::Ok();
 }
 
@@ -100,7 +100,7 @@ Status Checker::CheckData() {
   out_.data = &d;
   nlohmann::json j = ConfigJson(*def, args);
   j["as"] = d.name;
-  out_.config["data"] = j;
+  config_["data"] = j;
   return Status::Ok();
 }
 
@@ -118,11 +118,11 @@ Status Checker::CheckSettings() {
   if (train == nullptr) return src_.Error(eof, "missing 'train(steps = N, batch = N, ...)'");
   const BuiltinDef* def;
   DETRAIN_ASSIGN_OR_RETURN(std::vector<ArgValue> opt, BindConfig(*optimizer->value, BuiltinCategory::kOptimizer, &def));
-  out_.config["optimizer"] = ConfigJson(*def, opt);
+  config_["optimizer"] = ConfigJson(*def, opt);
   DETRAIN_ASSIGN_OR_RETURN(std::vector<ArgValue> tr, BindConfig(*train->value, BuiltinCategory::kTrain, &def));
   nlohmann::json tj = ConfigJson(*def, tr);
   tj.erase("name");
-  out_.config["train"] = tj;
+  config_["train"] = tj;
   nlohmann::json names = nlohmann::json::array();
   if (metrics != nullptr) {
     if (metrics->value->kind != ExprKind::kList) {
@@ -134,9 +134,10 @@ Status Checker::CheckSettings() {
                                         "' (expected accuracy or loss)");
       }
       names.push_back(m->text);
+      metrics_.push_back(m->text);
     }
   }
-  out_.config["metrics"] = names;
+  config_["metrics"] = names;
   return Status::Ok();
 }
 
@@ -169,8 +170,8 @@ Status Checker::CheckLossAndMetrics() {
     ++inputs;
   }
   if (inputs < 2) return src_.Error(loss.name_range, "loss needs the batch inputs: features and labels");
-  out_.config["batch_dim"] = batch_symbol;
-  for (const auto& m : out_.config["metrics"]) {
+  config_["batch_dim"] = batch_symbol;
+  for (const std::string& m : metrics_) {
     if (m != "accuracy") continue;
     auto p = funcs_.find("predict");
     if (p == funcs_.end()) {
@@ -182,12 +183,15 @@ Status Checker::CheckLossAndMetrics() {
 }
 
 Result<CheckedProgram> Checker::Run() {
-  out_.config["format"] = "detrain.program-config.v1";
+  config_["format"] = kRunConfigFormat;
   DETRAIN_RETURN_IF_ERROR(CheckParams());
   for (const FuncDecl& f : prog_.funcs) DETRAIN_RETURN_IF_ERROR(CheckFunction(f));
   DETRAIN_RETURN_IF_ERROR(CheckData());
   DETRAIN_RETURN_IF_ERROR(CheckSettings());
   DETRAIN_RETURN_IF_ERROR(CheckLossAndMetrics());
+  Result<RunConfig> config = ParseRunConfig(config_);
+  if (!config.ok()) return Internal("the checked configuration does not parse: " + config.status().message());
+  out_.config = std::move(*config);
   return std::move(out_);
 }
 

@@ -3,7 +3,9 @@
 #define DETRAIN_FRONTEND_CHECK_INTERNAL_H_
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "frontend/check.h"
 
@@ -32,6 +34,9 @@ class Checker {
   const SourceFile& src_;
   const Program& prog_;
   CheckedProgram out_;
+  // The configuration as the built-in table describes it; parsed into out_.config at the end.
+  nlohmann::json config_;
+  std::vector<std::string> metrics_;  // metric names, in the order given
   std::map<std::string, Type> globals_;  // parameters
   std::map<std::string, Type> locals_;   // arguments and assignments of the function being checked
   std::map<std::string, const FuncDecl*> funcs_;  // functions defined so far

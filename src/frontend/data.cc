@@ -161,24 +161,29 @@ Result<Dataset> LoadText(const std::string& path, int64_t context) {
   return ds;
 }
 
-Result<Dataset> LoadProgramData(const nlohmann::json& data, const std::string& base_dir, LabelType label_type) {
+Result<Dataset> LoadProgramData(const DataConfig& data, const std::string& base_dir,
+                                LabelType label_type) {
   auto resolve = [&](const std::string& p) { return p.empty() || p[0] == '/' ? p : base_dir + "/" + p; };
-  const std::string name = data.value("name", "");
-  Result<Dataset> ds = InvalidArgument("unknown data source '" + name + "'");
+  Result<Dataset> ds = Internal("unreachable");
   std::vector<std::string> written;  // the paths as the program writes them
-  if (name == "csv") {
-    CsvOptions opt;
-    opt.label_column = data.value("label", int64_t{-1});
-    opt.skip_rows = data.value("skip_rows", int64_t{0});
-    opt.label_type = label_type;
-    written = {data["path"].get<std::string>()};
-    ds = LoadCsv(resolve(written[0]), opt);
-  } else if (name == "npy") {
-    written = {data["features"].get<std::string>(), data["labels"].get<std::string>()};
-    ds = LoadNpyPair(resolve(written[0]), resolve(written[1]), label_type);
-  } else if (name == "text") {
-    written = {data["path"].get<std::string>()};
-    ds = LoadText(resolve(written[0]), data.value("context", int64_t{32}));
+  switch (data.kind) {
+    case DataSourceKind::kCsv: {
+      CsvOptions opt;
+      opt.label_column = data.label;
+      opt.skip_rows = data.skip_rows;
+      opt.label_type = label_type;
+      written = {data.path};
+      ds = LoadCsv(resolve(data.path), opt);
+      break;
+    }
+    case DataSourceKind::kNpy:
+      written = {data.features, data.labels};
+      ds = LoadNpyPair(resolve(data.features), resolve(data.labels), label_type);
+      break;
+    case DataSourceKind::kText:
+      written = {data.path};
+      ds = LoadText(resolve(data.path), data.context);
+      break;
   }
   // Record the program's own spelling of each path: where the program is compiled from must not
   // change what is hashed.

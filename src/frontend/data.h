@@ -12,11 +12,11 @@
 #define DETRAIN_FRONTEND_DATA_H_
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+#include "frontend/run_config.h"
 
 namespace detrain::frontend {
 
@@ -51,9 +51,10 @@ Result<Dataset> LoadNpyPair(const std::string& features_path, const std::string&
 // and bytes [i*T + 1, i*T + T + 1) as labels (the next byte), rows = (size - 1) / T.
 Result<Dataset> LoadText(const std::string& path, int64_t context);
 
-// Loads the data source of a checked program (config["data"]); relative paths are resolved
+// Loads the data source of a checked program (its config.data); relative paths are resolved
 // against `base_dir` (the program's directory).
-Result<Dataset> LoadProgramData(const nlohmann::json& data, const std::string& base_dir, LabelType label_type);
+Result<Dataset> LoadProgramData(const DataConfig& data, const std::string& base_dir,
+                                LabelType label_type);
 
 }  // namespace detrain::frontend
 

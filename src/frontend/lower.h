@@ -19,10 +19,9 @@
 #include "compiler/ir/module.h"
 #include "frontend/check.h"
 #include "frontend/emit.h"
+#include "frontend/run_config.h"  // PrngMode
 
 namespace detrain::frontend {
-
-enum class PrngMode { kPartitionable, kOriginal };
 
 struct LowerOptions {
   std::map<std::string, int64_t> dims;  // values of dimension names, e.g. {"B": 8}

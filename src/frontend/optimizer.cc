@@ -7,13 +7,6 @@ using ir::ElementType;
 using ir::Instruction;
 using ir::Opcode;
 
-int OptimizerSlots(const nlohmann::json& opt) {
-  const std::string name = opt.value("name", "");
-  if (name == "momentum") return 1;
-  if (name == "adam" || name == "adamw") return 2;
-  return 0;
-}
-
 namespace {
 
 // A Python float hyperparameter meeting an f32 array is rounded to f32 (JAX weak typing).
@@ -47,13 +40,13 @@ std::vector<Instruction*> ClipByGlobalNorm(Emitter& e, const std::vector<Instruc
 
 }  // namespace
 
-Result<OptimizerIo> EmitOptimizerUpdate(Emitter& e, const nlohmann::json& opt, const OptimizerIo& in) {
-  const std::string name = opt.value("name", "");
+Result<OptimizerIo> EmitOptimizerUpdate(Emitter& e, const OptimizerConfig& opt, const OptimizerIo& in) {
+  const bool adam = opt.kind == OptimizerKind::kAdam || opt.kind == OptimizerKind::kAdamW;
   if (in.params.size() != in.grads.size() || in.state.size() != in.params.size()) {
     return Internal("optimizer update: parameter, gradient and state counts differ");
   }
   std::vector<Instruction*> grads = in.grads;
-  if (opt.contains("clip_norm")) grads = ClipByGlobalNorm(e, grads, opt["clip_norm"].get<double>());
+  if (opt.clip_norm.has_value()) grads = ClipByGlobalNorm(e, grads, *opt.clip_norm);
   OptimizerIo out;
   Instruction* one = e.Full(ir::Shape::Scalar(ElementType::kS32), 1);
   out.count = e.b().Binary(Opcode::kAdd, in.count, one);  // numerics.safe_increment (no overflow at our step counts)
@@ -61,44 +54,42 @@ Result<OptimizerIo> EmitOptimizerUpdate(Emitter& e, const nlohmann::json& opt, c
   // Bias corrections of adam: 1 - b^count_inc, in f32.
   Instruction* bc1 = nullptr;
   Instruction* bc2 = nullptr;
-  if (name == "adam" || name == "adamw") {
+  if (adam) {
     Instruction* c = e.b().Convert(out.count, ElementType::kF32);
     auto correction = [&](double b) {
       Instruction* pw = e.b().Binary(Opcode::kPower, e.ScalarF32(static_cast<float>(b)), c);
       return Sub(e, e.ScalarF32(1.0f), pw);
     };
-    bc1 = correction(opt.value("b1", 0.9));
-    bc2 = correction(opt.value("b2", 0.999));
+    bc1 = correction(opt.b1);
+    bc2 = correction(opt.b2);
   }
   for (size_t i = 0; i < in.params.size(); ++i) {
     Instruction* p = in.params[i];
     Instruction* g = grads[i];
     Instruction* u;
     std::vector<Instruction*> st;
-    if (name == "sgd") {
+    if (opt.kind == OptimizerKind::kSgd) {
       u = g;
-    } else if (name == "momentum") {
+    } else if (opt.kind == OptimizerKind::kMomentum) {
       // optax.trace: new_trace = g + decay * trace; nesterov: g + decay * new_trace.
-      double m = opt.value("momentum", 0.9);
+      double m = opt.momentum;
       Instruction* trace = Add(e, g, Mul(e, Hyper(e, g, m), in.state[i][0]));
-      u = opt.value("nesterov", false) ? Add(e, g, Mul(e, Hyper(e, g, m), trace)) : trace;
+      u = opt.nesterov ? Add(e, g, Mul(e, Hyper(e, g, m), trace)) : trace;
       st = {trace};
-    } else if (name == "adam" || name == "adamw") {
+    } else {
       // optax.scale_by_adam: mu = (1 - b1) * g + b1 * mu; nu = (1 - b2) * g^2 + b2 * nu;
       // u = (mu / bc1) / (sqrt(nu / bc2 + eps_root) + eps), eps_root = 0.
-      double b1 = opt.value("b1", 0.9), b2 = opt.value("b2", 0.999), eps = opt.value("eps", 1e-8);
+      double b1 = opt.b1, b2 = opt.b2, eps = opt.eps;
       Instruction* mu = Add(e, Mul(e, Hyper(e, g, 1.0 - b1), g), Mul(e, Hyper(e, g, b1), in.state[i][0]));
       Instruction* nu = Add(e, Mul(e, Hyper(e, g, 1.0 - b2), Mul(e, g, g)), Mul(e, Hyper(e, g, b2), in.state[i][1]));
       Instruction* mu_hat = Div(e, mu, e.BroadcastInDims(bc1, g->shape, {}));
       Instruction* nu_hat = Div(e, nu, e.BroadcastInDims(bc2, g->shape, {}));
       u = Div(e, mu_hat, Add(e, e.b().Unary(Opcode::kSqrt, nu_hat), Hyper(e, g, eps)));
-      if (name == "adamw") {
+      if (opt.kind == OptimizerKind::kAdamW) {
         // optax.add_decayed_weights: u + weight_decay * p.
-        u = Add(e, u, Mul(e, Hyper(e, p, opt.value("weight_decay", 1e-4)), p));
+        u = Add(e, u, Mul(e, Hyper(e, p, opt.weight_decay), p));
       }
       st = {mu, nu};
-    } else {
-      return InvalidArgument("unknown optimizer '" + name + "'");
     }
     // optax.scale_by_learning_rate: u * (-lr); apply_updates: p + u.
     Instruction* step = Mul(e, e.BroadcastInDims(neg_lr, u->shape, {}), u);

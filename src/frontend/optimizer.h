@@ -12,15 +12,14 @@
 #ifndef DETRAIN_FRONTEND_OPTIMIZER_H_
 #define DETRAIN_FRONTEND_OPTIMIZER_H_
 
-#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "frontend/emit.h"
+#include "frontend/run_config.h"
 
 namespace detrain::frontend {
 
-// State tensors per parameter for an optimizer config ({"name": "adam", ...}).
-int OptimizerSlots(const nlohmann::json& optimizer);
+// (State tensors per parameter: OptimizerSlots in run_config.h.)
 
 struct OptimizerIo {
   std::vector<ir::Instruction*> params;
@@ -31,7 +30,8 @@ struct OptimizerIo {
 };
 
 // Emits one update. Returns the new parameters, state and count in the same layout.
-Result<OptimizerIo> EmitOptimizerUpdate(Emitter& e, const nlohmann::json& optimizer, const OptimizerIo& in);
+Result<OptimizerIo> EmitOptimizerUpdate(Emitter& e, const OptimizerConfig& optimizer,
+                                        const OptimizerIo& in);
 
 }  // namespace detrain::frontend
 

@@ -32,11 +32,6 @@ double SinTaylor(double z) {
   return z * p;
 }
 
-double Num(const nlohmann::json& j, const char* key, double fallback = 0) {
-  auto it = j.find(key);
-  return it == j.end() ? fallback : it->get<double>();
-}
-
 // optax.polynomial_schedule with power 1 (linear_schedule).
 double Linear(double init, double end, int64_t steps, int64_t step) {
   if (steps <= 0) return init;
@@ -66,28 +61,22 @@ double CosPi(double x) {
   return sign * r;
 }
 
-Result<float> LearningRateAt(const nlohmann::json& s, int64_t step) {
-  const std::string name = s.value("name", "");
-  double v;
-  if (name == "constant") {
-    v = Num(s, "value");
-  } else if (name == "linear") {
-    v = Linear(Num(s, "init"), Num(s, "end"), s.value("steps", int64_t{0}), step);
-  } else if (name == "cosine_decay") {
-    v = Cosine(Num(s, "init"), s.value("decay_steps", int64_t{1}), Num(s, "alpha"), step);
-  } else if (name == "warmup_cosine_decay") {
-    // optax.warmup_cosine_decay_schedule: join(linear(init, peak, warmup),
-    // cosine_decay(peak, decay_steps - warmup, alpha = end / peak)) at boundary warmup.
-    int64_t warmup = s.value("warmup_steps", int64_t{0});
-    double peak = Num(s, "peak"), end = Num(s, "end");
-    if (step < warmup) {
-      v = Linear(Num(s, "init"), peak, warmup, step);
-    } else {
-      double alpha = peak == 0 ? 0.0 : end / peak;
-      v = Cosine(peak, s.value("decay_steps", int64_t{1}) - warmup, alpha, step - warmup);
-    }
-  } else {
-    return InvalidArgument("unknown learning-rate schedule '" + name + "'");
+float LearningRateAt(const ScheduleConfig& s, int64_t step) {
+  double v = 0;
+  switch (s.kind) {
+    case ScheduleKind::kConstant: v = s.value; break;
+    case ScheduleKind::kLinear: v = Linear(s.init, s.end, s.steps, step); break;
+    case ScheduleKind::kCosineDecay: v = Cosine(s.init, s.decay_steps, s.alpha, step); break;
+    case ScheduleKind::kWarmupCosineDecay:
+      // optax.warmup_cosine_decay_schedule: join(linear(init, peak, warmup),
+      // cosine_decay(peak, decay_steps - warmup, alpha = end / peak)) at boundary warmup.
+      if (step < s.warmup_steps) {
+        v = Linear(s.init, s.peak, s.warmup_steps, step);
+      } else {
+        double alpha = s.peak == 0 ? 0.0 : s.end / s.peak;
+        v = Cosine(s.peak, s.decay_steps - s.warmup_steps, alpha, step - s.warmup_steps);
+      }
+      break;
   }
   return static_cast<float>(v);
 }

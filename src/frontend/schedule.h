@@ -13,19 +13,18 @@
 #define DETRAIN_FRONTEND_SCHEDULE_H_
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "frontend/run_config.h"
 
 namespace detrain::frontend {
 
 // cos(pi * x) for x in [0, 1], to within a few units of 2^-53.
 double CosPi(double x);
 
-// The learning rate for update number `step` (0 for the first update), from a schedule object
-// of the checked configuration ({"name": "constant"|"linear"|"cosine_decay"|
-// "warmup_cosine_decay", ...}).
-Result<float> LearningRateAt(const nlohmann::json& schedule, int64_t step);
+// The learning rate for update number `step` (0 for the first update), from the optimizer's
+// schedule in the run configuration.
+float LearningRateAt(const ScheduleConfig& schedule, int64_t step);
 
 }  // namespace detrain::frontend
 

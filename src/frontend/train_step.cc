@@ -14,15 +14,41 @@ using ir::Shape;
 
 ProgramShape ShapeOf(const CheckedProgram& p) {
   ProgramShape s;
-  s.batch = p.config["train"]["batch"].get<int64_t>();
-  s.shards = p.config["train"]["shards"].get<int64_t>();
-  s.prng = p.config["train"]["prng"] == "original" ? PrngMode::kOriginal : PrngMode::kPartitionable;
+  s.batch = p.config.train.batch;
+  s.shards = p.config.train.shards;
+  s.prng = p.config.train.prng;
   return s;
+}
+
+codegen::EntrySignature TrainStepSignature(const CheckedProgram& p) {
+  using codegen::ParamRole;
+  codegen::EntrySignature sig;
+  sig.shards = p.config.train.shards;
+  const size_t n = p.params.size();
+  const size_t slots = static_cast<size_t>(OptimizerSlots(p.config.optimizer.kind));
+  sig.roles.assign(n, ParamRole::kParameter);
+  sig.roles.insert(sig.roles.end(), n * slots, ParamRole::kOptimizerState);
+  sig.roles.push_back(ParamRole::kStep);
+  sig.roles.push_back(ParamRole::kLearningRate);
+  std::vector<const FuncArg*> inputs = BatchInputs(*p.loss);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    sig.roles.push_back(i + 1 == inputs.size() ? ParamRole::kLabels : ParamRole::kBatch);
+  }
+  sig.roles.push_back(ParamRole::kKey);  // always present, used or not
+  return sig;
+}
+
+std::vector<const FuncArg*> BatchInputs(const FuncDecl& loss) {
+  std::vector<const FuncArg*> in;
+  for (const FuncArg& a : loss.args) {
+    if (!a.type.is_key) in.push_back(&a);
+  }
+  return in;
 }
 
 namespace {
 
-std::string BatchSymbol(const CheckedProgram& p) { return p.config["batch_dim"].get<std::string>(); }
+const std::string& BatchSymbol(const CheckedProgram& p) { return p.config.batch_dim; }
 
 LowerOptions OptionsFor(const CheckedProgram& p, int64_t batch_value) {
   LowerOptions o;
@@ -76,8 +102,8 @@ Result<std::unique_ptr<ir::Module>> LowerTrainStep(const CheckedProgram& p) {
     DETRAIN_ASSIGN_OR_RETURN(Shape s, ToShape(type, {}));
     io.params.push_back(b.Parameter(num++, s, name));
   }
-  const nlohmann::json& opt = p.config["optimizer"];
-  int slots = OptimizerSlots(opt);
+  const OptimizerConfig& opt = p.config.optimizer;
+  int slots = OptimizerSlots(opt.kind);
   io.state.resize(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     for (int k = 0; k < slots; ++k) {
@@ -89,10 +115,9 @@ Result<std::unique_ptr<ir::Module>> LowerTrainStep(const CheckedProgram& p) {
   io.learning_rate = b.Parameter(num++, Shape::Scalar(ElementType::kF32), "learning_rate");
   std::vector<Instruction*> inputs;
   LowerOptions global = OptionsFor(p, shape.batch);
-  for (const FuncArg& a : p.loss->args) {
-    if (a.type.is_key) continue;
-    DETRAIN_ASSIGN_OR_RETURN(Shape s, ArgShape(a, global.dims));
-    inputs.push_back(b.Parameter(num++, s, a.name));
+  for (const FuncArg* a : BatchInputs(*p.loss)) {
+    DETRAIN_ASSIGN_OR_RETURN(Shape s, ArgShape(*a, global.dims));
+    inputs.push_back(b.Parameter(num++, s, a->name));
   }
   Instruction* key = b.Parameter(num++, Shape(ElementType::kU32, {2}), "key");
 
@@ -141,10 +166,9 @@ Result<std::unique_ptr<ir::Module>> LowerEval(const CheckedProgram& p, int64_t r
     params.push_back(b.Parameter(num++, s, name));
   }
   std::vector<Instruction*> inputs;
-  for (const FuncArg& a : p.loss->args) {
-    if (a.type.is_key) continue;
-    DETRAIN_ASSIGN_OR_RETURN(Shape s, ArgShape(a, o.dims));
-    inputs.push_back(b.Parameter(num++, s, a.name));
+  for (const FuncArg* a : BatchInputs(*p.loss)) {
+    DETRAIN_ASSIGN_OR_RETURN(Shape s, ArgShape(*a, o.dims));
+    inputs.push_back(b.Parameter(num++, s, a->name));
   }
   std::vector<Instruction*> loss_args = inputs;
   if (HasKey(*p.loss)) loss_args.push_back(e.Full(Shape(ElementType::kU32, {2}), 0));  // unused: dropout is off

@@ -12,8 +12,10 @@
 //   s_{i,k}               optimizer state, parameter-major (slot k of parameter i)
 //   count: s32[]          updates done so far
 //   learning_rate: f32[]  this update's learning rate (schedule.h)
-//   batch inputs          the loss's inputs with B = the global batch
-//   key: u32[2]           this step's key (shard s uses fold_in(key, s))
+//   batch inputs          the loss's inputs with B = the global batch; the last is the labels
+//                         (the data source binds features, then labels, in this order)
+//   key: u32[2]           this step's key (shard s uses fold_in(key, s)); present even when
+//                         the loss takes no key
 // returns tuple(p'_0.., s'_{0,0}.., count', loss).
 //
 // Thread safety: each call builds a new module. Determinism: pure function of the checked
@@ -22,7 +24,9 @@
 #define DETRAIN_FRONTEND_TRAIN_STEP_H_
 
 #include <memory>
+#include <vector>
 
+#include "compiler/codegen/common/entry_signature.h"
 #include "compiler/ir/module.h"
 #include "frontend/check.h"
 #include "frontend/lower.h"
@@ -37,6 +41,13 @@ struct ProgramShape {
 
 // Reads batch, shards and prng from the checked configuration.
 ProgramShape ShapeOf(const CheckedProgram& program);
+
+// The role of every parameter of LowerTrainStep's entry, in order (the signature above), and
+// shards = S. tests/driver checks it against the lowered module's parameter names.
+codegen::EntrySignature TrainStepSignature(const CheckedProgram& program);
+
+// The loss's batch inputs, in order: every argument but a trailing key.
+std::vector<const FuncArg*> BatchInputs(const FuncDecl& loss);
 
 Result<std::unique_ptr<ir::Module>> LowerSourceGraph(const CheckedProgram& program);
 Result<std::unique_ptr<ir::Module>> LowerTrainStep(const CheckedProgram& program);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/cli_runner.h"
 
@@ -29,6 +30,40 @@ TEST(CompileCliTest, HashesListEveryStage) {
   EXPECT_EQ(names, (std::vector<std::string>{"program", "source", "hlo", "init", "eval", "opt-hlo", "plan"}));
   CliResult again = RunDetrain({"compile", kExample, "--hashes", "--threads", "2"});
   EXPECT_EQ(again.out, r.out);
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The output the golden files hold is the output users and scripts see: byte for byte, for each
+// example; --hashes --json and the dump's summary.json agree with it.
+TEST(CompileCliTest, HashesEqualTheGoldens) {
+  const std::string root = DETRAIN_SOURCE_DIR;
+  for (const std::string ex : {"breast_cancer", "digits", "charlm"}) {
+    const std::string data = ex == "digits" ? root + "/examples/digits/digits.csv"
+                             : ex == "charlm" ? "/usr/share/common-licenses/GPL-3"
+                                              : "/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv";
+    if (!fs::exists(data)) continue;
+    const std::string program = root + "/examples/" + ex + "/train.dt";
+    CliResult r = RunDetrain({"compile", program, "--hashes"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, Slurp(root + "/tests/frontend/testdata/golden/" + ex + "/hashes.txt")) << ex;
+    CliResult json = RunDetrain({"compile", program, "--hashes", "--json"});
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    std::string lines;
+    const nlohmann::json summary = nlohmann::json::parse(json.out);
+    for (const auto& s : summary["stages"]) {
+      lines += "stage " + s["stage"].get<std::string>() + " sha256:" + s["sha256"].get<std::string>() + "\n";
+    }
+    EXPECT_EQ(lines, r.out) << ex;
+    std::string dir = MakeTempDir() + "/dump";
+    ASSERT_EQ(RunDetrain({"compile", program, "--dump-dir", dir}).exit_code, 0);
+    EXPECT_EQ(Slurp(dir + "/summary.json"), json.out) << ex;
+  }
 }
 
 TEST(CompileCliTest, EmitStages) {

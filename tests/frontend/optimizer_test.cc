@@ -43,7 +43,7 @@ Literal F32(const nlohmann::json& bits, std::vector<int64_t> dims) {
 }
 
 // One update as a module: (w, b, gw, gb, state..., count, lr) -> tuple(w', b', state'..., count').
-std::unique_ptr<ir::Module> UpdateModule(const nlohmann::json& opt, int slots) {
+std::unique_ptr<ir::Module> UpdateModule(const OptimizerConfig& opt, int slots) {
   auto m = std::make_unique<ir::Module>("update");
   ir::Builder b(m.get(), "update");
   Emitter e(m.get(), &b);
@@ -76,8 +76,10 @@ std::unique_ptr<ir::Module> UpdateModule(const nlohmann::json& opt, int slots) {
 TEST(OptimizerTest, MatchesOptaxOverTwentySteps) {
   nlohmann::json v = Vectors();
   for (const auto& c : v["cases"]) {
-    const nlohmann::json& opt = c["optimizer"];
-    int slots = OptimizerSlots(opt);
+    Result<OptimizerConfig> parsed = ParseOptimizerConfig(c["optimizer"]);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+    const OptimizerConfig& opt = *parsed;
+    int slots = OptimizerSlots(opt.kind);
     auto m = UpdateModule(opt, slots);
     Literal w = F32(v["initial"]["w"], {4, 3}), b = F32(v["initial"]["b"], {3});
     std::vector<Literal> state;
@@ -87,7 +89,7 @@ TEST(OptimizerTest, MatchesOptaxOverTwentySteps) {
       std::vector<Literal> args = {w, b, F32(v["gradients"][t]["w"], {4, 3}), F32(v["gradients"][t]["b"], {3})};
       for (const Literal& s : state) args.push_back(s);
       args.push_back(Literal::Scalar<int32_t>(ElementType::kS32, t));
-      args.push_back(Literal::Scalar<float>(ElementType::kF32, *LearningRateAt(opt["learning_rate"], t)));
+      args.push_back(Literal::Scalar<float>(ElementType::kF32, LearningRateAt(opt.learning_rate, t)));
       Result<Literal> r = interp::Evaluate(*m, args);
       ASSERT_TRUE(r.ok()) << r.status().message();
       const auto& outs = r->tuple_elements();
@@ -99,8 +101,8 @@ TEST(OptimizerTest, MatchesOptaxOverTwentySteps) {
       for (int64_t i = 0; i < 12; ++i) worst = std::max(worst, testing::UlpDistance(w.Get<float>(i), ew.Get<float>(i)));
       for (int64_t i = 0; i < 3; ++i) worst = std::max(worst, testing::UlpDistance(b.Get<float>(i), eb.Get<float>(i)));
     }
-    std::cout << "[ optax ] " << opt.dump() << ": max " << worst << " ulp after 20 steps\n";
-    EXPECT_LE(worst, 64) << opt.dump();
+    std::cout << "[ optax ] " << c["optimizer"].dump() << ": max " << worst << " ulp after 20 steps\n";
+    EXPECT_LE(worst, 64) << c["optimizer"].dump();
   }
 }
 
@@ -108,8 +110,10 @@ TEST(OptimizerTest, SchedulesMatchOptax) {
   nlohmann::json v = Vectors();
   for (const auto& s : v["schedules"]) {
     int64_t worst = 0;
+    Result<ScheduleConfig> schedule = ParseScheduleConfig(s["schedule"]);
+    ASSERT_TRUE(schedule.ok()) << schedule.status().message();
     for (int t = 0; t < 25; ++t) {
-      float ours = *LearningRateAt(s["schedule"], t);
+      float ours = LearningRateAt(*schedule, t);
       float theirs = FromBits(s["values"][t].get<uint32_t>());
       worst = std::max(worst, testing::UlpDistance(ours, theirs));
     }
@@ -129,7 +133,11 @@ TEST(OptimizerTest, CosPiIsAccurate) {
 }
 
 TEST(OptimizerTest, UnknownScheduleIsAnError) {
-  EXPECT_FALSE(LearningRateAt({{"name", "exponential"}}, 0).ok());
+  Result<ScheduleConfig> s = ParseScheduleConfig({{"name", "exponential"}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "run config: learning_rate.name: unknown 'exponential' (expected constant, linear, "
+            "cosine_decay or warmup_cosine_decay)");
 }
 
 }  // namespace

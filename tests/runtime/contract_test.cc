@@ -6,7 +6,7 @@
 #include "compiler/interp/interpreter.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/verifier.h"
-#include "frontend/stages.h"
+#include "driver/compile.h"
 #include "runtime/executor.h"
 #include "runtime_test_util.h"
 
@@ -26,9 +26,9 @@ std::vector<ir::Literal> NextArguments(const ir::Module& step, std::vector<ir::L
 
 void CheckExample(const std::string& name) {
   std::string path = std::string(DETRAIN_SOURCE_DIR) + "/examples/" + name + "/train.dt";
-  auto compiled = frontend::CompileProgram(path, {});
+  auto compiled = driver::Compile(path, {});
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
-  auto step = ir::ParseAndVerify(compiled->Find("hlo")->bytes);
+  auto step = ir::ParseAndVerify(compiled->stages.Find("hlo")->bytes);
   ASSERT_TRUE(step.ok()) << step.status().message();
   // The interpreter's trajectory.
   std::vector<std::vector<ir::Literal>> expected;
@@ -40,7 +40,7 @@ void CheckExample(const std::string& name) {
     expected.push_back(FlattenLiteral(*out));
     args = NextArguments(**step, std::move(args), expected.back(), t);
   }
-  const std::string& plan = compiled->Find("plan")->bytes;
+  const std::string& plan = compiled->stages.Find("plan")->bytes;
   for (Isa isa : SupportedIsas()) {
     for (int threads : {1, 2, 4}) {
       for (int devices : {1, 2, 4, 8}) {

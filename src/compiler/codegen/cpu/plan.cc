@@ -127,9 +127,13 @@ Status AddKernel(const Instruction& instr, int32_t id, bool is_root, const ir::C
 
 }  // namespace
 
-Result<std::string> BuildPlan(const ir::Module& optimized, const EntrySignature& signature) {
-  DETRAIN_RETURN_IF_ERROR(ir::VerifyModule(optimized));
-  DETRAIN_ASSIGN_OR_RETURN(std::string text, ir::PrintModule(optimized));
+Result<std::string> BuildPlan(const ir::Module& optimized, const EntrySignature& signature,
+                              std::string_view canonical_text) {
+  std::string text(canonical_text);
+  if (text.empty()) {
+    DETRAIN_RETURN_IF_ERROR(ir::VerifyModule(optimized));
+    DETRAIN_ASSIGN_OR_RETURN(text, ir::PrintModule(optimized));
+  }
   DETRAIN_ASSIGN_OR_RETURN(ir::CanonicalNames names, ir::ComputeCanonicalNames(optimized));
   DETRAIN_ASSIGN_OR_RETURN(passes::BufferAssignment a, passes::AssignBuffers(optimized));
   auto params = optimized.entry()->Parameters();

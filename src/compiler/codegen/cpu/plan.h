@@ -25,8 +25,11 @@ inline constexpr uint32_t kPlanFormatVersion = 2;
 
 // `optimized` must pass ir::VerifyModule (normally the output of passes::RunPipeline).
 // `signature.roles` is empty (every parameter kInput) or has one role per entry parameter.
+// `canonical_text`, when given, must be ir::PrintModule(optimized) of a verified module (the
+// pipeline's last dump): the builder then neither verifies nor prints the module again.
 // Returns the serialized detrain.plan.v2.Plan.
-Result<std::string> BuildPlan(const ir::Module& optimized, const EntrySignature& signature = {});
+Result<std::string> BuildPlan(const ir::Module& optimized, const EntrySignature& signature = {},
+                              std::string_view canonical_text = {});
 
 // Protobuf text format of a serialized plan, for `detrain compile --emit plan`.
 Result<std::string> PlanToText(std::string_view plan_bytes);

@@ -1,51 +1,43 @@
-// The stage chain of the example programs: golden stage-1/stage-2/eval texts and digests
-// (tools/update_goldens.sh regenerates them; a change is a behaviour change), determinism of
-// repeated compiles, data-shape errors, and a smoke test that the compiled train step, run on
-// the reference interpreter with real data, trains.
-#include "frontend/stages.h"
+// The compile driver on the example programs: golden stage-1/stage-2/eval texts and digests
+// (tools/update_goldens.sh regenerates them; a change is a behaviour change), the stage table
+// (names, numbers, file names, the transform chain), the typed configuration as stage 1's header,
+// the train step's entry signature, determinism of repeated compiles, the HLO import path,
+// data-shape errors, and a smoke test that the compiled train step, run on the reference
+// interpreter with real data, trains.
+#include "driver/compile.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "attest/prng/initializers.h"
 #include "attest/prng/jax_random.h"
 #include "attest/sha256.h"
 #include "compiler/interp/interpreter.h"
+#include "compiler/codegen/cpu/plan.h"
 #include "compiler/ir/verifier.h"
 #include "frontend/data.h"
+#include "test_util.h"
 
-namespace detrain::frontend {
+namespace detrain::driver {
 namespace {
 
-const std::string kRoot = DETRAIN_SOURCE_DIR;
-
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-bool HaveData(const std::string& example) {
-  if (example == "digits") return std::filesystem::exists(kRoot + "/examples/digits/digits.csv");
-  if (example == "charlm") return std::filesystem::exists("/usr/share/common-licenses/GPL-3");
-  return std::filesystem::exists("/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv");
-}
+using test::HaveData;
+using test::kRoot;
+using test::Slurp;
 
 class ExampleStagesTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ExampleStagesTest, MatchGoldenTextAndDigests) {
   const std::string ex = GetParam();
   if (!HaveData(ex)) GTEST_SKIP() << "data for " << ex << " is missing; tools/setup.sh installs it";
-  Result<CompiledProgram> c = CompileProgram(kRoot + "/examples/" + ex + "/train.dt", {});
+  Result<CompileResult> c = Compile(kRoot + "/examples/" + ex + "/train.dt", {});
   ASSERT_TRUE(c.ok()) << c.status().message();
   const std::string golden = kRoot + "/tests/frontend/testdata/golden/" + ex + "/";
   std::string hashes;
-  for (const Stage& s : c->stages) {
+  for (const StageRecord& s : c->stages.records()) {
     hashes += "stage " + s.name + " sha256:" + attest::Sha256Hex(s.bytes) + "\n";
     if (s.name == "program" || s.name == "opt-hlo" || s.name == "plan") continue;  // digests only
     EXPECT_EQ(s.bytes, Slurp(golden + s.name + ".txt")) << ex << " stage " << s.name
@@ -57,24 +49,30 @@ TEST_P(ExampleStagesTest, MatchGoldenTextAndDigests) {
 TEST_P(ExampleStagesTest, RepeatedCompilesAreIdentical) {
   const std::string ex = GetParam();
   if (!HaveData(ex)) GTEST_SKIP() << "data missing";
-  Result<CompiledProgram> first = CompileToHlo(kRoot + "/examples/" + ex + "/train.dt");
+  CompileOptions front_only;
+  front_only.backend = false;
+  Result<CompileResult> first = Compile(kRoot + "/examples/" + ex + "/train.dt", front_only);
   ASSERT_TRUE(first.ok());
   for (int i = 0; i < 3; ++i) {
     // Another spelling of the same path must not change anything either.
-    Result<CompiledProgram> again = CompileToHlo(kRoot + "/examples/./" + ex + "/train.dt");
+    Result<CompileResult> again = Compile(kRoot + "/examples/./" + ex + "/train.dt", front_only);
     ASSERT_TRUE(again.ok());
-    ASSERT_EQ(again->stages.size(), first->stages.size());
-    for (size_t s = 0; s < first->stages.size(); ++s) EXPECT_EQ(again->stages[s].bytes, first->stages[s].bytes);
+    const auto& a = again->stages.records();
+    const auto& b = first->stages.records();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t s = 0; s < b.size(); ++s) EXPECT_EQ(a[s].bytes, b[s].bytes);
   }
 }
 
 TEST_P(ExampleStagesTest, StagesParseBackAsIr) {
   const std::string ex = GetParam();
   if (!HaveData(ex)) GTEST_SKIP() << "data missing";
-  Result<CompiledProgram> c = CompileToHlo(kRoot + "/examples/" + ex + "/train.dt");
+  CompileOptions front_only;
+  front_only.backend = false;
+  Result<CompileResult> c = Compile(kRoot + "/examples/" + ex + "/train.dt", front_only);
   ASSERT_TRUE(c.ok());
-  for (const char* name : {"source", "hlo", "eval"}) {  // (init is JSON, checked by the golden test)
-    const Stage* s = c->Find(name);
+  for (const char* name : {kStageSource, kStageHlo, kStageEval}) {  // (init is JSON: golden test)
+    const StageRecord* s = c->stages.Find(name);
     if (s == nullptr) continue;
     Result<std::unique_ptr<ir::Module>> m = ir::ParseAndVerify(s->bytes);
     EXPECT_TRUE(m.ok()) << ex << " " << name << ": " << m.status().message();
@@ -91,7 +89,7 @@ TEST(StagesTest, DataShapeMismatchIsAnError) {
                                   "param w: f32[2, 2] = zeros\n"
                                   "def loss(x: f32[B, 2], y: s32[B]) -> f32[] { return mean(softmax_cross_entropy(x @ w, y)) }\n"
                                   "optimizer = sgd(learning_rate = 0.1)\ntrain(steps = 1, batch = 2, shards = 2)\n";
-  Result<CompiledProgram> c = CompileToHlo(dir + "/p.dt");
+  Result<CompileResult> c = Compile(dir + "/p.dt", {});
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message().substr(0, c.status().message().find('\n')),
             dir + "/p.dt:3:13: error: the data source gives features of shape [B, 3] (f32), but loss takes f32[B, 2]");
@@ -99,7 +97,7 @@ TEST(StagesTest, DataShapeMismatchIsAnError) {
                                   "param w: f32[3, 2] = zeros\n"
                                   "def loss(x: f32[B, 3], y: s32[B]) -> f32[] { return mean(softmax_cross_entropy(x @ w, y)) }\n"
                                   "optimizer = sgd(learning_rate = 0.1)\ntrain(steps = 1, batch = 2, shards = 2)\n";
-  c = CompileToHlo(dir + "/p.dt");
+  c = Compile(dir + "/p.dt", {});
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message(), dir + "/missing.csv: no such file");
 }
@@ -108,11 +106,16 @@ TEST(StagesTest, DataShapeMismatchIsAnError) {
 // initializers, standardized features, 25 full steps. The loss must fall well below its start.
 TEST(StagesTest, CompiledTrainStepTrainsOnRealData) {
   if (!HaveData("breast_cancer")) GTEST_SKIP() << "data missing";
-  Result<CompiledProgram> c = CompileToHlo(kRoot + "/examples/breast_cancer/train.dt");
+  CompileOptions front_only;
+  front_only.backend = false;
+  Result<CompileResult> c = Compile(kRoot + "/examples/breast_cancer/train.dt", front_only);
   ASSERT_TRUE(c.ok()) << c.status().message();
-  Result<std::unique_ptr<ir::Module>> step = ir::ParseAndVerify(c->Find("hlo")->bytes);
+  Result<std::unique_ptr<ir::Module>> step = ir::ParseAndVerify(c->stages.Find(kStageHlo)->bytes);
   ASSERT_TRUE(step.ok());
-  Result<Dataset> ds = LoadProgramData(c->config["data"], kRoot + "/examples/breast_cancer", LabelType::kS32);
+  using frontend::Dataset;
+  using frontend::LabelType;
+  Result<Dataset> ds =
+      frontend::LoadProgramData(c->config->data, kRoot + "/examples/breast_cancer", LabelType::kS32);
   ASSERT_TRUE(ds.ok());
   const int64_t f = ds->features, batch = 64;
   // Standardize every column (statistics over all rows: this is a smoke test, not the runtime).
@@ -130,11 +133,11 @@ TEST(StagesTest, CompiledTrainStepTrainsOnRealData) {
   std::vector<ir::Literal> args;
   prng::Key init = prng::FoldIn(prng::KeyFromSeed(42), 0);
   int64_t i = 0;
-  for (const auto& p : c->config["params"]) {
+  for (const frontend::ParamConfig& p : c->config->params) {
     const ir::Instruction* param = (*step)->entry()->Parameters()[static_cast<size_t>(i)];
     ir::Literal lit(param->shape);
     std::vector<float> values(static_cast<size_t>(lit.element_count()));
-    Status st = prng::InitializeNamed(p["init"]["name"].get<std::string>(), prng::FoldIn(init, static_cast<uint32_t>(i)),
+    Status st = prng::InitializeNamed(std::string(frontend::InitializerName(p.init.kind)), prng::FoldIn(init, static_cast<uint32_t>(i)),
                                       param->shape.dims(), values, {});
     ASSERT_TRUE(st.ok()) << st.message();
     std::memcpy(lit.mutable_bytes().data(), values.data(), values.size() * 4);
@@ -172,4 +175,4 @@ TEST(StagesTest, CompiledTrainStepTrainsOnRealData) {
 }
 
 }  // namespace
-}  // namespace detrain::frontend
+}  // namespace detrain::driver

@@ -1,0 +1,75 @@
+// See compile.h. Stages 3 and 4 live here: both inputs (a .dt program, HLO text) reach them
+// through stage 2's bytes.
+//
+// Stage 3's module is printed, verified and buffer-assigned once, by the pipeline: its bytes are
+// the pipeline's output text of the last pass (not printed again here), and stage 2 is parsed
+// without verification because RunPipeline verifies its input. codegen::cpu::BuildPlan still
+// verifies, prints and assigns buffers on its own (it takes only the module); see the note at
+// its call.
+#include "driver/compile.h"
+
+#include "compiler/codegen/cpu/plan.h"
+#include "compiler/ir/parser.h"
+#include "compiler/ir/printer.h"
+#include "driver/compile_internal.h"
+
+namespace detrain::driver {
+
+namespace {
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+bool IsHloInput(const std::string& path) { return EndsWith(path, ".hlo"); }
+bool IsDtProgram(const std::string& path) { return EndsWith(path, ".dt"); }
+
+Status AppendBackendStages(const CompileOptions& options, CompileResult* out) {
+  const StageRecord* hlo = out->stages.Find(kStageHlo);
+  if (hlo == nullptr) return Internal("no stage 2 to optimize");
+  // Parsing back the canonical text makes stage 3 a function of stage 2's bytes.
+  DETRAIN_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, ir::ParseModule(hlo->bytes));
+  const std::string spec = options.pipeline.empty() ? passes::kDefaultPipeline : options.pipeline;
+  passes::PipelineOptions popts;
+  popts.threads = options.threads;
+  DETRAIN_ASSIGN_OR_RETURN(passes::PipelineResult r, passes::RunPipeline(*module, spec, popts));
+  out->peak_bytes = r.peak_bytes;
+  out->total_bytes = r.total_bytes;
+
+  // The last pass's dump is the canonical text of r.module; a spec names at least one pass.
+  std::string optimized;
+  if (r.dumps.empty()) {
+    DETRAIN_ASSIGN_OR_RETURN(optimized, ir::PrintModule(*r.module));
+  } else {
+    optimized = r.dumps.back().second;
+  }
+  DETRAIN_ASSIGN_OR_RETURN(std::string pipeline_options, OptionsJson({{"pipeline", spec}}));
+  Transform pipeline = TransformOf("pass-pipeline", kStageHlo, std::move(pipeline_options));
+  pipeline.pipeline = spec;
+  pipeline.passes = std::move(r.records);
+  out->pass_dumps = std::move(r.dumps);
+  DETRAIN_RETURN_IF_ERROR(
+      out->stages.Add(kStageOptHlo, std::move(optimized), std::move(pipeline), out->is_hlo_input));
+
+  // The pipeline verified r.module after its last pass, and stage 3's bytes are its canonical
+  // text: the plan builder neither verifies nor prints it again.
+  DETRAIN_ASSIGN_OR_RETURN(std::string plan, codegen::cpu::BuildPlan(*r.module, out->signature,
+                                                                     out->stages.Find(kStageOptHlo)->bytes));
+  DETRAIN_ASSIGN_OR_RETURN(std::string plan_options,
+                           OptionsJson({{"format_version", codegen::cpu::kPlanFormatVersion}}));
+  Transform codegen = TransformOf("cpu-plan", kStageOptHlo, std::move(plan_options));
+  codegen.plan_format_version = codegen::cpu::kPlanFormatVersion;
+  return out->stages.Add(kStagePlan, std::move(plan), std::move(codegen), out->is_hlo_input);
+}
+
+Result<CompileResult> Compile(const std::string& path, const CompileOptions& options) {
+  CompileResult out;
+  DETRAIN_RETURN_IF_ERROR(IsHloInput(path) ? ImportHlo(path, &out) : CompileDtProgram(path, &out));
+  if (options.backend) DETRAIN_RETURN_IF_ERROR(AppendBackendStages(options, &out));
+  return out;
+}
+
+}  // namespace detrain::driver

@@ -1,0 +1,64 @@
+// The compile driver (DESIGN.md §9, layer 4): a .dt program or an .hlo file through the stage
+// chain, as a StageTable (stage_table.h) that `detrain compile` prints and dumps and the bundle
+// writer stores. For a .dt program it also keeps the typed run configuration of stage 1's header
+// and the train step's entry signature (the role of every parameter, and S); for HLO input every
+// parameter is kInput and S = 1.
+//
+// A .dt program: stage 0 is the file; the checker resolves the configuration; the data source is
+// read (its example shapes must be what the loss takes, its size resolves the split and
+// `epochs`, its files' SHA-256 go into stage 1's header, so the chain commits to the data too);
+// then stage 1 (source graph), 2 (train step), init (the parameter initialization plan: each
+// parameter's initializer and key, canonical JSON; the runtime draws the values with
+// src/attest/prng) and eval (when there is a validation split). HLO text: stage 0 is the file,
+// stage 2 its canonical form. With options.backend, stages 3 (the pass pipeline) and 4 (the CPU
+// plan) follow from stage 2's bytes: the module is parsed back from them, so stage 3 is a
+// function of stage 2's digest alone, as a verifier recompiling it needs.
+//
+// Errors are user-facing: "file:line:col: error: ..." for program errors, "file:line: ..." for
+// data errors, "file:line:col: ..." for HLO text.
+// Thread safety: pure function of the files; concurrent calls are safe. Determinism: every stage
+// is a pure function of the program's and the data's bytes and the pipeline spec — never of the
+// path spelling, options.threads or the machine (tests/driver/compile_test.cc).
+#ifndef DETRAIN_DRIVER_COMPILE_H_
+#define DETRAIN_DRIVER_COMPILE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "compiler/codegen/common/entry_signature.h"
+#include "driver/stage_table.h"
+#include "frontend/run_config.h"
+
+namespace detrain::driver {
+
+struct CompileOptions {
+  bool backend = true;   // build stages 3 and 4
+  std::string pipeline;  // empty: passes::kDefaultPipeline
+  int threads = 1;       // compiler threads; no stage depends on them
+};
+
+struct CompileResult {
+  bool is_hlo_input = false;
+  StageTable stages;
+  std::optional<frontend::RunConfig> config;  // .dt only: stage 1's configuration
+  codegen::EntrySignature signature;          // of stage 2's entry (and so of stages 3 and 4)
+  // Every pass's output, ("NN.pass-name.hlo", canonical text), for passes/ (with backend).
+  std::vector<std::pair<std::string, std::string>> pass_dumps;
+  int64_t peak_bytes = 0, total_bytes = 0;  // the pipeline's buffer assignment (with backend)
+};
+
+// True when `path` names HLO text (ends in .hlo); Compile reads anything else as a .dt program.
+bool IsHloInput(const std::string& path);
+// True when `path` ends in .dt.
+bool IsDtProgram(const std::string& path);
+
+// A .dt program or an .hlo file through every stage the options ask for.
+Result<CompileResult> Compile(const std::string& path, const CompileOptions& options);
+
+}  // namespace detrain::driver
+
+#endif  // DETRAIN_DRIVER_COMPILE_H_

@@ -1,0 +1,23 @@
+// Internal to the compile driver (compile.cc, program.cc, hlo_import.cc): the steps of Compile.
+// Each appends its stages to `out->stages` and fills what it knows of the result.
+#ifndef DETRAIN_DRIVER_COMPILE_INTERNAL_H_
+#define DETRAIN_DRIVER_COMPILE_INTERNAL_H_
+
+#include <string>
+
+#include "driver/compile.h"
+
+namespace detrain::driver {
+
+// program.cc: stages 0, 1, 2, init and eval of a .dt program; the config and signature.
+Status CompileDtProgram(const std::string& path, CompileResult* out);
+
+// hlo_import.cc: stages 0 and 2 of HLO text; every parameter kInput, S = 1.
+Status ImportHlo(const std::string& path, CompileResult* out);
+
+// compile.cc: stages 3 and 4 from stage 2's bytes.
+Status AppendBackendStages(const CompileOptions& options, CompileResult* out);
+
+}  // namespace detrain::driver
+
+#endif  // DETRAIN_DRIVER_COMPILE_INTERNAL_H_

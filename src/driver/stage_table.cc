@@ -1,0 +1,119 @@
+// See stage_table.h. The stage list (name, number, file name) is one table, kStages.
+#include "driver/stage_table.h"
+
+#include "attest/canonical_json.h"
+#include "attest/sha256.h"
+
+namespace detrain::driver {
+namespace {
+
+struct StageInfo {
+  const char* name;
+  int number;
+  const char* file_name;  // stage 0: the .dt spelling; an .hlo input uses kHloProgramFile
+};
+
+constexpr StageInfo kStages[] = {
+    {kStageProgram, 0, "00.program.dt"}, {kStageSource, 1, "01.source.hlo"},
+    {kStageHlo, 2, "02.hlo.hlo"},        {kStageInit, 2, "02.init.json"},
+    {kStageEval, 2, "02.eval.hlo"},      {kStageOptHlo, 3, "03.opt-hlo.hlo"},
+    {kStagePlan, 4, "04.plan.pb"},
+};
+constexpr char kHloProgramFile[] = "00.program.hlo";
+
+Result<const StageInfo*> Info(std::string_view name) {
+  for (const StageInfo& s : kStages) {
+    if (name == s.name) return &s;
+  }
+  return Internal("unknown stage '" + std::string(name) + "'");
+}
+
+}  // namespace
+
+Result<int> StageNumber(std::string_view name) {
+  DETRAIN_ASSIGN_OR_RETURN(const StageInfo* info, Info(name));
+  return info->number;
+}
+
+Result<std::string> StageFileName(std::string_view name, bool is_hlo_input) {
+  DETRAIN_ASSIGN_OR_RETURN(const StageInfo* info, Info(name));
+  if (info->number == 0 && is_hlo_input) return std::string(kHloProgramFile);
+  return std::string(info->file_name);
+}
+
+Transform TransformOf(std::string name, std::string input_stage, std::string options) {
+  Transform t;
+  t.name = std::move(name);
+  t.options = std::move(options);
+  t.input_stage = std::move(input_stage);
+  return t;
+}
+
+Status StageTable::Add(std::string_view name, std::string bytes, Transform transform,
+                       bool is_hlo_input) {
+  if (Find(name) != nullptr) return Internal("stage '" + std::string(name) + "' added twice");
+  StageRecord r;
+  r.name = std::string(name);
+  DETRAIN_ASSIGN_OR_RETURN(r.number, StageNumber(name));
+  DETRAIN_ASSIGN_OR_RETURN(r.file_name, StageFileName(name, is_hlo_input));
+  if (!transform.input_stage.empty()) {
+    const StageRecord* input = Find(transform.input_stage);
+    if (input == nullptr) {
+      return Internal("stage '" + r.name + "' reads stage '" + transform.input_stage +
+                      "', which is not in the table yet");
+    }
+    transform.input_sha256 = input->sha256;
+  }
+  r.sha256 = attest::Sha256Hex(bytes);
+  r.bytes = std::move(bytes);
+  r.transform = std::move(transform);
+  records_.push_back(std::move(r));
+  return Status::Ok();
+}
+
+const StageRecord* StageTable::Find(std::string_view name) const {
+  for (const StageRecord& r : records_) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+Result<std::string> OptionsJson(const nlohmann::json& options) {
+  return attest::CanonicalJson(options);
+}
+
+nlohmann::json PassRecordsJson(const std::vector<passes::PassRecord>& records) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const passes::PassRecord& r : records) {
+    j.push_back({{"pass", r.pass},
+                 {"options_sha256", r.options_sha256},
+                 {"input_sha256", r.input_sha256},
+                 {"output_sha256", r.output_sha256}});
+  }
+  return j;
+}
+
+nlohmann::json StageRecordJson(const StageRecord& r) {
+  nlohmann::json j = {{"stage", r.name},
+                      {"number", r.number},
+                      {"file", r.file_name},
+                      {"size", r.bytes.size()},
+                      {"sha256", r.sha256}};
+  const Transform& t = r.transform;
+  if (t.name.empty()) return j;
+  // The options were written by OptionsJson, so they parse; a failure would be a bug upstream.
+  Result<nlohmann::json> options = attest::ParseJson(t.options);
+  nlohmann::json tj = {{"name", t.name},
+                       {"options", options.ok() ? *options : nlohmann::json(t.options)},
+                       {"input_stage", t.input_stage},
+                       {"input_sha256", t.input_sha256}};
+  if (!t.pipeline.empty()) {
+    tj["pipeline"] = t.pipeline;
+    tj["passes"] = PassRecordsJson(t.passes);
+  }
+  if (t.plan_format_version != 0) tj["plan_format_version"] = t.plan_format_version;
+  j["transform"] = tj;
+  return j;
+}
+
+}  // namespace detrain::driver

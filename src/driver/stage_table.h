@@ -1,0 +1,105 @@
+// The stage chain of DESIGN.md §1 as data: one record per stage with its name, its number, its
+// file name (the same in `compile --dump-dir` and a bundle's stages/), its canonical bytes and
+// their SHA-256, and the transform that produced it — the transform's name, its options as
+// canonical JSON, and the name and digest of the stage it read — so the records form a hash
+// chain from the program's bytes to the executable. Stage 3's record also holds the pipeline
+// spec and every pass's record; stage 4's the plan format version.
+//
+//   #  name     file                       transform            input
+//   0  program  00.program.dt | .hlo       (the user's file)    -
+//   1  source   01.source.hlo              lower-source-graph   program
+//   2  hlo      02.hlo.hlo                 lower-train-step     source    (.dt)
+//                                          canonicalize-hlo     program   (.hlo)
+//   2  init     02.init.json               init-plan            source
+//   2  eval     02.eval.hlo                lower-eval           program   (needs predict)
+//   3  opt-hlo  03.opt-hlo.hlo             pass-pipeline        hlo
+//   4  plan     04.plan.pb                 cpu-plan             opt-hlo
+//
+// Stage 2 is lowered from the checked program, not parsed from stage 1, but stage 1 holds all it
+// reads (the loss at B/S and the configuration); naming stage 1 keeps the chain linear. init
+// reads only stage 1's configuration. eval also reads the predict function, which stage 1 does
+// not hold, so it names the program.
+//
+// Thread safety: a table is plain data; build it on one thread. Determinism: records hold only
+// bytes and digests — no paths, times or host facts.
+#ifndef DETRAIN_DRIVER_STAGE_TABLE_H_
+#define DETRAIN_DRIVER_STAGE_TABLE_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "compiler/passes/pipeline.h"
+
+namespace detrain::driver {
+
+inline constexpr char kStageProgram[] = "program";
+inline constexpr char kStageSource[] = "source";
+inline constexpr char kStageHlo[] = "hlo";
+inline constexpr char kStageInit[] = "init";
+inline constexpr char kStageEval[] = "eval";
+inline constexpr char kStageOptHlo[] = "opt-hlo";
+inline constexpr char kStagePlan[] = "plan";
+
+// The folder of per-pass dumps next to the stage files, and the plan's protobuf text (for
+// people; not a stage, never hashed).
+inline constexpr char kPassDumpDir[] = "passes";
+inline constexpr char kPlanTextFile[] = "04.plan.txt";
+
+struct Transform {
+  std::string name;          // kebab-case, e.g. "lower-train-step"; empty for stage 0
+  std::string options;       // canonical JSON of the transform's options; "{}" when it has none
+  std::string input_stage;   // the stage it read; empty for stage 0
+  std::string input_sha256;  // that stage's digest (hex)
+  std::string pipeline;      // opt-hlo: the pass pipeline spec
+  std::vector<passes::PassRecord> passes;  // opt-hlo: one record per pass, in order
+  uint32_t plan_format_version = 0;        // plan: the plan schema's version
+};
+
+// A transform reading `input_stage`, with canonical JSON `options`.
+Transform TransformOf(std::string name, std::string input_stage, std::string options = "{}");
+
+struct StageRecord {
+  std::string name;
+  int number = 0;         // the stage's place in DESIGN.md §1 (0..4)
+  std::string file_name;  // e.g. "02.hlo.hlo"
+  std::string bytes;      // the canonical serialization
+  std::string sha256;     // of `bytes`, hex
+  Transform transform;
+};
+
+class StageTable {
+ public:
+  // Appends a stage; computes its digest and fills `transform.input_sha256` from the stage named
+  // `transform.input_stage`, which must already be in the table (an internal error otherwise).
+  // `is_hlo_input` picks stage 0's file name.
+  Status Add(std::string_view name, std::string bytes, Transform transform, bool is_hlo_input);
+
+  const StageRecord* Find(std::string_view name) const;
+  const std::vector<StageRecord>& records() const { return records_; }
+
+ private:
+  std::vector<StageRecord> records_;  // in chain order
+};
+
+// The stage's number and file name; an unknown name is an internal error.
+Result<int> StageNumber(std::string_view name);
+Result<std::string> StageFileName(std::string_view name, bool is_hlo_input);
+
+// The canonical JSON of a transform's options object.
+Result<std::string> OptionsJson(const nlohmann::json& options);
+
+// [{"pass", "options_sha256", "input_sha256", "output_sha256"}, ...]
+nlohmann::json PassRecordsJson(const std::vector<passes::PassRecord>& records);
+
+// One record for a manifest's stage chain: {"stage", "number", "file", "size", "sha256",
+// "transform": {"name", "options" (the object), "input_stage", "input_sha256", and "pipeline"
+// with "passes" (stage 3) or "plan_format_version" (stage 4)}}; stage 0 has no "transform".
+nlohmann::json StageRecordJson(const StageRecord& record);
+
+}  // namespace detrain::driver
+
+#endif  // DETRAIN_DRIVER_STAGE_TABLE_H_
