@@ -13,25 +13,12 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler/ir/op_enums.h"  // UnaryOp, BinaryOp, Direction
+
 namespace detrain::ir {
 
 enum class Opcode : uint8_t {
 #define OP(e, s, n, c, o, x, a) e,
-#include "compiler/ir/ops.def"
-#undef OP
-};
-
-// The elementwise unary and binary ops as their own enums, so that their evaluators can switch
-// exhaustively over exactly those ops.
-enum class UnaryOp : uint8_t {
-#define OP(e, s, n, c, o, x, a)
-#define UNARY(e, s, x) e,
-#include "compiler/ir/ops.def"
-#undef OP
-};
-enum class BinaryOp : uint8_t {
-#define OP(e, s, n, c, o, x, a)
-#define BINARY(e, s, x) e,
 #include "compiler/ir/ops.def"
 #undef OP
 };
