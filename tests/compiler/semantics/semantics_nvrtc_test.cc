@@ -25,7 +25,8 @@ extern "C" __global__ void Kernel(const float* f, const int32_t* s, const uint64
                                   const uint8_t* p, float* scratch, float* out, int64_t n) {
   out[0] = Rules(f[0], f[1]) + static_cast<float>(Rules(s[0], s[1])) +
            static_cast<float>(Rules(u[0], u[1])) + static_cast<float>(Rules(p[0], p[1]));
-  out[1] = sem::ConvertElement<float>(u[0]) + static_cast<float>(sem::ConvertElement<int64_t>(f[2]));
+  out[1] = sem::ConvertElement<float>(u[0]) +
+           static_cast<float>(sem::ConvertElement<int64_t>(f[2]));
   out[2] = sem::BitcastElement<float>(sem::ConvertElement<uint32_t>(s[2]));
   out[3] = sem::FmaChain(f, 1, f, 1, n);
   out[4] = sem::CanonicalReduce(n, 0.0f, [=](int64_t i) { return f[i]; }, AddF32{}, scratch);
