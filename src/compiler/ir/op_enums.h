@@ -14,14 +14,14 @@ namespace detrain::ir {
 // The elementwise unary and binary ops as their own enums, so that their evaluators can switch
 // exhaustively over exactly those ops.
 enum class UnaryOp : uint8_t {
-#define OP(e, s, n, c, o, x, a)
-#define UNARY(e, s, x) e,
+#define OP(e, s, n, c, o, x, a, t)
+#define UNARY(e, s, x, t) e,
 #include "compiler/ir/ops.def"
 #undef OP
 };
 enum class BinaryOp : uint8_t {
-#define OP(e, s, n, c, o, x, a)
-#define BINARY(e, s, x) e,
+#define OP(e, s, n, c, o, x, a, t)
+#define BINARY(e, s, x, t) e,
 #include "compiler/ir/ops.def"
 #undef OP
 };

@@ -13,12 +13,13 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler/ir/element_type.h"
 #include "compiler/ir/op_enums.h"  // UnaryOp, BinaryOp, Direction
 
 namespace detrain::ir {
 
 enum class Opcode : uint8_t {
-#define OP(e, s, n, c, o, x, a) e,
+#define OP(e, s, n, c, o, x, a, t) e,
 #include "compiler/ir/ops.def"
 #undef OP
 };
@@ -47,6 +48,10 @@ int OpcodeArity(Opcode op);  // kVariadic for variadic ops
 OpCategory OpcodeCategory(Opcode op);
 ReductionOrder OpcodeReductionOrder(Opcode op);
 Exactness OpcodeExactness(Opcode op);
+// The types column of ops.def: the element kinds ('b', 's', 'u', 'f') the op's value operands
+// (leaf ops: its result) may have; and whether `type` is one of them.
+std::string_view OpcodeOperandTypes(Opcode op);
+bool OpcodeAcceptsType(Opcode op, ElementType type);
 std::optional<UnaryOp> AsUnaryOp(Opcode op);
 std::optional<BinaryOp> AsBinaryOp(Opcode op);
 std::vector<Opcode> AllOpcodes();
