@@ -61,9 +61,9 @@ void Array(benchmark::State& state, Range r) {
 }
 
 // Our array variant forced onto one implementation.
-template <void (*F)(cr::Isa, const float*, float*, size_t), cr::Isa I>
+template <void (*F)(detrain::Isa, const float*, float*, size_t), detrain::Isa I>
 void ArrayIsa(benchmark::State& state, Range r) {
-  if (!cr::IsaSupported(I)) {
+  if (!detrain::IsaSupported(I)) {
     state.SkipWithError("this CPU lacks the instruction set");
     return;
   }
@@ -102,8 +102,8 @@ void PowScalar(benchmark::State& state, bool ours) {
   state.SetItemsProcessed(state.iterations() * kN);
 }
 // PowArray dispatched (isa = nullptr) or forced onto one implementation.
-void PowArray(benchmark::State& state, const cr::Isa* isa) {
-  if (isa != nullptr && !cr::IsaSupported(*isa)) {
+void PowArray(benchmark::State& state, const detrain::Isa* isa) {
+  if (isa != nullptr && !detrain::IsaSupported(*isa)) {
     state.SkipWithError("this CPU lacks the instruction set");
     return;
   }
@@ -119,20 +119,20 @@ void PowArray(benchmark::State& state, const cr::Isa* isa) {
   }
   state.SetItemsProcessed(state.iterations() * kN);
 }
-constexpr cr::Isa kPortable = cr::Isa::kPortable, kAvx2 = cr::Isa::kAvx2,
-                  kAvx512 = cr::Isa::kAvx512;
+constexpr detrain::Isa kPortable = detrain::Isa::kScalar, kAvx2 = detrain::Isa::kAvx2,
+                  kAvx512 = detrain::Isa::kAvx512;
 
 // Our array variant: dispatched, then each implementation.
 #define DETRAIN_BENCH_ARRAYS(name, ours, range)                                       \
   void name##_crmath_array(benchmark::State& s) { Array<cr::ours##Array>(s, range); } \
   void name##_crmath_array_portable(benchmark::State& s) {                            \
-    ArrayIsa<cr::ours##ArrayIsa, cr::Isa::kPortable>(s, range);                       \
+    ArrayIsa<cr::ours##ArrayIsa, detrain::Isa::kScalar>(s, range);                       \
   }                                                                                   \
   void name##_crmath_array_avx2(benchmark::State& s) {                                \
-    ArrayIsa<cr::ours##ArrayIsa, cr::Isa::kAvx2>(s, range);                           \
+    ArrayIsa<cr::ours##ArrayIsa, detrain::Isa::kAvx2>(s, range);                           \
   }                                                                                   \
   void name##_crmath_array_avx512(benchmark::State& s) {                              \
-    ArrayIsa<cr::ours##ArrayIsa, cr::Isa::kAvx512>(s, range);                         \
+    ArrayIsa<cr::ours##ArrayIsa, detrain::Isa::kAvx512>(s, range);                         \
   }                                                                                   \
   BENCHMARK(name##_crmath_array);                                                     \
   BENCHMARK(name##_crmath_array_portable);                                            \

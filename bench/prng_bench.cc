@@ -17,7 +17,7 @@
 
 namespace {
 
-using detrain::prng::Isa;
+using detrain::Isa;
 using detrain::prng::Key;
 using detrain::prng::Mode;
 
@@ -39,7 +39,7 @@ detrain::prng::Options MakeOptions(int64_t isa, int64_t mode, int64_t threads) {
 
 void BM_Threefry(benchmark::State& state) {
   const Isa isa = static_cast<Isa>(state.range(0));
-  if (!detrain::prng::IsaSupported(isa)) return state.SkipWithError("Isa not supported here");
+  if (!detrain::IsaSupported(isa)) return state.SkipWithError("Isa not supported here");
   const size_t n = 4096;
   std::vector<uint32_t> x0(n), x1(n), y0(n), y1(n);
   for (uint32_t i = 0; i < n; ++i) x1[i] = i;
@@ -51,12 +51,12 @@ void BM_Threefry(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * n * 8));
-  state.SetLabel(std::string(detrain::prng::IsaName(isa)) + ", bytes = 2 output words per block");
+  state.SetLabel(std::string(detrain::IsaName(isa)) + ", bytes = 2 output words per block");
 }
 
 void BM_Uniform(benchmark::State& state) {
   const auto o = MakeOptions(state.range(0), state.range(1), state.range(2));
-  if (!detrain::prng::IsaSupported(o.isa)) return state.SkipWithError("Isa not supported here");
+  if (!detrain::IsaSupported(o.isa)) return state.SkipWithError("Isa not supported here");
   std::vector<float> out(kFloats), reference(kFloats);
   auto scalar = MakeOptions(0, state.range(1), 1);
   if (!detrain::prng::Uniform(kKey, 0.0f, 1.0f, reference, scalar).ok() ||
@@ -68,7 +68,7 @@ void BM_Uniform(benchmark::State& state) {
     benchmark::DoNotOptimize(out.data());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kFloats * sizeof(float)));
-  state.SetLabel(std::string(detrain::prng::IsaName(o.isa)) + " " +
+  state.SetLabel(std::string(detrain::IsaName(o.isa)) + " " +
                  std::string(detrain::prng::ModeName(o.mode)) +
                  " threads=" + std::to_string(state.range(2)));
 }

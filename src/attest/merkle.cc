@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "base/file_io.h"
+#include "base/pairwise_tree.h"
 
 namespace detrain::attest {
 
@@ -28,19 +29,11 @@ Digest256 MerkleNodeHash(const Digest256& left, const Digest256& right) {
   return h.Final();
 }
 
+// The Merkle tree is the shard tree's shape (base/pairwise_tree.h): neighbours hashed in index
+// order level by level, an odd last hash carried up unchanged (schemas/merkle.md).
 Digest256 MerkleRootOfLeaves(std::vector<Digest256> level) {
   if (level.empty()) return Sha256Of("");
-  while (level.size() > 1) {
-    size_t pairs = level.size() / 2;
-    for (size_t i = 0; i < pairs; ++i) level[i] = MerkleNodeHash(level[2 * i], level[2 * i + 1]);
-    if (level.size() % 2 == 1) {
-      level[pairs] = level.back();  // odd last hash carried up unchanged
-      level.resize(pairs + 1);
-    } else {
-      level.resize(pairs);
-    }
-  }
-  return level[0];
+  return PairwiseTreeInPlace(level.data(), static_cast<int64_t>(level.size()), MerkleNodeHash);
 }
 
 Digest256 MerkleRoot(std::string_view data, ThreadPool* pool) {

@@ -1,6 +1,7 @@
 // See train_step.h.
 #include "frontend/train_step.h"
 
+#include "compiler/semantics/orders.h"
 #include "frontend/autodiff/autodiff.h"
 #include "frontend/emit.h"
 #include "frontend/optimizer.h"
@@ -59,20 +60,19 @@ LowerOptions OptionsFor(const CheckedProgram& p, int64_t batch_value) {
 
 bool HasKey(const FuncDecl& f) { return !f.args.empty() && f.args.back().type.is_key; }
 
-// Sums `values[i]` (each a list of same-shaped tensors) by the pairwise tree over i: level by
-// level, neighbours (2j, 2j+1) added in index order, an odd last carried up unchanged.
-std::vector<Instruction*> PairwiseTree(ir::Builder& b, std::vector<std::vector<Instruction*>> level) {
-  while (level.size() > 1) {
-    std::vector<std::vector<Instruction*>> next;
-    for (size_t j = 0; j + 1 < level.size(); j += 2) {
-      std::vector<Instruction*> sum;
-      for (size_t k = 0; k < level[j].size(); ++k) sum.push_back(b.Add(level[j][k], level[j + 1][k]));
-      next.push_back(std::move(sum));
-    }
-    if (level.size() % 2 == 1) next.push_back(level.back());
-    level = std::move(next);
-  }
-  return level[0];
+// Sums `values[i]` (each a list of same-shaped tensors) by the shard tree over i
+// (semantics::PairwiseTreeInPlace, the order the all-reduce continues): tensor k of a pair is
+// added as add(left[k], right[k]), pairs in index order, level by level.
+std::vector<Instruction*> ShardTreeSum(ir::Builder& b,
+                                       std::vector<std::vector<Instruction*>> values) {
+  using List = std::vector<Instruction*>;
+  auto add_lists = [&b](const List& left, const List& right) {
+    List sum;
+    for (size_t k = 0; k < left.size(); ++k) sum.push_back(b.Add(left[k], right[k]));
+    return sum;
+  };
+  int64_t n = static_cast<int64_t>(values.size());
+  return semantics::PairwiseTreeInPlace(values.data(), n, add_lists);
 }
 
 }  // namespace
@@ -138,7 +138,7 @@ Result<std::unique_ptr<ir::Module>> LowerTrainStep(const CheckedProgram& p) {
     for (int64_t k = 0; k <= n; ++k) parts.push_back(b.GetTupleElement(r, k));
     per_shard_results.push_back(std::move(parts));
   }
-  std::vector<Instruction*> total = PairwiseTree(b, std::move(per_shard_results));
+  std::vector<Instruction*> total = ShardTreeSum(b, std::move(per_shard_results));
   // The global mean: every shard is the mean over an equal number of examples.
   std::vector<Instruction*> mean;
   for (Instruction* t : total) mean.push_back(b.Binary(Opcode::kDivide, t, e.Full(t->shape, static_cast<double>(shape.shards))));

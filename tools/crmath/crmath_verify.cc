@@ -146,7 +146,7 @@ Tally CheckUnary(ThreadPool& pool, const FnInfo& fn, bool exhaustive) {
 }
 
 // ---- --arrays: FArray on each implementation against the scalar F ---------------------------
-constexpr crmath::Isa kIsas[] = {crmath::Isa::kPortable, crmath::Isa::kAvx2, crmath::Isa::kAvx512};
+constexpr Isa kIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512};
 constexpr size_t kIsaCount = sizeof(kIsas) / sizeof(kIsas[0]);
 
 struct IsaTallies {
@@ -179,7 +179,7 @@ IsaTallies CheckArrays(ThreadPool& pool, const FnInfo& fn, bool exhaustive) {
       want[i] = fn.ours(in[i]);
     }
     for (size_t k = 0; k < kIsaCount; ++k) {
-      if (!crmath::IsaSupported(kIsas[k])) continue;
+      if (!IsaSupported(kIsas[k])) continue;
       fn.array(kIsas[k], in.data(), got.data(), len);
       CompareBits(in.data(), nullptr, got.data(), want.data(), len, t.isa[k]);
     }
@@ -219,7 +219,7 @@ IsaTallies CheckPowArrays(ThreadPool& pool, uint64_t pairs) {
       want[i] = crmath::Pow(x[i], y[i]);
     }
     for (size_t k = 0; k < kIsaCount; ++k) {
-      if (!crmath::IsaSupported(kIsas[k])) continue;
+      if (!IsaSupported(kIsas[k])) continue;
       crmath::PowArrayIsa(kIsas[k], x.data(), y.data(), got.data(), len);
       CompareBits(x.data(), y.data(), got.data(), want.data(), len, t.isa[k]);
     }
@@ -230,8 +230,8 @@ IsaTallies CheckPowArrays(ThreadPool& pool, uint64_t pairs) {
 uint64_t ReportArrays(const FnInfo& fn, const IsaTallies& t, double secs) {
   uint64_t bad = 0;
   for (size_t k = 0; k < kIsaCount; ++k) {
-    std::string name = std::string(fn.name) + "/" + crmath::IsaName(kIsas[k]);
-    if (!crmath::IsaSupported(kIsas[k])) {
+    std::string name = std::string(fn.name) + "/" + std::string(IsaName(kIsas[k]));
+    if (!IsaSupported(kIsas[k])) {
       std::printf("%-18s skipped: this CPU (or build) lacks it\n", name.c_str());
       continue;
     }

@@ -11,9 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace detrain::crmath {
-enum class Isa;  // crmath_array.h
-}
+#include "base/isa.h"
 
 namespace detrain::crmath_verify {
 
@@ -25,7 +23,7 @@ struct FnInfo {
   float (*ours)(float);  // nullptr for pow
   float (*slow)(float);  // the accurate path alone (internal::FSlow); nullptr for pow
   // FArrayIsa: the array variant on a chosen implementation; nullptr for pow (PowArrayIsa).
-  void (*array)(crmath::Isa isa, const float* in, float* out, size_t n);
+  void (*array)(Isa isa, const float* in, float* out, size_t n);
 };
 
 // The eleven functions in a fixed order.

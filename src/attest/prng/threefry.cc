@@ -1,13 +1,11 @@
-// Threefry-2x32-20: scalar, AVX2 and AVX-512 paths of one schedule (see threefry.h).
-//
-// Schedule (reference/jax-random.md §1): ks = {k0, k1, k0 ^ k1 ^ 0x1BD11BDA}; inject ks0, ks1;
-// five groups of four MIX rounds with rotations R0 = {13,15,26,6} / R1 = {17,29,16,24}
-// alternating; after group g inject ks[(g+1)%3] into x0 and ks[(g+2)%3] + g + 1 into x1.
-// The vector paths are written out in the same order as the scalar one, so a reader can check
-// them line by line. Pure functions: thread-safe, and identical bits on every path (tested).
+// Threefry-2x32-20: scalar, AVX2 and AVX-512 paths of one schedule (see threefry.h). The schedule,
+// the rotations and the scalar block are threefry_block.h's; the vector paths apply the same
+// rounds lane-wise in the same order, with their rotation amounts taken from kThreefryRotations. Pure functions: thread-safe, and identical bits on every path (tested).
 #include "attest/prng/threefry.h"
 
 #include <algorithm>
+
+#include "attest/prng/threefry_block.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #define DETRAIN_PRNG_X86 1
@@ -17,54 +15,12 @@
 namespace detrain::prng {
 namespace {
 
-constexpr uint32_t kParity = 0x1BD11BDA;  // Skein key-schedule parity constant
+using Injections = ThreefryInjections;
 
-// The 5 injections after each group of four rounds: x0 += a[g], x1 += b[g].
-struct Injections {
-  uint32_t ks[3];
-  uint32_t a[5];
-  uint32_t b[5];
-};
-
-Injections MakeInjections(uint32_t k0, uint32_t k1) {
-  Injections inj{};
-  inj.ks[0] = k0;
-  inj.ks[1] = k1;
-  inj.ks[2] = k0 ^ k1 ^ kParity;
-  for (uint32_t g = 0; g < 5; ++g) {
-    inj.a[g] = inj.ks[(g + 1) % 3];
-    inj.b[g] = inj.ks[(g + 2) % 3] + g + 1;
-  }
-  return inj;
-}
-
-inline uint32_t Rotl(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
-
-inline void Mix(uint32_t& x0, uint32_t& x1, int r) {
-  x0 += x1;
-  x1 = Rotl(x1, r);
-  x1 ^= x0;
-}
-
+// The scalar block, forced inline into the array loops.
 __attribute__((always_inline)) inline void BlockScalar(const Injections& inj, uint32_t& x0,
                                                        uint32_t& x1) {
-  x0 += inj.ks[0];
-  x1 += inj.ks[1];
-  for (int g = 0; g < 5; ++g) {
-    if (g % 2 == 0) {
-      Mix(x0, x1, 13);
-      Mix(x0, x1, 15);
-      Mix(x0, x1, 26);
-      Mix(x0, x1, 6);
-    } else {
-      Mix(x0, x1, 17);
-      Mix(x0, x1, 29);
-      Mix(x0, x1, 16);
-      Mix(x0, x1, 24);
-    }
-    x0 += inj.a[g];
-    x1 += inj.b[g];
-  }
+  ThreefryBlock(inj, x0, x1);
 }
 
 void ArrayScalar(const Injections& inj, const uint32_t* x0, const uint32_t* x1, uint32_t* out0,
@@ -87,6 +43,9 @@ void CounterXorScalar(const Injections& inj, uint32_t hi, uint32_t lo, uint32_t*
 }
 
 #ifdef DETRAIN_PRNG_X86
+
+constexpr const int (&kR0)[4] = kThreefryRotations[0];  // even groups
+constexpr const int (&kR1)[4] = kThreefryRotations[1];  // odd groups
 
 #define DETRAIN_AVX2 __attribute__((target("avx2")))
 #define DETRAIN_AVX512 __attribute__((target("avx512f")))
@@ -117,11 +76,11 @@ DETRAIN_AVX2_INLINE void Block256(const __m256i* va, const __m256i* vb, __m256i&
   // va[0], vb[0] are ks0, ks1; va[g+1], vb[g+1] the injections after group g.
   x0 = _mm256_add_epi32(x0, va[0]);
   x1 = _mm256_add_epi32(x1, vb[0]);
-  Group256<13, 15, 26, 6>(x0, x1, va[1], vb[1]);
-  Group256<17, 29, 16, 24>(x0, x1, va[2], vb[2]);
-  Group256<13, 15, 26, 6>(x0, x1, va[3], vb[3]);
-  Group256<17, 29, 16, 24>(x0, x1, va[4], vb[4]);
-  Group256<13, 15, 26, 6>(x0, x1, va[5], vb[5]);
+  Group256<kR0[0], kR0[1], kR0[2], kR0[3]>(x0, x1, va[1], vb[1]);
+  Group256<kR1[0], kR1[1], kR1[2], kR1[3]>(x0, x1, va[2], vb[2]);
+  Group256<kR0[0], kR0[1], kR0[2], kR0[3]>(x0, x1, va[3], vb[3]);
+  Group256<kR1[0], kR1[1], kR1[2], kR1[3]>(x0, x1, va[4], vb[4]);
+  Group256<kR0[0], kR0[1], kR0[2], kR0[3]>(x0, x1, va[5], vb[5]);
 }
 
 DETRAIN_AVX2 void ArrayAvx2(const Injections& inj, const uint32_t* x0, const uint32_t* x1,
@@ -207,11 +166,11 @@ DETRAIN_AVX512_INLINE void Block512(const __m512i* va, const __m512i* vb, __m512
                                     __m512i& x1) {
   x0 = _mm512_add_epi32(x0, va[0]);
   x1 = _mm512_add_epi32(x1, vb[0]);
-  Group512<13, 15, 26, 6>(x0, x1, va[1], vb[1]);
-  Group512<17, 29, 16, 24>(x0, x1, va[2], vb[2]);
-  Group512<13, 15, 26, 6>(x0, x1, va[3], vb[3]);
-  Group512<17, 29, 16, 24>(x0, x1, va[4], vb[4]);
-  Group512<13, 15, 26, 6>(x0, x1, va[5], vb[5]);
+  Group512<kR0[0], kR0[1], kR0[2], kR0[3]>(x0, x1, va[1], vb[1]);
+  Group512<kR1[0], kR1[1], kR1[2], kR1[3]>(x0, x1, va[2], vb[2]);
+  Group512<kR0[0], kR0[1], kR0[2], kR0[3]>(x0, x1, va[3], vb[3]);
+  Group512<kR1[0], kR1[1], kR1[2], kR1[3]>(x0, x1, va[4], vb[4]);
+  Group512<kR0[0], kR0[1], kR0[2], kR0[3]>(x0, x1, va[5], vb[5]);
 }
 
 DETRAIN_AVX512 void ArrayAvx512(const Injections& inj, const uint32_t* x0, const uint32_t* x1,
@@ -278,52 +237,14 @@ DETRAIN_AVX512 void CounterXorAvx512(const Injections& inj, uint32_t hi, uint32_
 }  // namespace
 
 std::array<uint32_t, 2> Threefry2x32(uint32_t k0, uint32_t k1, uint32_t x0, uint32_t x1) {
-  const Injections inj = MakeInjections(k0, k1);
+  const Injections inj = ThreefryKeySchedule(k0, k1);
   BlockScalar(inj, x0, x1);
   return {x0, x1};
 }
 
-std::string_view IsaName(Isa isa) {
-  switch (isa) {
-    case Isa::kScalar:
-      return "scalar";
-    case Isa::kAvx2:
-      return "avx2";
-    case Isa::kAvx512:
-      return "avx512";
-  }
-  return "unknown";
-}
-
-bool IsaSupported(Isa isa) {
-  switch (isa) {
-    case Isa::kScalar:
-      return true;
-#ifdef DETRAIN_PRNG_X86
-    case Isa::kAvx2:
-      return __builtin_cpu_supports("avx2");
-    case Isa::kAvx512:
-      return __builtin_cpu_supports("avx512f");
-#else
-    case Isa::kAvx2:
-      return false;
-    case Isa::kAvx512:
-      return false;
-#endif
-  }
-  return false;
-}
-
-Isa BestIsa() {
-  static const Isa best = IsaSupported(Isa::kAvx512) ? Isa::kAvx512
-                          : IsaSupported(Isa::kAvx2) ? Isa::kAvx2
-                                                     : Isa::kScalar;
-  return best;
-}
-
 void Threefry2x32ArrayIsa(Isa isa, uint32_t k0, uint32_t k1, const uint32_t* x0, const uint32_t* x1,
                           uint32_t* out0, uint32_t* out1, size_t n) {
-  const Injections inj = MakeInjections(k0, k1);
+  const Injections inj = ThreefryKeySchedule(k0, k1);
   if (!IsaSupported(isa)) isa = Isa::kScalar;
   switch (isa) {
 #ifdef DETRAIN_PRNG_X86
@@ -345,7 +266,7 @@ void Threefry2x32ArrayIsa(Isa isa, uint32_t k0, uint32_t k1, const uint32_t* x0,
 
 void Threefry2x32CounterXorIsa(Isa isa, uint32_t k0, uint32_t k1, uint64_t start, uint32_t* out,
                                size_t n) {
-  const Injections inj = MakeInjections(k0, k1);
+  const Injections inj = ThreefryKeySchedule(k0, k1);
   if (!IsaSupported(isa)) isa = Isa::kScalar;
   while (n > 0) {  // one run per value of the high counter word
     const uint32_t hi = static_cast<uint32_t>(start >> 32), lo = static_cast<uint32_t>(start);

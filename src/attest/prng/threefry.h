@@ -5,8 +5,8 @@
 // form applies it elementwise, which is the `threefry2x32` primitive of JAX/XLA (not JAX's
 // `threefry_2x32` wrapper with its pairing of count[j] and count[j + n/2]; see jax_random.h).
 //
-// Three implementations compute the same function: portable scalar code, AVX2 (8 lanes) and
-// AVX-512 (16 lanes). The vector ones are compiled with per-function target attributes and only
+// Three implementations compute the same function: portable scalar code (threefry_block.h, also
+// the device form), AVX2 (8 lanes) and AVX-512 (16 lanes), chosen with base/isa.h. The vector ones are compiled with per-function target attributes and only
 // called after a run-time CPU check, so the library runs on any x86-64. All arithmetic is on
 // uint32 with wrap-around, so every path gives identical bits; tests assert it.
 //
@@ -17,7 +17,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
+
+#include "base/isa.h"  // the instruction-set paths (Isa, IsaSupported, BestIsa)
 
 namespace detrain::prng {
 
@@ -31,19 +32,10 @@ inline bool operator==(const Key& a, const Key& b) { return a.hi == b.hi && a.lo
 std::array<uint32_t, 2> Threefry2x32(uint32_t k0, uint32_t k1, uint32_t x0, uint32_t x1);
 
 // Elementwise over arrays of n blocks (the op XLA/JAX calls threefry2x32): out0/out1 from x0/x1.
-// Uses the fastest implementation the CPU supports. out0/out1 may alias x0/x1 exactly (same
-// pointer), but must not otherwise overlap them.
+// Uses the fastest implementation the CPU supports (BestIsa). out0/out1 may alias x0/x1 exactly
+// (same pointer), but must not otherwise overlap them.
 void Threefry2x32Array(uint32_t k0, uint32_t k1, const uint32_t* x0, const uint32_t* x1,
                        uint32_t* out0, uint32_t* out1, size_t n);
-
-// The instruction-set paths of the array form.
-enum class Isa { kScalar, kAvx2, kAvx512 };
-
-std::string_view IsaName(Isa isa);
-// Whether this CPU (and build) can run `isa`. kScalar is always supported.
-bool IsaSupported(Isa isa);
-// The fastest supported path; what Threefry2x32Array uses.
-Isa BestIsa();
 
 // Threefry2x32Array forced onto one path (for tests and benchmarks). If `isa` is not supported
 // here, the scalar path runs instead, so the result is still correct.

@@ -2,9 +2,10 @@
 // same array), bit for bit the scalar results (tests/base/math/crmath_array_test.cc; over all
 // 2^32 inputs by `crmath_verify --arrays`, docs/math.md §9).
 //
-// Three implementations of each one-argument function and of pow, chosen at run time (`BestIsa`,
-// probed once): explicit AVX-512 and AVX2 kernels (crmath_simd.h, x86-64 hosts built with GCC), and
-// the portable block loop below, which is also the CUDA device and non-x86 path. The portable loop
+// Three implementations of each one-argument function and of pow, chosen at run time by the one
+// ISA dispatcher of base/isa.h (`BestIsa`, probed once): explicit AVX-512 and AVX2 kernels
+// (crmath_simd.h, x86-64 hosts built with GCC), and the portable block loop below (Isa::kScalar),
+// which is also the CUDA device and non-x86 path (NVRTC gets only FArray). The portable loop
 // runs the branch-free scalar fast kernel over a block of kBlock elements, recording per element
 // whether the rounding test passed, then recomputes the flagged elements with the slow path;
 // since the fast kernel is the very code the scalar function runs first, the results are the
@@ -13,11 +14,14 @@
 #ifndef DETRAIN_BASE_MATH_CRMATH_ARRAY_H_
 #define DETRAIN_BASE_MATH_CRMATH_ARRAY_H_
 
-#include <cstddef>
-
+#include "base/host_device.h"  // <cstddef> on host, cuda/std under NVRTC
 #include "base/math/crmath_pow.h"
 #include "base/math/crmath_scalar.h"
 #include "base/math/crmath_simd.h"
+
+#if !defined(__CUDACC_RTC__)
+#include "base/isa.h"  // host only: NVRTC gets the portable functions alone
+#endif
 
 namespace detrain::crmath {
 // nvcc compiles the portable array functions only (DETRAIN_CRMATH_SIMD is 0 there) where a C++
@@ -26,48 +30,6 @@ namespace detrain::crmath {
 #if defined(__CUDACC__)
 inline namespace cuda_portable {
 #endif
-
-// The implementations of the one-argument array functions; every one gives the same bits.
-enum class Isa { kPortable, kAvx2, kAvx512 };
-
-inline const char* IsaName(Isa isa) {
-  switch (isa) {
-    case Isa::kPortable:
-      return "portable";
-    case Isa::kAvx2:
-      return "avx2";
-    case Isa::kAvx512:
-      return "avx512";
-  }
-  return "unknown";
-}
-
-// Whether this CPU and build can run `isa` (kPortable always can). Host only.
-inline bool IsaSupported(Isa isa) {
-  switch (isa) {
-    case Isa::kPortable:
-      return true;
-#if DETRAIN_CRMATH_SIMD
-    case Isa::kAvx2:
-      return __builtin_cpu_supports("avx2");
-    case Isa::kAvx512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-#else
-    case Isa::kAvx2:
-    case Isa::kAvx512:
-      return false;
-#endif
-  }
-  return false;
-}
-
-// The fastest supported implementation; what FArray uses. Host only.
-inline Isa BestIsa() {
-  static const Isa best = IsaSupported(Isa::kAvx512) ? Isa::kAvx512
-                          : IsaSupported(Isa::kAvx2) ? Isa::kAvx2
-                                                     : Isa::kPortable;
-  return best;
-}
 
 namespace array_detail {
 
@@ -99,7 +61,7 @@ DETRAIN_HD inline void MapArray(const float* in, float* out, size_t n) {
         return internal::Name##ArrayAvx512(in, out, n);                       \
       case Isa::kAvx2:                                                        \
         return internal::Name##ArrayAvx2(in, out, n);                         \
-      case Isa::kPortable:                                                    \
+      case Isa::kScalar:                                                      \
         break;                                                                \
     }                                                                         \
     Name##ArrayPortable(in, out, n);                                          \
@@ -108,7 +70,7 @@ DETRAIN_HD inline void MapArray(const float* in, float* out, size_t n) {
   inline void Name##Array(const float* in, float* out, size_t n) {            \
     array_detail::Name##ArrayOn(BestIsa(), in, out, n);                       \
   }
-#else
+#elif !defined(__CUDACC_RTC__)
 #define DETRAIN_CRMATH_ARRAY_ON(Name)                                         \
   namespace array_detail {                                                    \
   inline void Name##ArrayOn(Isa, const float* in, float* out, size_t n) {     \
@@ -118,17 +80,28 @@ DETRAIN_HD inline void MapArray(const float* in, float* out, size_t n) {
   DETRAIN_HD inline void Name##Array(const float* in, float* out, size_t n) { \
     array_detail::Name##ArrayPortable(in, out, n);                            \
   }
-#endif
-#define DETRAIN_CRMATH_ARRAY(Name)                                                     \
-  namespace array_detail {                                                             \
-  DETRAIN_HD inline void Name##ArrayPortable(const float* in, float* out, size_t n) {  \
-    MapArray<internal::Name##Fast, internal::Name##SlowPath>(in, out, n);              \
-  }                                                                                    \
-  }                                                                                    \
-  DETRAIN_CRMATH_ARRAY_ON(Name)                                                        \
-  inline void Name##ArrayIsa(Isa isa, const float* in, float* out, size_t n) {         \
-    array_detail::Name##ArrayOn(IsaSupported(isa) ? isa : Isa::kPortable, in, out, n); \
+#else  // NVRTC: device code only, no ISA choice
+#define DETRAIN_CRMATH_ARRAY_ON(Name)                                         \
+  DETRAIN_HD inline void Name##Array(const float* in, float* out, size_t n) { \
+    array_detail::Name##ArrayPortable(in, out, n);                            \
   }
+#endif
+#if !defined(__CUDACC_RTC__)
+#define DETRAIN_CRMATH_ARRAY_ISA(Name)                                               \
+  inline void Name##ArrayIsa(Isa isa, const float* in, float* out, size_t n) {       \
+    array_detail::Name##ArrayOn(IsaSupported(isa) ? isa : Isa::kScalar, in, out, n); \
+  }
+#else
+#define DETRAIN_CRMATH_ARRAY_ISA(Name)
+#endif
+#define DETRAIN_CRMATH_ARRAY(Name)                                                    \
+  namespace array_detail {                                                            \
+  DETRAIN_HD inline void Name##ArrayPortable(const float* in, float* out, size_t n) { \
+    MapArray<internal::Name##Fast, internal::Name##SlowPath>(in, out, n);             \
+  }                                                                                   \
+  }                                                                                   \
+  DETRAIN_CRMATH_ARRAY_ON(Name)                                                       \
+  DETRAIN_CRMATH_ARRAY_ISA(Name)
 DETRAIN_CRMATH_ARRAY(Exp)
 DETRAIN_CRMATH_ARRAY(Expm1)
 DETRAIN_CRMATH_ARRAY(Exp2)
@@ -140,6 +113,7 @@ DETRAIN_CRMATH_ARRAY(Logistic)
 DETRAIN_CRMATH_ARRAY(Erf)
 DETRAIN_CRMATH_ARRAY(Rsqrt)
 #undef DETRAIN_CRMATH_ARRAY
+#undef DETRAIN_CRMATH_ARRAY_ISA
 #undef DETRAIN_CRMATH_ARRAY_ON
 
 // out[i] = Pow(x[i], y[i]); out may be x or y. Same three implementations as above.
@@ -162,12 +136,12 @@ inline void PowArrayOn(Isa isa, const float* x, const float* y, float* out, size
       return internal::PowArrayAvx512(x, y, out, n);
     case Isa::kAvx2:
       return internal::PowArrayAvx2(x, y, out, n);
-    case Isa::kPortable:
+    case Isa::kScalar:
       break;
   }
   PowArrayPortable(x, y, out, n);
 }
-#else
+#elif !defined(__CUDACC_RTC__)
 inline void PowArrayOn(Isa, const float* x, const float* y, float* out, size_t n) {
   PowArrayPortable(x, y, out, n);
 }
@@ -183,9 +157,11 @@ DETRAIN_HD inline void PowArray(const float* x, const float* y, float* out, size
   array_detail::PowArrayPortable(x, y, out, n);
 }
 #endif
+#if !defined(__CUDACC_RTC__)
 inline void PowArrayIsa(Isa isa, const float* x, const float* y, float* out, size_t n) {
-  array_detail::PowArrayOn(IsaSupported(isa) ? isa : Isa::kPortable, x, y, out, n);
+  array_detail::PowArrayOn(IsaSupported(isa) ? isa : Isa::kScalar, x, y, out, n);
 }
+#endif
 
 // out[i] = Erfinv(in[i]) (a plain loop: Erfinv has no rounding test).
 DETRAIN_HD inline void ErfinvArray(const float* in, float* out, size_t n) {

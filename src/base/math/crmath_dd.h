@@ -5,18 +5,13 @@
 #ifndef DETRAIN_BASE_MATH_CRMATH_DD_H_
 #define DETRAIN_BASE_MATH_CRMATH_DD_H_
 
-#include <cstdint>
+#if !defined(__CUDACC_RTC__)
 #include <cstring>
+#endif
 
+#include "base/host_device.h"  // DETRAIN_HD, <cstdint>
 #include "base/math/crmath_tables.h"
 
-#ifndef DETRAIN_HD
-#if defined(__CUDACC__)
-#define DETRAIN_HD __host__ __device__
-#else
-#define DETRAIN_HD
-#endif
-#endif
 // Fast-path kernels are forced inline: they are small, and a call (returning structs through
 // memory) would cost more than the kernel itself.
 // Slow paths are kept out of line, so that the caller's loop holds only the fast path (inlining

@@ -1,12 +1,11 @@
-// dot and convolution: one fmaf chain per output element (DESIGN.md §2, docs/ir.md).
+// dot and convolution: one fmaf chain per output element (DESIGN.md §2, docs/ir.md), with the
+// chain step and order of compiler/semantics (MultiplyAccumulate, DotChain).
 //   dot:         acc = +0; for k ascending (row-major over the contracting dimensions, in the
 //                order lhs_contracting_dims lists them): acc = fmaf(lhs[k], rhs[k], acc)
 //   convolution: acc = +0; for each window tap (row-major over the kernel's spatial dimensions),
 //                for each input feature ascending: acc = fmaf(input, kernel, acc), where input
 //                is +0 at padding and dilation holes — exactly im2col followed by a dot.
 // Integer dots accumulate with wrap-around; the order does not matter for them.
-#include <cmath>
-
 #include "compiler/interp/interp_internal.h"
 
 namespace detrain::interp::internal {
@@ -17,15 +16,6 @@ bool Contains(const std::vector<int64_t>& v, int64_t x) {
     if (y == x) return true;
   }
   return false;
-}
-
-template <typename T>
-T MultiplyAdd(T a, T b, T acc) {
-  if constexpr (std::is_same_v<T, float>) {
-    return std::fmaf(a, b, acc);
-  } else {
-    return ApplyBinary<T>(ir::BinaryOp::kAdd, acc, ApplyBinary<T>(ir::BinaryOp::kMultiply, a, b));
-  }
 }
 
 }  // namespace
@@ -51,26 +41,34 @@ Result<Literal> EvalDot(const Instruction& instr, const Operands& ops) {
   }
   auto ls = ir::RowMajorStrides(lhs.shape().dims());
   auto rs = ir::RowMajorStrides(rhs.shape().dims());
+  // The linear offset of contracting index k (row-major over lc / rc) from an output's base.
+  std::vector<int64_t> l_offset(static_cast<size_t>(k_count)), r_offset(l_offset.size());
+  for (int64_t k = 0; k < k_count; ++k) {
+    auto kidx = Unravel(k, k_sizes);
+    for (size_t j = 0; j < lc.size(); ++j) {
+      l_offset[static_cast<size_t>(k)] += kidx[j] * ls[static_cast<size_t>(lc[j])];
+      r_offset[static_cast<size_t>(k)] += kidx[j] * rs[static_cast<size_t>(rc[j])];
+    }
+  }
   Literal out(instr.shape);
   DispatchElementType(instr.shape.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    std::vector<int64_t> li(static_cast<size_t>(lhs.shape().rank())), ri(static_cast<size_t>(rhs.shape().rank()));
+    std::vector<int64_t> li(static_cast<size_t>(lhs.shape().rank()));
+    std::vector<int64_t> ri(static_cast<size_t>(rhs.shape().rank()));
     for (int64_t o = 0; o < out.element_count(); ++o) {
       auto idx = Unravel(o, instr.shape.dims());
-      size_t p = 0;
-      for (size_t i = 0; i < lb.size(); ++i, ++p) li[static_cast<size_t>(lb[i])] = ri[static_cast<size_t>(rb[i])] = idx[p];
+      size_t p = 0;  // output dims: batch, lhs free, rhs free; contracting indices stay 0
+      for (size_t i = 0; i < lb.size(); ++i, ++p) {
+        li[static_cast<size_t>(lb[i])] = ri[static_cast<size_t>(rb[i])] = idx[p];
+      }
       for (int64_t d : lfree) li[static_cast<size_t>(d)] = idx[p++];
       for (int64_t d : rfree) ri[static_cast<size_t>(d)] = idx[p++];
-      T acc = T(0);
-      for (int64_t k = 0; k < k_count; ++k) {
-        auto kidx = Unravel(k, k_sizes);
-        for (size_t j = 0; j < lc.size(); ++j) {
-          li[static_cast<size_t>(lc[j])] = kidx[j];
-          ri[static_cast<size_t>(rc[j])] = kidx[j];
-        }
-        acc = MultiplyAdd<T>(lhs.Get<T>(Ravel(li, ls)), rhs.Get<T>(Ravel(ri, rs)), acc);
-      }
-      out.Set<T>(o, acc);
+      int64_t l_base = Ravel(li, ls), r_base = Ravel(ri, rs);
+      const int64_t* l_off = l_offset.data();
+      const int64_t* r_off = r_offset.data();
+      auto load_l = [&](int64_t k) { return lhs.Get<T>(l_base + l_off[k]); };
+      auto load_r = [&](int64_t k) { return rhs.Get<T>(r_base + r_off[k]); };
+      out.Set<T>(o, semantics::DotChain<T>(k_count, load_l, load_r));
     }
   });
   return out;
@@ -111,7 +109,7 @@ Result<Literal> EvalConvolution(const Instruction& instr, const Operands& ops) {
         ii[static_cast<size_t>(cd.in_feature)] = z;
         ki[static_cast<size_t>(cd.k_in)] = z;
         float x = inside ? in.Get<float>(Ravel(ii, is)) : 0.0f;
-        acc = std::fmaf(x, kernel.Get<float>(Ravel(ki, ks)), acc);
+        acc = semantics::MultiplyAccumulate(x, kernel.Get<float>(Ravel(ki, ks)), acc);
       }
     }
     out.Set<float>(o, acc);

@@ -1,14 +1,15 @@
-// Internal to the interpreter: per-op evaluators and the helpers they share. Not an API.
+// Internal to the interpreter: per-op evaluators and the helpers they share. Not an API. Scalar
+// rules and evaluation orders are compiler/semantics/'s; only their host-side plumbing is here.
 #ifndef DETRAIN_COMPILER_INTERP_INTERP_INTERNAL_H_
 #define DETRAIN_COMPILER_INTERP_INTERP_INTERNAL_H_
 
 #include <cstring>
 #include <functional>
-#include <algorithm>
 #include <optional>
 #include <vector>
 
 #include "compiler/ir/module.h"
+#include "compiler/semantics/semantics.h"
 
 namespace detrain::interp::internal {
 
@@ -37,10 +38,8 @@ inline void CopyElement(const Literal& from, int64_t from_i, Literal& to, int64_
 }
 
 // Scalar semantics of the elementwise ops, for every storage type T.
-template <typename T>
-T ApplyUnary(ir::UnaryOp op, T x);
-template <typename T>
-T ApplyBinary(ir::BinaryOp op, T a, T b);
+using semantics::ApplyBinary;
+using semantics::ApplyUnary;
 
 // A reduction combiner: `to_apply` applied to two scalars. Computations of the form
 // `ROOT op(p0, p1)` with an elementwise binary op are applied directly; anything else is
@@ -62,12 +61,11 @@ class Combiner {
   Status status_;
 };
 
-// The canonical reduction of `values` (DESIGN.md §2): leaves of 64 consecutive values, each
-// combined left to right starting from `init`; leaf results combined pairwise level by level,
-// an odd last carried up unchanged. No values: `init`.
+// The canonical reduction of `values` (semantics::CanonicalReduce). No values: `init`.
 template <typename T>
 T CanonicalReduce(const std::vector<T>& values, T init, Combiner& combine);
-// The pairwise tree alone (no leaves): used for all-reduce over replicas. `values` non-empty.
+// The pairwise tree alone (semantics::PairwiseTreeInPlace): all-reduce over replicas.
+// `values` non-empty.
 template <typename T>
 T PairwiseTree(std::vector<T> values, Combiner& combine);
 
@@ -111,29 +109,18 @@ T Combiner::Apply(T a, T b) {
 }
 
 template <typename T>
-T PairwiseTree(std::vector<T> level, Combiner& combine) {
-  while (level.size() > 1) {
-    std::vector<T> next;
-    for (size_t i = 0; i + 1 < level.size(); i += 2) next.push_back(combine.Apply(level[i], level[i + 1]));
-    if (level.size() % 2 == 1) next.push_back(level.back());
-    level = std::move(next);
-  }
-  return level.front();
+T PairwiseTree(std::vector<T> values, Combiner& combine) {
+  auto apply = [&combine](T a, T b) { return combine.Apply(a, b); };
+  return semantics::PairwiseTreeInPlace(values.data(), static_cast<int64_t>(values.size()), apply);
 }
-
-inline constexpr size_t kReduceLeafSize = 64;
 
 template <typename T>
 T CanonicalReduce(const std::vector<T>& values, T init, Combiner& combine) {
-  if (values.empty()) return init;
-  std::vector<T> leaves;
-  for (size_t start = 0; start < values.size(); start += kReduceLeafSize) {
-    T acc = init;
-    size_t end = std::min(values.size(), start + kReduceLeafSize);
-    for (size_t i = start; i < end; ++i) acc = combine.Apply(acc, values[i]);
-    leaves.push_back(acc);
-  }
-  return PairwiseTree(std::move(leaves), combine);
+  int64_t n = static_cast<int64_t>(values.size());
+  std::vector<T> scratch(static_cast<size_t>(semantics::ReduceLeafCount(n)));
+  auto load = [&values](int64_t i) { return values[static_cast<size_t>(i)]; };
+  auto apply = [&combine](T a, T b) { return combine.Apply(a, b); };
+  return semantics::CanonicalReduce(n, init, load, apply, scratch.data());
 }
 
 }  // namespace detrain::interp::internal

@@ -65,9 +65,9 @@ class Evaluator {
       case Opcode::kAllReduce: return Internal("evaluated by the driver");
       case Opcode::kConstant: return instr.literal;
       case Opcode::kIota: return EvalIota(instr);
-#define OP(e, s, n, c, o, x, a)
-#define UNARY(e, s, x) case Opcode::e:
-#define BINARY(e, s, x) case Opcode::e:
+#define OP(e, s, n, c, o, x, a, t)
+#define UNARY(e, s, x, t) case Opcode::e:
+#define BINARY(e, s, x, t) case Opcode::e:
 #include "compiler/ir/ops.def"
 #undef OP
       case Opcode::kCompare:

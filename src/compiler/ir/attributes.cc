@@ -6,7 +6,11 @@
 namespace detrain::ir {
 namespace {
 
-constexpr std::string_view kDirectionNames[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+constexpr std::string_view kDirectionNames[] = {
+#define DETRAIN_X(e, s) s,
+    DETRAIN_DIRECTIONS(DETRAIN_X)
+#undef DETRAIN_X
+};
 
 std::string JoinX(const std::vector<WindowDim>& window, int64_t WindowDim::*field) {
   std::string s;

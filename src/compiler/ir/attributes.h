@@ -48,7 +48,7 @@ struct PadDim {
   friend bool operator==(const PadDim&, const PadDim&) = default;
 };
 
-enum class Direction : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
+// Direction is declared in op_enums.h (via opcode.h).
 std::string_view DirectionName(Direction d);
 std::optional<Direction> DirectionFromName(std::string_view name);
 

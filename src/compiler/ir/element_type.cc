@@ -31,6 +31,7 @@ std::optional<ElementType> ElementTypeFromName(std::string_view name) {
 }
 
 int ElementTypeByteSize(ElementType t) { return Info(t).size; }
+char ElementTypeKind(ElementType t) { return Info(t).kind; }
 bool IsFloat(ElementType t) { return Info(t).kind == 'f'; }
 bool IsSignedInt(ElementType t) { return Info(t).kind == 's'; }
 bool IsUnsignedInt(ElementType t) { return Info(t).kind == 'u'; }

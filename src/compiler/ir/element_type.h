@@ -33,6 +33,8 @@ enum class ElementType : uint8_t {
 std::string_view ElementTypeName(ElementType t);
 std::optional<ElementType> ElementTypeFromName(std::string_view name);
 int ElementTypeByteSize(ElementType t);
+// The kind letter of DETRAIN_ELEMENT_TYPES: 'b', 's', 'u' or 'f' (ops.def's types column).
+char ElementTypeKind(ElementType t);
 bool IsFloat(ElementType t);
 bool IsSignedInt(ElementType t);
 bool IsUnsignedInt(ElementType t);

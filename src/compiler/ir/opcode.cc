@@ -15,11 +15,12 @@ struct OpInfo {
   ReductionOrder order;
   Exactness exactness;
   std::string_view attrs;
+  std::string_view types;
 };
 
 constexpr OpInfo kOps[] = {
-#define OP(e, s, n, c, o, x, a) \
-  {Opcode::e, s, n, OpCategory::c, ReductionOrder::o, Exactness::x, a},
+#define OP(e, s, n, c, o, x, a, t) \
+  {Opcode::e, s, n, OpCategory::c, ReductionOrder::o, Exactness::x, a, t},
 #include "compiler/ir/ops.def"
 #undef OP
 };
@@ -70,13 +71,18 @@ int OpcodeArity(Opcode op) { return Info(op).arity; }
 OpCategory OpcodeCategory(Opcode op) { return Info(op).category; }
 ReductionOrder OpcodeReductionOrder(Opcode op) { return Info(op).order; }
 Exactness OpcodeExactness(Opcode op) { return Info(op).exactness; }
+std::string_view OpcodeOperandTypes(Opcode op) { return Info(op).types; }
+
+bool OpcodeAcceptsType(Opcode op, ElementType type) {
+  return Info(op).types.find(ElementTypeKind(type)) != std::string_view::npos;
+}
 
 std::optional<UnaryOp> AsUnaryOp(Opcode op) {
   switch (op) {
-#define OP(e, s, n, c, o, x, a) \
+#define OP(e, s, n, c, o, x, a, t) \
   case Opcode::e:               \
     return std::nullopt;
-#define UNARY(e, s, x) \
+#define UNARY(e, s, x, t) \
   case Opcode::e:      \
     return UnaryOp::e;
 #include "compiler/ir/ops.def"
@@ -87,10 +93,10 @@ std::optional<UnaryOp> AsUnaryOp(Opcode op) {
 
 std::optional<BinaryOp> AsBinaryOp(Opcode op) {
   switch (op) {
-#define OP(e, s, n, c, o, x, a) \
+#define OP(e, s, n, c, o, x, a, t) \
   case Opcode::e:               \
     return std::nullopt;
-#define BINARY(e, s, x) \
+#define BINARY(e, s, x, t) \
   case Opcode::e:       \
     return BinaryOp::e;
 #include "compiler/ir/ops.def"

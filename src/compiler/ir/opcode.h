@@ -13,25 +13,13 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler/ir/element_type.h"
+#include "compiler/ir/op_enums.h"  // UnaryOp, BinaryOp, Direction
+
 namespace detrain::ir {
 
 enum class Opcode : uint8_t {
-#define OP(e, s, n, c, o, x, a) e,
-#include "compiler/ir/ops.def"
-#undef OP
-};
-
-// The elementwise unary and binary ops as their own enums, so that their evaluators can switch
-// exhaustively over exactly those ops.
-enum class UnaryOp : uint8_t {
-#define OP(e, s, n, c, o, x, a)
-#define UNARY(e, s, x) e,
-#include "compiler/ir/ops.def"
-#undef OP
-};
-enum class BinaryOp : uint8_t {
-#define OP(e, s, n, c, o, x, a)
-#define BINARY(e, s, x) e,
+#define OP(e, s, n, c, o, x, a, t) e,
 #include "compiler/ir/ops.def"
 #undef OP
 };
@@ -60,6 +48,10 @@ int OpcodeArity(Opcode op);  // kVariadic for variadic ops
 OpCategory OpcodeCategory(Opcode op);
 ReductionOrder OpcodeReductionOrder(Opcode op);
 Exactness OpcodeExactness(Opcode op);
+// The types column of ops.def: the element kinds ('b', 's', 'u', 'f') the op's value operands
+// (leaf ops: its result) may have; and whether `type` is one of them.
+std::string_view OpcodeOperandTypes(Opcode op);
+bool OpcodeAcceptsType(Opcode op, ElementType type);
 std::optional<UnaryOp> AsUnaryOp(Opcode op);
 std::optional<BinaryOp> AsBinaryOp(Opcode op);
 std::vector<Opcode> AllOpcodes();

@@ -61,55 +61,19 @@ using namespace shape_internal;
 
 std::string OpName(const Instruction& instr) { return std::string(OpcodeName(instr.opcode)); }
 
-Status CheckUnaryType(UnaryOp op, ElementType t) {
-  switch (op) {
-    case UnaryOp::kAbs:
-    case UnaryOp::kNegate:
-    case UnaryOp::kSign:
-      return IsPred(t) ? Fail("needs a numeric operand, got pred") : Status::Ok();
-    case UnaryOp::kNot:
-      return IsFloat(t) ? Fail("needs a pred or integer operand, got f32") : Status::Ok();
-    case UnaryOp::kFloor:
-    case UnaryOp::kCeil:
-    case UnaryOp::kRoundNearestEven:
-    case UnaryOp::kExp:
-    case UnaryOp::kExpm1:
-    case UnaryOp::kLog:
-    case UnaryOp::kLog1p:
-    case UnaryOp::kTanh:
-    case UnaryOp::kLogistic:
-    case UnaryOp::kSqrt:
-    case UnaryOp::kRsqrt:
-    case UnaryOp::kErf:
-      return IsFloat(t) ? Status::Ok()
-                        : Fail("needs a floating-point operand, got " + std::string(ElementTypeName(t)));
-  }
-  return Status::Ok();
-}
-
-Status CheckBinaryType(BinaryOp op, ElementType t) {
+// The types column of ops.def, enforced: "needs a numeric operand, got pred" (one operand),
+// "needs integer operands, got f32" (several).
+Status CheckOperandTypes(Opcode op, ElementType t) {
+  if (OpcodeAcceptsType(op, t)) return Status::Ok();
+  std::string_view types = OpcodeOperandTypes(op);
+  std::string what = types == "f"     ? "floating-point"
+                     : types == "suf" ? "numeric"
+                     : types == "bsu" ? "pred or integer"
+                     : types == "su"  ? "integer"
+                                      : "[" + std::string(types) + "]";
   std::string got = std::string(ElementTypeName(t));
-  switch (op) {
-    case BinaryOp::kAdd:
-    case BinaryOp::kSubtract:
-    case BinaryOp::kMultiply:
-    case BinaryOp::kDivide:
-    case BinaryOp::kRemainder:
-    case BinaryOp::kPower:
-      return IsPred(t) ? Fail("needs numeric operands, got pred") : Status::Ok();
-    case BinaryOp::kMaximum:
-    case BinaryOp::kMinimum:
-      return Status::Ok();
-    case BinaryOp::kAnd:
-    case BinaryOp::kOr:
-    case BinaryOp::kXor:
-      return IsFloat(t) ? Fail("needs pred or integer operands, got " + got) : Status::Ok();
-    case BinaryOp::kShiftLeft:
-    case BinaryOp::kShiftRightLogical:
-    case BinaryOp::kShiftRightArithmetic:
-      return IsInteger(t) ? Status::Ok() : Fail("needs integer operands, got " + got);
-  }
-  return Status::Ok();
+  if (OpcodeArity(op) == 1) return Fail("needs a " + what + " operand, got " + got);
+  return Fail("needs " + what + " operands, got " + got);
 }
 
 Result<Shape> InferElementwise(const Instruction& instr) {
@@ -121,8 +85,7 @@ Result<Shape> InferElementwise(const Instruction& instr) {
                   " and " + b.ToString());
     }
   }
-  if (auto u = AsUnaryOp(instr.opcode)) DETRAIN_RETURN_IF_ERROR(CheckUnaryType(*u, a.type()));
-  if (auto b = AsBinaryOp(instr.opcode)) DETRAIN_RETURN_IF_ERROR(CheckBinaryType(*b, a.type()));
+  DETRAIN_RETURN_IF_ERROR(CheckOperandTypes(instr.opcode, a.type()));
   return a;
 }
 
@@ -185,7 +148,7 @@ Result<Shape> InferReshapeOrIota(const Instruction& instr) {
   if (instr.opcode == Opcode::kIota) {
     int64_t d = instr.IntAttr(Attr::kIotaDimension);
     if (d < 0 || d >= out.rank()) return Fail("iota_dimension " + std::to_string(d) + " is outside the result's rank");
-    if (IsPred(out.type())) return Fail("iota needs a numeric element type");
+    if (!OpcodeAcceptsType(Opcode::kIota, out.type())) return Fail("iota needs a numeric element type");
     return out;
   }
   DETRAIN_ASSIGN_OR_RETURN(Shape a, ArrayOperand(instr, 0));
@@ -346,9 +309,9 @@ Result<Shape> InferShape(const Instruction& instr) {
       return instr.shape;
     case Opcode::kIota:
     case Opcode::kReshape: return InferReshapeOrIota(instr);
-#define OP(e, s, n, c, o, x, a)
-#define UNARY(e, s, x) case Opcode::e:
-#define BINARY(e, s, x) case Opcode::e:
+#define OP(e, s, n, c, o, x, a, t)
+#define UNARY(e, s, x, t) case Opcode::e:
+#define BINARY(e, s, x, t) case Opcode::e:
 #include "compiler/ir/ops.def"
 #undef OP
       return InferElementwise(instr);

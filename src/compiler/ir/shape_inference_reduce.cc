@@ -129,7 +129,7 @@ Result<Shape> InferReduceWindow(const Instruction& instr) {
 Result<Shape> InferDot(const Instruction& instr) {
   DETRAIN_ASSIGN_OR_RETURN(Shape l, ArrayOperand(instr, 0));
   DETRAIN_ASSIGN_OR_RETURN(Shape r, ArrayOperand(instr, 1));
-  if (l.type() != r.type() || IsPred(l.type())) return Fail("dot needs numeric operands of one element type, got " + l.ToString() + " and " + r.ToString());
+  if (l.type() != r.type() || !OpcodeAcceptsType(Opcode::kDot, l.type())) return Fail("dot needs numeric operands of one element type, got " + l.ToString() + " and " + r.ToString());
   const auto& lb = instr.IntsAttr(Attr::kLhsBatchDims);
   const auto& rb = instr.IntsAttr(Attr::kRhsBatchDims);
   const auto& lc = instr.IntsAttr(Attr::kLhsContractingDims);
@@ -159,7 +159,9 @@ Result<Shape> InferDot(const Instruction& instr) {
 Result<Shape> InferConvolution(const Instruction& instr) {
   DETRAIN_ASSIGN_OR_RETURN(Shape in, ArrayOperand(instr, 0));
   DETRAIN_ASSIGN_OR_RETURN(Shape k, ArrayOperand(instr, 1));
-  if (in.type() != ElementType::kF32 || k.type() != ElementType::kF32) return Fail("convolution needs f32 operands");
+  if (!OpcodeAcceptsType(Opcode::kConvolution, in.type()) || k.type() != in.type()) {
+    return Fail("convolution needs f32 operands");
+  }
   const AttrValue* labels = instr.FindAttr(Attr::kDimLabels);
   if (!labels) return Fail("convolution needs dim_labels");
   DETRAIN_ASSIGN_OR_RETURN(ConvDims cd, ParseDimLabels(labels->s));

@@ -2,6 +2,8 @@
 // assumptions (unique spellings, alphabetical attributes, resolvable attribute lists).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <initializer_list>
 #include <set>
 #include <sstream>
 
@@ -59,6 +61,52 @@ TEST(OpsTable, OpsThatSumStateTheirOrder) {
   for (Opcode op : AllOpcodes()) {
     EXPECT_EQ(OpcodeExactness(op) == Exactness::kOrdered, OpcodeReductionOrder(op) != ReductionOrder::kNone)
         << OpcodeName(op);
+  }
+}
+
+TEST(OpsTable, TypesColumnIsKindLettersInCanonicalOrder) {
+  for (Opcode op : AllOpcodes()) {
+    std::string_view types = OpcodeOperandTypes(op);
+    EXPECT_FALSE(types.empty()) << OpcodeName(op);
+    size_t last = 0;
+    for (char c : types) {  // a subsequence of "bsuf"
+      size_t at = std::string_view("bsuf").find(c, last);
+      EXPECT_NE(at, std::string_view::npos) << OpcodeName(op) << ": '" << c << "'";
+      last = at + 1;
+    }
+  }
+}
+
+TEST(OpsTable, TypesColumnMatchesTheScalarRules) {
+  auto accepts = [](Opcode op, std::initializer_list<ElementType> types) {
+    for (ElementType t : {ElementType::kPred, ElementType::kS32, ElementType::kU32,
+                          ElementType::kS64, ElementType::kU64, ElementType::kF32}) {
+      bool listed = std::find(types.begin(), types.end(), t) != types.end();
+      if (OpcodeAcceptsType(op, t) != listed) return false;
+    }
+    return true;
+  };
+  const auto kInts = {ElementType::kS32, ElementType::kU32, ElementType::kS64, ElementType::kU64};
+  EXPECT_TRUE(accepts(Opcode::kExp, {ElementType::kF32}));
+  EXPECT_TRUE(accepts(Opcode::kFloor, {ElementType::kF32}));
+  EXPECT_TRUE(accepts(Opcode::kShiftLeft, kInts));
+  EXPECT_TRUE(accepts(Opcode::kNot, {ElementType::kPred, ElementType::kS32, ElementType::kU32,
+                                     ElementType::kS64, ElementType::kU64}));
+  EXPECT_TRUE(accepts(Opcode::kAdd, {ElementType::kS32, ElementType::kU32, ElementType::kS64,
+                                     ElementType::kU64, ElementType::kF32}));
+  EXPECT_TRUE(accepts(Opcode::kConvolution, {ElementType::kF32}));
+  EXPECT_TRUE(OpcodeAcceptsType(Opcode::kMaximum, ElementType::kPred));  // or, on pred
+  EXPECT_FALSE(OpcodeAcceptsType(Opcode::kDot, ElementType::kPred));
+  for (Opcode op : AllOpcodes()) {
+    // Every correctly rounded unary op is a float function; every bitwise op excludes floats.
+    if (AsUnaryOp(op) && OpcodeExactness(op) == Exactness::kRounded) {
+      EXPECT_EQ(OpcodeOperandTypes(op), "f") << OpcodeName(op);
+    }
+    // Every op but the elementwise arithmetic ones, dot, convolution and iota accepts any type.
+    if (OpcodeCategory(op) == OpCategory::kDataMovement ||
+        OpcodeCategory(op) == OpCategory::kStructural) {
+      EXPECT_EQ(OpcodeOperandTypes(op), "bsuf") << OpcodeName(op);
+    }
   }
 }
 
