@@ -22,6 +22,7 @@ struct Executor::State {
   std::vector<ArrayRef> buffers;
   std::vector<uint32_t> device_mask;  // per kernel: the devices that run it (bit d)
   std::vector<int32_t> param_kernel;  // per parameter number: its kernel id
+  std::vector<std::unique_ptr<cpu::CpuDevice>> devices;  // loaded once, reused by every Run
   ExecutorStats stats;
 };
 
@@ -81,14 +82,13 @@ Status CheckArgument(const ArrayRef& b, const ir::Literal& arg, const pb::EntryP
 
 // The all-reduce of kernel `k` across `devices` (one per replica).
 Status AllReduce(const pb::Kernel& k, const std::vector<ArrayRef>& buffers,
-                 std::vector<std::unique_ptr<cpu::CpuDevice>>& devices) {
+                 std::vector<std::unique_ptr<cpu::CpuDevice>>& devices, int64_t replicas) {
   if (k.operands_size() != 1 || k.operands(0).buffers_size() != 1 || k.outputs_size() != 1) {
     return InvalidArgument("plan: all-reduce " + k.name() + " must reduce one array");
   }
   const ArrayRef& in = buffers[static_cast<size_t>(k.operands(0).buffers(0))];
   const ArrayRef& out = buffers[static_cast<size_t>(k.outputs(0))];
   if (in.type != out.type || in.elements != out.elements) return InvalidArgument("plan: all-reduce shapes");
-  const int64_t replicas = static_cast<int64_t>(devices.size());
   std::vector<std::vector<int64_t>> groups;
   for (const auto& g : k.all_reduce().replica_groups()) groups.emplace_back(g.replicas().begin(), g.replicas().end());
   if (groups.empty()) {
@@ -197,9 +197,11 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes, const
   }
   DETRAIN_ASSIGN_OR_RETURN(s.device_mask, Place(s.plan, d));
   s.pool = std::make_unique<ThreadPool>(static_cast<size_t>(options.threads));
-  // Prepare once, to report a bad plan at load rather than at the first run.
-  cpu::CpuDevice probe(0, s.pool.get(), s.isa);
-  DETRAIN_RETURN_IF_ERROR(probe.Load(s.plan));
+  // Loading prepares every kernel: a bad plan is reported here rather than at the first run.
+  for (int i = 0; i < (s.plan.replicated() ? 1 : d); ++i) {
+    s.devices.push_back(std::make_unique<cpu::CpuDevice>(i, s.pool.get(), s.isa));
+    DETRAIN_RETURN_IF_ERROR(s.devices.back()->Load(s.plan));
+  }
   return e;
 }
 
@@ -207,13 +209,10 @@ Result<std::vector<std::vector<ir::Literal>>> Executor::Run(const std::vector<st
   State& s = *state_;
   const size_t replicas = args.size();
   if (replicas == 0) return InvalidArgument("at least one replica is needed");
-  if (replicas > 1 && !s.plan.replicated()) {
-    // Replicas without collectives are independent runs; run them one by one.
-  }
   const int nd = s.plan.replicated() ? static_cast<int>(replicas) : s.options.devices;
-  std::vector<std::unique_ptr<cpu::CpuDevice>> devices;
-  for (int d = 0; d < nd; ++d) {
-    devices.push_back(std::make_unique<cpu::CpuDevice>(d, s.pool.get(), s.isa));
+  auto& devices = s.devices;
+  while (static_cast<int>(devices.size()) < nd) {  // a replicated plan: one device per replica
+    devices.push_back(std::make_unique<cpu::CpuDevice>(static_cast<int>(devices.size()), s.pool.get(), s.isa));
     DETRAIN_RETURN_IF_ERROR(devices.back()->Load(s.plan));
   }
   auto run_one = [&](const std::vector<std::vector<ir::Literal>>& replica_args,
@@ -260,7 +259,7 @@ Result<std::vector<std::vector<ir::Literal>>> Executor::Run(const std::vector<st
     for (const pb::Kernel& k : s.plan.kernels()) {
       if (k.has_alias()) continue;
       if (k.has_all_reduce()) {
-        DETRAIN_RETURN_IF_ERROR(AllReduce(k, s.buffers, devices));
+        DETRAIN_RETURN_IF_ERROR(AllReduce(k, s.buffers, devices, nd));
         for (int d = 0; d < nd; ++d) present[static_cast<size_t>(d)][static_cast<size_t>(k.outputs(0))] = 1;
         continue;
       }
@@ -290,12 +289,10 @@ Result<std::vector<std::vector<ir::Literal>>> Executor::Run(const std::vector<st
   };
   std::vector<std::vector<ir::Literal>> results;
   if (s.plan.replicated()) {
-    // All replicas in lockstep: every replica's arguments go to its own device.
-    for (size_t r = 0; r < replicas; ++r) {
-      (void)r;
-    }
+    // All replicas in lockstep, each on its own device.
     DETRAIN_RETURN_IF_ERROR(run_one(args, &results));
   } else {
+    // Without collectives, replicas are independent runs.
     for (size_t r = 0; r < replicas; ++r) DETRAIN_RETURN_IF_ERROR(run_one({args[r]}, &results));
   }
   return results;

@@ -262,9 +262,9 @@ Status BuildKernelSpec(const Instruction& instr, const ir::CanonicalNames& names
       kernel->set_constant(instr.literal.bytes());
       return Status::Ok();
     case Opcode::kIota: kernel->set_iota(instr.IntAttr(ir::Attr::kIotaDimension)); return Status::Ok();
-#define OP(e, s, n, c, o, x, a)
-#define UNARY(e, s, x) case Opcode::e:
-#define BINARY(e, s, x) case Opcode::e:
+#define OP(e, s, n, c, o, x, a, t)
+#define UNARY(e, s, x, t) case Opcode::e:
+#define BINARY(e, s, x, t) case Opcode::e:
 #include "compiler/ir/ops.def"
 #undef OP
     case Opcode::kCompare:
