@@ -5,13 +5,13 @@
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/pipeline.h"
-#include "pass_random_module.h"
+#include "compiler/testing/random_module.h"
 
 namespace detrain::passes {
 namespace {
 
 TEST(Pipeline, UnknownPassIsAnErrorNamingItAndTheKnownPasses) {
-  auto module = testing::RandomPassModule(1, false);
+  auto module = testing::PassTargetedModule(1, false);
   auto result = RunPipeline(*module, "dce,frobnicate,cse", {});
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
@@ -24,13 +24,13 @@ TEST(Pipeline, UnknownPassIsAnErrorNamingItAndTheKnownPasses) {
 }
 
 TEST(Pipeline, EveryDefaultPassIsKnown) {
-  auto module = testing::RandomPassModule(2, false);
+  auto module = testing::PassTargetedModule(2, false);
   auto result = RunPipeline(*module, kDefaultPipeline, {});
   ASSERT_TRUE(result.ok()) << result.status().message();
 }
 
 TEST(Pipeline, RecordsChainDigestsAndDumpsHoldEachPassOutput) {
-  auto module = testing::RandomPassModule(3, false);
+  auto module = testing::PassTargetedModule(3, false);
   auto result = RunPipeline(*module, "cse,simplify,schedule,assign-buffers", {});
   ASSERT_TRUE(result.ok()) << result.status().message();
   ASSERT_EQ(result->records.size(), 4u);
@@ -51,7 +51,7 @@ TEST(Pipeline, RecordsChainDigestsAndDumpsHoldEachPassOutput) {
 }
 
 TEST(Pipeline, WithoutAssignBuffersReportsNoBytes) {
-  auto module = testing::RandomPassModule(4, false);
+  auto module = testing::PassTargetedModule(4, false);
   auto result = RunPipeline(*module, "dce", {});
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->peak_bytes, 0);
@@ -59,7 +59,7 @@ TEST(Pipeline, WithoutAssignBuffersReportsNoBytes) {
 }
 
 TEST(Pipeline, RejectsAnInvalidInputModule) {
-  auto module = testing::RandomPassModule(5, false);
+  auto module = testing::PassTargetedModule(5, false);
   module->entry()->root()->shape = ir::Shape(ir::ElementType::kF32, {1234});  // wrong declared shape
   auto result = RunPipeline(*module, "dce", {});
   ASSERT_FALSE(result.ok());
@@ -67,7 +67,7 @@ TEST(Pipeline, RejectsAnInvalidInputModule) {
 }
 
 TEST(Pipeline, DoesNotModifyItsInput) {
-  auto module = testing::RandomPassModule(6, false);
+  auto module = testing::PassTargetedModule(6, false);
   std::string before = *ir::PrintModule(*module);
   ASSERT_TRUE(RunPipeline(*module, kDefaultPipeline, {}).ok());
   EXPECT_EQ(*ir::PrintModule(*module), before);
@@ -75,7 +75,7 @@ TEST(Pipeline, DoesNotModifyItsInput) {
 
 TEST(Pipeline, ResultsDoNotDependOnThreads) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
-    auto module = testing::RandomPassModule(seed, true);
+    auto module = testing::PassTargetedModule(seed, true);
     auto one = RunPipeline(*module, kDefaultPipeline, {1});
     ASSERT_TRUE(one.ok());
     for (int threads : {2, 8}) {
