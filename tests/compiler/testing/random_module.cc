@@ -1,5 +1,6 @@
 // See random_module.h. This file: the step loop, operand choice, raw-bit literals, the
 // elementwise and movement families, and RandomArguments; random_module_ops.cc has the rest.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -369,7 +370,31 @@ void Generator::Step() {
     for (int w = 0; w < weight; ++w) enabled.push_back(&f);
   }
   if (enabled.empty()) return;
-  if (Instruction* y = (this->*(enabled[Pick(enabled.size())]->make))()) values_.push_back(y);
+  const size_t first = entry_->instructions().size(), values = values_.size();
+  Instruction* y = (this->*(enabled[Pick(enabled.size())]->make))();
+  if (!options_.exclude_ops.empty() && UsesExcludedOps(first)) {
+    values_.resize(values);  // a family may have added values of its own (all-reduce pairs)
+    return;
+  }
+  if (y != nullptr) values_.push_back(y);
+}
+
+bool Generator::UsesExcludedOps(size_t first) const {
+  auto excluded = [&](Opcode op) {
+    return std::find(options_.exclude_ops.begin(), options_.exclude_ops.end(), op) !=
+           options_.exclude_ops.end();
+  };
+  const auto& list = entry_->instructions();
+  for (size_t i = first; i < list.size(); ++i) {
+    if (excluded(list[i]->opcode)) return true;
+    for (const auto& [attr, value] : list[i]->attrs) {
+      if (value.computation == nullptr) continue;
+      for (const auto& called : value.computation->instructions()) {
+        if (excluded(called->opcode)) return true;
+      }
+    }
+  }
+  return false;
 }
 
 std::unique_ptr<ir::Module> Generator::Build() {
@@ -377,6 +402,7 @@ std::unique_ptr<ir::Module> Generator::Build() {
   module_ = module.get();
   Builder b(module_, "main");
   b_ = &b;
+  entry_ = module_->computations().back().get();
   int params = 1 + static_cast<int>(Pick(static_cast<uint64_t>(options_.max_params)));
   for (int i = 0; i < params; ++i) {
     values_.push_back(

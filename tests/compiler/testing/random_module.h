@@ -65,6 +65,9 @@ struct RandomModuleOptions {
   int max_rank = 3;                   // of parameters and fresh constants; ops may add one
   int64_t max_dim = 4;
   int pass_pattern_weight = 1;  // kPassPatterns counts this many times when a family is picked
+  // Ops an engine lacks: a step whose new instructions (or the computations they call) use one
+  // is dropped (its instructions stay behind as dead code, which no engine executes).
+  std::vector<ir::Opcode> exclude_ops;
 
   // Every family but all-reduce (evaluate with interp::Evaluate).
   static RandomModuleOptions Everything() { return {}; }

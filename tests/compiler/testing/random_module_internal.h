@@ -48,6 +48,9 @@ class Generator {
   Instruction* IndexScalar();  // an integer scalar read from data (or a small constant)
   bool Fits(const std::vector<int64_t>& dims) const;
   void Step();
+  // Whether an instruction of the entry from position `first` on, or a computation one of
+  // them calls, uses an op of options_.exclude_ops.
+  bool UsesExcludedOps(size_t first) const;
   Instruction* Elementwise();
   Instruction* Movement();
   Instruction* DynamicSlicing(Instruction* x);
@@ -68,7 +71,8 @@ class Generator {
   std::mt19937_64 rng_;
   RandomModuleOptions options_;
   ir::Module* module_ = nullptr;
-  Builder* b_ = nullptr;  // the entry's builder while Build runs
+  Builder* b_ = nullptr;                    // the entry's builder while Build runs
+  const ir::Computation* entry_ = nullptr;  // the computation b_ builds
   std::vector<Instruction*> values_;
   std::map<std::pair<int, int>, const ir::Computation*> combiners_;  // (op, type) and copies
   const ir::Computation* scalar_callee_ = nullptr;  // (f32 p0, p1, p2) -> p0 * p1 + p0

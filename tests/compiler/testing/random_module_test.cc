@@ -93,6 +93,16 @@ TEST(RandomModule, OptionsExcludeFamiliesAndTypes) {
   }
 }
 
+TEST(RandomModule, ExcludedOpsNeverReachTheProgram) {
+  RandomModuleOptions options = RandomModuleOptions::Replicated();
+  options.exclude_ops = {Opcode::kMultiply, Opcode::kPower, Opcode::kGather, Opcode::kAllReduce,
+                         Opcode::kExp};
+  Census census = CensusOf(options, 200);
+  for (Opcode op : options.exclude_ops) EXPECT_EQ(census.ops[op], 0) << ir::OpcodeName(op);
+  EXPECT_GT(census.ops[Opcode::kAdd], 50);  // the rest is still generated
+  EXPECT_GT(census.ops[Opcode::kScatter], 5);
+}
+
 TEST(RandomModule, ReplicatedModulesEvaluateOnSeveralReplicas) {
   int with_all_reduce = 0;
   for (uint64_t seed = 1; seed <= 100; ++seed) {
