@@ -20,11 +20,13 @@ def Run(root):
     return p.returncode, p.stdout
 
 
-def Write(root, rel, text):
-    path = os.path.join(root, rel)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
+def WriteTree(root, files):
+    """Writes each {path relative to root: text} of `files`."""
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
 
 
 class CheckLayersTest(unittest.TestCase):
@@ -54,23 +56,26 @@ class CheckLayersTest(unittest.TestCase):
             "(base may include: base)"])
 
     def testDownwardAndSameLayerIncludesPass(self):
-        Write(self.tmp, "src/base/a.h", "")
-        Write(self.tmp, "src/base/math/m.h", '#include "base/a.h"\n')
-        Write(self.tmp, "src/compiler/ir/i.h", '#include "base/math/m.h"\n')
-        Write(self.tmp, "src/compiler/passes/p.cc", '#include "compiler/ir/i.h"\n#include "q.h"\n')
-        Write(self.tmp, "src/compiler/passes/q.h", "#include <vector>\n")
-        Write(self.tmp, "src/cli/main.cc",
-              '#include "compiler/passes/q.h"\n#include "schemas/x.pb.h"\n')
+        WriteTree(self.tmp, {
+            "src/base/a.h": "",
+            "src/base/math/m.h": '#include "base/a.h"\n',
+            "src/compiler/ir/i.h": '#include "base/math/m.h"\n',
+            "src/compiler/passes/p.cc": '#include "compiler/ir/i.h"\n#include "q.h"\n',
+            "src/compiler/passes/q.h": "#include <vector>\n",
+            "src/cli/main.cc": '#include "compiler/passes/q.h"\n#include "schemas/x.pb.h"\n',
+        })
         code, out = Run(self.tmp)
         self.assertEqual(code, 0, out)
 
     def testSiblingsAndUpwardEdgesInsideTheCompilerFail(self):
-        Write(self.tmp, "src/compiler/codegen/cuda/k.h", "")
-        Write(self.tmp, "src/compiler/codegen/cpu/k.cc", '#include "compiler/codegen/cuda/k.h"\n')
-        Write(self.tmp, "src/compiler/interp/e.cc", '\n#include "compiler/codegen/cpu/k.cc"\n')
-        Write(self.tmp, "src/driver/d.h", "")
-        Write(self.tmp, "src/runtime/r.cc", '#include "driver/d.h"\n')
-        Write(self.tmp, "src/frontend/f.cc", '#include "runtime/r.cc"\n')
+        WriteTree(self.tmp, {
+            "src/compiler/codegen/cuda/k.h": "",
+            "src/compiler/codegen/cpu/k.cc": '#include "compiler/codegen/cuda/k.h"\n',
+            "src/compiler/interp/e.cc": '\n#include "compiler/codegen/cpu/k.cc"\n',
+            "src/driver/d.h": "",
+            "src/runtime/r.cc": '#include "driver/d.h"\n',
+            "src/frontend/f.cc": '#include "runtime/r.cc"\n',
+        })
         code, out = Run(self.tmp)
         self.assertEqual(code, 1, out)
         lines = out.splitlines()
@@ -82,10 +87,12 @@ class CheckLayersTest(unittest.TestCase):
         self.assertTrue(lines[2].startswith("src/frontend/f.cc:1: frontend -> runtime:"), out)
 
     def testUnknownFoldersAndUnresolvedIncludesFail(self):
-        Write(self.tmp, "src/attest/bundle/w.cc", '#include "attest/sha.h"\n')
-        Write(self.tmp, "src/attest/sha.h", '#include "base/missing.h"\n')
-        Write(self.tmp, "src/attest/newthing/n.h", "")
-        Write(self.tmp, "src/gadgets/g.h", "")
+        WriteTree(self.tmp, {
+            "src/attest/bundle/w.cc": '#include "attest/sha.h"\n',
+            "src/attest/sha.h": '#include "base/missing.h"\n',
+            "src/attest/newthing/n.h": "",
+            "src/gadgets/g.h": "",
+        })
         code, out = Run(self.tmp)
         self.assertEqual(code, 1, out)
         self.assertEqual(out.splitlines(), [

@@ -58,6 +58,9 @@ class Generator {
   // random_module_ops.cc
   const ir::Computation* Combiner(Opcode op, ElementType t, int copy = 0);
   const ir::Computation* AnyCombiner(ElementType t);
+  // A window over a dimension of size d (size 1..max_size, strides, padding, dilations) that
+  // fits: its extent (WindowExtent) is at least 1.
+  ir::WindowDim RandomWindow(int64_t d, int64_t max_size);
   Instruction* Reduction();
   Instruction* DotConv();
   Instruction* Convolution(Instruction* x);

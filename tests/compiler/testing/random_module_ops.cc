@@ -39,6 +39,18 @@ int64_t WindowExtent(int64_t d, const ir::WindowDim& w) {
 
 }  // namespace
 
+ir::WindowDim Generator::RandomWindow(int64_t d, int64_t max_size) {
+  ir::WindowDim w;
+  w.size = 1 + static_cast<int64_t>(Pick(static_cast<uint64_t>(max_size)));
+  w.stride = 1 + static_cast<int64_t>(Pick(2));
+  w.pad_lo = Chance(3) ? 1 : 0;
+  w.pad_hi = Chance(3) ? 1 : 0;
+  w.lhs_dilate = Chance(5) ? 2 : 1;
+  w.rhs_dilate = Chance(5) ? 2 : 1;
+  if (WindowExtent(d, w) == 0) w.size = 1, w.rhs_dilate = 1;  // a 1-wide window always fits
+  return w;
+}
+
 Instruction* Generator::Reduction() {
   ElementType t = AnyType();
   Instruction* x = Operand(t);
@@ -49,16 +61,8 @@ Instruction* Generator::Reduction() {
     std::vector<ir::WindowDim> window;
     std::vector<int64_t> dims;
     for (int64_t d : s.dims()) {
-      ir::WindowDim w;
-      w.size = 1 + static_cast<int64_t>(Pick(static_cast<uint64_t>(d)));
-      w.stride = 1 + static_cast<int64_t>(Pick(2));
-      w.pad_lo = Chance(3) ? 1 : 0;
-      w.pad_hi = Chance(3) ? 1 : 0;
-      w.lhs_dilate = Chance(6) ? 2 : 1;
-      w.rhs_dilate = Chance(6) ? 2 : 1;
-      if (WindowExtent(d, w) == 0) w.size = 1, w.rhs_dilate = 1;
-      dims.push_back(WindowExtent(d, w));
-      window.push_back(w);
+      window.push_back(RandomWindow(d, d));
+      dims.push_back(WindowExtent(d, window.back()));
     }
     if (!Fits(dims)) return nullptr;
     return b_->ReduceWindow(x, init, window, AnyCombiner(t));
@@ -122,17 +126,9 @@ Instruction* Generator::Convolution(Instruction* x) {
   std::vector<ir::WindowDim> window;
   std::vector<int64_t> out_space, kernel_space;
   for (int64_t d : space) {
-    ir::WindowDim w;
-    w.size = 1 + static_cast<int64_t>(Pick(3));
-    w.stride = 1 + static_cast<int64_t>(Pick(2));
-    w.pad_lo = Chance(3) ? 1 : 0;
-    w.pad_hi = Chance(3) ? 1 : 0;
-    w.lhs_dilate = Chance(5) ? 2 : 1;
-    w.rhs_dilate = Chance(5) ? 2 : 1;
-    if (WindowExtent(d, w) == 0) w.size = 1, w.rhs_dilate = 1;
-    out_space.push_back(WindowExtent(d, w));
-    kernel_space.push_back(w.size);
-    window.push_back(w);
+    window.push_back(RandomWindow(d, 3));
+    out_space.push_back(WindowExtent(d, window.back()));
+    kernel_space.push_back(window.back().size);
   }
   const int64_t out_features = 1 + static_cast<int64_t>(Pick(3));
   auto layout = [&](int64_t b, const std::vector<int64_t>& sp, int64_t f) {
