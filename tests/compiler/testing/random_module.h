@@ -9,6 +9,21 @@
 // is live; the rest is dead code on purpose (passes must cope with it). Shapes stay small
 // (rank <= max_rank, dimensions <= max_dim, at most kMaxElements elements per value).
 //
+// A conformance check, for example (link detrain_test_modules):
+//
+//   RandomModuleOptions options = RandomModuleOptions::Replicated();
+//   options.exclude_ops = {ir::Opcode::kConvolution};  // what the engine does not run yet
+//   for (uint64_t seed = 1; seed <= 500; ++seed) {
+//     auto module = RandomModule(seed, options);       // never null
+//     std::vector<std::vector<ir::Literal>> args = {RandomArguments(*module, 2 * seed),
+//                                                   RandomArguments(*module, 2 * seed + 1)};
+//     auto want = interp::EvaluateReplicated(*module, args);  // the oracle, 2 replicas
+//     ... run the engine on the same arguments; compare with Literal::BitwiseEqual ...
+//   }
+//
+// Known gap: scatter indices are s32 only (gather also takes s64), because the interpreter's
+// scatter bounds check overflows on s64 indices near INT64_MAX.
+//
 // Determinism: the same (seed, options) always builds the same module and the same arguments,
 // on every machine (std::mt19937_64 only, no distributions whose output the standard leaves
 // to the library). Thread safety: pure functions; concurrent calls are safe. Test-only.
