@@ -1,6 +1,6 @@
 // Compile time program -> stage 4 (issue 7): parse + check + lower the train step (stage 2),
 // run the default pass pipeline (stage 3) and build the CPU plan (stage 4), per example.
-// Counters: peak_bytes (arena from assign-buffers), total_bytes (sum of all buffers),
+// Counters: peak_bytes (the plan's arena), total_bytes (sum of all buffers),
 // live instructions (all reachable computations) of stage 2 and stage 3.
 //
 //   bench_compile --benchmark_repetitions=10 --benchmark_report_aggregates_only=true

@@ -4,7 +4,8 @@
 # something is missing. Uses sudo when not run as root. The CUDA toolkit is not a Debian package
 # here: the build detects /usr/local/cuda and works without it.
 #
-# Usage: tools/setup.sh [--dev]     (--dev adds clang-format and clang-tidy for style checks)
+# Usage: tools/setup.sh [--dev]     (--dev adds clang-tidy; clang-format is always installed:
+#                                    tools/test.sh runs the format check)
 set -euo pipefail
 
 packages=(
@@ -18,9 +19,10 @@ packages=(
   libmpfr-dev libgmp-dev        # correctly rounded reference for the math verifier
   python3 python3-sklearn       # ships the example datasets (breast_cancer.csv, digits.csv.gz)
   gzip base-files               # gunzip; base-files ships the char-LM corpus (common-licenses/GPL-3)
+  clang-format                  # the format check of tools/lint.sh, which tools/test.sh runs
 )
 if [[ "${1:-}" == "--dev" ]]; then
-  packages+=(clang-format clang-tidy)
+  packages+=(clang-tidy)
 fi
 
 missing=()

@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# README command (b): installs what is missing, builds, and runs every test.
+# README command (b), and what CI runs: installs what is missing, checks the layering, builds,
+# and runs every test; the format check runs first too.
 # Usage: tools/test.sh [--sanitize]
 #   (default)   the full suite in build/
 #   --sanitize  the ASan+UBSan build in build-asan/, all tests but those labelled `slow`
+#
+# The layering check (tools/check_layers.py) stops the run at once. A format difference
+# (tools/lint.sh --format) does not stop the build and the tests, so one run reports
+# everything, but it makes the script exit non-zero at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
+python3 tools/check_layers.py
+format_status=0
+tools/lint.sh --format || format_status=$?
 if [[ "${1:-}" == "--sanitize" ]]; then
   tools/build.sh --sanitize
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -14,3 +22,7 @@ else
   tools/build.sh
   ctest --test-dir build --output-on-failure -j "$(nproc)"
 fi
+if ((format_status != 0)); then
+  echo "test: the tests ran, but the format check failed (tools/lint.sh --fix)" >&2
+fi
+exit "$format_status"

@@ -104,7 +104,7 @@ TEST(CompileCliTest, ProgramErrorsArePositioned) {
 
 TEST(CompileCliTest, BadPipelineAndStage) {
   if (!HaveData()) GTEST_SKIP() << "python3-sklearn missing";
-  CliResult r = RunDetrain({"compile", kExample, "--hashes", "--pipeline", "dce,frobnicate"});
+  CliResult r = RunDetrain({"compile", kExample, "--hashes", "--pipeline", "cse,frobnicate"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("frobnicate"), std::string::npos) << r.err;
   CliResult cuda = RunDetrain({"compile", kExample, "--emit", "cubin"});

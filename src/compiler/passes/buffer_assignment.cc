@@ -121,7 +121,7 @@ int64_t LeafCount(const ir::Shape& shape) {
 }
 
 Result<BufferAssignment> AssignBuffers(const ir::Module& module) {
-  if (module.entry() == nullptr) return InvalidArgument("assign-buffers: the module has no entry");
+  if (module.entry() == nullptr) return InvalidArgument("buffer assignment: the module has no entry");
   BufferAssignment a;
   DETRAIN_ASSIGN_OR_RETURN(a.schedule, module.entry()->PostOrder());
   ComputeLiveness(*module.entry(), &a);

@@ -1,6 +1,7 @@
 // Buffer assignment: liveness over the schedule of the entry computation, and a placement of
 // every array value in one arena such that no two values that are live at the same time
-// overlap (docs/passes.md, assign-buffers).
+// overlap (docs/passes.md §4). It is part of code generation, not a pass (it never changes the
+// module): codegen/cpu calls it for the plan; it moves to codegen/common with the kernel specs.
 //
 // Values: each instruction of the entry defines one buffer per array leaf of its shape, except
 // `tuple` (its leaves are its operands' buffers) and `get-tuple-element` (the selected

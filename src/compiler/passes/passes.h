@@ -1,7 +1,8 @@
 // Every pass of the pipeline, each a pure function `const Module& -> Module` defined in its own
 // file (one file per pass, whose header comment states what it does, what it does not, and its
 // pre- and postconditions; docs/passes.md collects them). The names in comments are the stable
-// kebab-case names the pipeline spec uses.
+// kebab-case names the pipeline spec uses. Every pass starts from CloneModule (rewrite.h), which
+// keeps only live code in canonical order: there is no separate dce or schedule pass.
 //
 // Common contract: the input has passed ir::VerifyModule; the output passes it too and, for
 // every argument list and on every replica, the reference interpreter gives the same bits
@@ -20,14 +21,11 @@ namespace detrain::passes {
 using PassOutput = Result<std::unique_ptr<ir::Module>>;
 
 PassOutput InlineCalls(const ir::Module& module);       // inline
-PassOutput EliminateDeadCode(const ir::Module& module);  // dce
 PassOutput EliminateCommonSubexpressions(const ir::Module& module);  // cse
 PassOutput FoldConstants(const ir::Module& module);      // fold-constants
 PassOutput Simplify(const ir::Module& module);           // simplify
 PassOutput Fuse(const ir::Module& module);               // fuse
 PassOutput CombineAllReduces(const ir::Module& module);  // combine-all-reduce
-PassOutput Schedule(const ir::Module& module);           // schedule
-PassOutput AssignBuffersPass(const ir::Module& module);  // assign-buffers
 
 }  // namespace detrain::passes
 

@@ -21,14 +21,22 @@ struct PassEntry {
 
 const PassEntry kPasses[] = {
     {"inline", InlineCalls},
-    {"dce", EliminateDeadCode},
     {"cse", EliminateCommonSubexpressions},
     {"fold-constants", FoldConstants},
     {"simplify", Simplify},
     {"fuse", Fuse},
     {"combine-all-reduce", CombineAllReduces},
-    {"schedule", Schedule},
-    {"assign-buffers", AssignBuffersPass},
+};
+
+// Former passes that could never change the canonical text, and where their work happens now.
+struct RemovedPass {
+  const char* name;
+  const char* why;
+};
+const RemovedPass kRemovedPasses[] = {
+    {"dce", "every pass keeps only live code (CloneModule), so it is no separate pass"},
+    {"schedule", "the canonical order is the schedule; every pass's output is in that order"},
+    {"assign-buffers", "buffer assignment is part of code generation (stage 4)"},
 };
 
 // No pass takes options yet; each pass's options are the canonical JSON object `{}`. A pass
@@ -50,6 +58,12 @@ Result<std::vector<const PassEntry*>> ParseSpec(std::string_view spec) {
     if (comma == std::string_view::npos) comma = spec.size();
     std::string_view name = spec.substr(start, comma - start);
     const PassEntry* p = FindPass(name);
+    for (const RemovedPass& r : kRemovedPasses) {
+      if (p == nullptr && name == r.name) {
+        return InvalidArgument("pass '" + std::string(name) + "' no longer exists: " + r.why +
+                               "; drop it from the pipeline '" + std::string(spec) + "'");
+      }
+    }
     if (p == nullptr) {
       std::string known;
       for (const PassEntry& k : kPasses) known += std::string(known.empty() ? "" : ", ") + k.name;
@@ -71,8 +85,7 @@ std::string DumpName(size_t index, std::string_view pass) {
 }  // namespace
 
 const char kDefaultPipeline[] =
-    "inline,dce,cse,fold-constants,simplify,cse,fold-constants,dce,fuse,combine-all-reduce,cse,"
-    "schedule,assign-buffers";
+    "inline,cse,fold-constants,simplify,cse,fold-constants,fuse,combine-all-reduce,cse";
 
 std::vector<std::string> KnownPasses() {
   std::vector<std::string> names;
@@ -102,14 +115,15 @@ Result<PipelineResult> RunPipeline(const ir::Module& module, std::string_view sp
     std::string out_digest = attest::Sha256Hex(out_text);
     result.records.push_back({pass.name, attest::Sha256Hex(kNoOptions), digest, out_digest});
     result.dumps.emplace_back(DumpName(i + 1, pass.name), out_text);
-    if (std::string_view(pass.name) == "assign-buffers") {
-      DETRAIN_ASSIGN_OR_RETURN(BufferAssignment a, AssignBuffers(**out));
-      result.peak_bytes = a.arena_bytes;
-      result.total_bytes = a.total_bytes;
-    }
     result.module = std::move(*out);
     digest = std::move(out_digest);
   }
+  // A pass may leave replaced instructions behind in its lists; the result holds only the
+  // program, in execution order (same text, same digest).
+  DETRAIN_ASSIGN_OR_RETURN(result.module, CloneModule(*result.module));
+  DETRAIN_ASSIGN_OR_RETURN(BufferAssignment a, AssignBuffers(*result.module));
+  result.peak_bytes = a.arena_bytes;
+  result.total_bytes = a.total_bytes;
   return result;
 }
 

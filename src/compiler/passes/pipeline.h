@@ -1,7 +1,9 @@
 // The pass pipeline as data (STYLE.md point 3; docs/passes.md): a spec string names the passes
-// in order ("dce,cse,fold-constants,..."); RunPipeline verifies the module before the first pass
+// in order ("inline,cse,fold-constants,..."); RunPipeline verifies the module before the first pass
 // and after each one, and records for every pass (name, options digest, input digest, output
 // digest), where a digest is the SHA-256 of the canonical text (ir::ModuleFingerprint).
+// Every pass in the table changes the canonical text of some modules: a step that never could
+// (dead code elimination, scheduling, buffer assignment) is not a pass — see docs/passes.md §3.
 //
 // Thread safety: RunPipeline is a pure function of its arguments; concurrent calls are safe.
 // Determinism: the optimized module, the records and the dumps depend only on the input module
@@ -33,14 +35,22 @@ struct PipelineOptions {
 };
 
 struct PipelineResult {
-  std::unique_ptr<ir::Module> module;                      // the optimized module (stage 3)
+  // The optimized module (stage 3). Its computations are those ENTRY reaches, and each one's
+  // instruction list is exactly its live instructions in canonical order (the execution order
+  // codegen follows): what `dce` and `schedule` used to promise.
+  std::unique_ptr<ir::Module> module;
   std::vector<PassRecord> records;                         // one per pass, in order
   std::vector<std::pair<std::string, std::string>> dumps;  // ("NN.pass-name.hlo", canonical text)
-  int64_t peak_bytes = 0, total_bytes = 0;                 // from assign-buffers (0 if not run)
+  // The buffer assignment of `module` (passes::AssignBuffers; the plan holds the same numbers
+  // as arena_bytes and total_buffer_bytes). Kept for the compile summary; buffer assignment
+  // belongs to codegen (DESIGN.md §9, codegen/common), so once the driver reads these from the
+  // plan the fields can go.
+  int64_t peak_bytes = 0, total_bytes = 0;
 };
 
 // Verifies before the first pass and after each; an unknown pass name is an InvalidArgument
-// naming it and listing the known passes.
+// naming it and listing the known passes (for `dce`, `schedule` and `assign-buffers`, which
+// left the pipeline, it also says why).
 Result<PipelineResult> RunPipeline(const ir::Module& module, std::string_view spec,
                                    const PipelineOptions& options);
 

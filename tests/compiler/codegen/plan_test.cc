@@ -11,7 +11,7 @@
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/pipeline.h"
-#include "pass_random_module.h"
+#include "compiler/testing/random_module.h"
 #include "schemas/cpu_plan.pb.h"
 
 namespace detrain::codegen::cpu {
@@ -112,7 +112,7 @@ ENTRY main {
 TEST(CpuPlan, BytesAreDeterministicAndRoundTrip) {
   for (uint64_t seed = 1; seed <= 100; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    auto module = testing::RandomPassModule(seed, seed % 3 == 0);
+    auto module = testing::PassTargetedModule(seed, seed % 3 == 0);
     auto opt = passes::RunPipeline(*module, passes::kDefaultPipeline, {});
     ASSERT_TRUE(opt.ok()) << opt.status().message();
     auto a = BuildPlan(*opt->module);

@@ -5,7 +5,7 @@
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/pipeline.h"
-#include "pass_random_module.h"
+#include "compiler/testing/random_module.h"
 
 namespace detrain::passes {
 namespace {
@@ -70,7 +70,7 @@ ENTRY main {
 
 TEST(BufferAssignment, RandomModulesArePlacedValidly) {
   for (uint64_t seed = 1; seed <= 200; ++seed) {
-    auto module = testing::RandomPassModule(seed, seed % 2 == 0);
+    auto module = testing::PassTargetedModule(seed, seed % 2 == 0);
     auto opt = RunPipeline(*module, kDefaultPipeline, {});
     ASSERT_TRUE(opt.ok());
     auto a = AssignBuffers(*opt->module);

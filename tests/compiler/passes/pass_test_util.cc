@@ -8,7 +8,7 @@
 #include "frontend/check.h"
 #include "frontend/parser.h"
 #include "frontend/train_step.h"
-#include "random_module.h"
+#include "compiler/testing/random_module.h"
 
 namespace detrain::testing {
 

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Tests of tools/check_layers.py: the real tree passes, and a copy of it with one injected bad
+include fails naming the file, the line and the edge; synthetic trees cover sibling layers,
+unknown folders, unresolvable includes and relative includes. Each case works in its own
+temporary directory; nothing outside it is written."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.environ.get("DETRAIN_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "tools", "check_layers.py")
+
+
+def Run(root):
+    p = subprocess.run([sys.executable, SCRIPT, "--root", root], capture_output=True, text=True)
+    return p.returncode, p.stdout
+
+
+def WriteTree(root, files):
+    """Writes each {path relative to root: text} of `files`."""
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+
+
+class CheckLayersTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="check_layers_test.")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def testTheTreePasses(self):
+        code, out = Run(ROOT)
+        self.assertEqual(code, 0, out)
+
+    def testAnInjectedUpwardIncludeInACopyOfTheTreeFails(self):
+        shutil.copytree(os.path.join(ROOT, "src"), os.path.join(self.tmp, "src"))
+        path = os.path.join(self.tmp, "src", "base", "status.h")
+        with open(path) as f:
+            lines = f.readlines()
+        at = next(i for i, l in enumerate(lines) if l.startswith("#include"))
+        lines.insert(at, '#include "compiler/ir/module.h"\n')
+        with open(path, "w") as f:
+            f.writelines(lines)
+        code, out = Run(self.tmp)
+        self.assertEqual(code, 1, out)
+        self.assertEqual(out.splitlines(), [
+            f'src/base/status.h:{at + 1}: base -> compiler/ir: #include "compiler/ir/module.h" '
+            "(base may include: base)"])
+
+    def testDownwardAndSameLayerIncludesPass(self):
+        WriteTree(self.tmp, {
+            "src/base/a.h": "",
+            "src/base/math/m.h": '#include "base/a.h"\n',
+            "src/compiler/ir/i.h": '#include "base/math/m.h"\n',
+            "src/compiler/passes/p.cc": '#include "compiler/ir/i.h"\n#include "q.h"\n',
+            "src/compiler/passes/q.h": "#include <vector>\n",
+            "src/cli/main.cc": '#include "compiler/passes/q.h"\n#include "schemas/x.pb.h"\n',
+        })
+        code, out = Run(self.tmp)
+        self.assertEqual(code, 0, out)
+
+    def testSiblingsAndUpwardEdgesInsideTheCompilerFail(self):
+        WriteTree(self.tmp, {
+            "src/compiler/codegen/cuda/k.h": "",
+            "src/compiler/codegen/cpu/k.cc": '#include "compiler/codegen/cuda/k.h"\n',
+            "src/compiler/interp/e.cc": '\n#include "compiler/codegen/cpu/k.cc"\n',
+            "src/driver/d.h": "",
+            "src/runtime/r.cc": '#include "driver/d.h"\n',
+            "src/frontend/f.cc": '#include "runtime/r.cc"\n',
+        })
+        code, out = Run(self.tmp)
+        self.assertEqual(code, 1, out)
+        lines = out.splitlines()
+        self.assertEqual(len(lines), 3, out)
+        self.assertTrue(lines[0].startswith(
+            "src/compiler/codegen/cpu/k.cc:1: compiler/codegen/cpu -> compiler/codegen/cuda:"), out)
+        self.assertTrue(lines[1].startswith(
+            "src/compiler/interp/e.cc:2: compiler/interp -> compiler/codegen/cpu:"), out)
+        self.assertTrue(lines[2].startswith("src/frontend/f.cc:1: frontend -> runtime:"), out)
+
+    def testUnknownFoldersAndUnresolvedIncludesFail(self):
+        WriteTree(self.tmp, {
+            "src/attest/bundle/w.cc": '#include "attest/sha.h"\n',
+            "src/attest/sha.h": '#include "base/missing.h"\n',
+            "src/attest/newthing/n.h": "",
+            "src/gadgets/g.h": "",
+        })
+        code, out = Run(self.tmp)
+        self.assertEqual(code, 1, out)
+        self.assertEqual(out.splitlines(), [
+            "src/attest/newthing/n.h: in no layer; add its folder to tools/check_layers.py LAYERS",
+            'src/attest/sha.h:1: #include "base/missing.h" resolves to no file under src/',
+            "src/gadgets/g.h: in no layer; add its folder to tools/check_layers.py LAYERS"])
+
+
+if __name__ == "__main__":
+    unittest.main()
