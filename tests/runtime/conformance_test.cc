@@ -7,8 +7,7 @@
 #include "compiler/codegen/cpu/plan.h"
 #include "compiler/interp/interpreter.h"
 #include "compiler/passes/pipeline.h"
-#include "pass_random_module.h"
-#include "random_module.h"
+#include "compiler/testing/random_module.h"
 #include "runtime/executor.h"
 #include "runtime_test_util.h"
 
@@ -69,16 +68,19 @@ void CheckMany(int count, int min_compared, int replicas, Make make) {
   std::printf("%d of %d modules compared\n", compared, count);
 }
 
+// Every op family and element type.
 TEST(Conformance, RandomModules) {
-  CheckMany(150, 140, 1, [](uint64_t seed) { return testing::RandomModule(seed); });
+  CheckMany(300, 280, 1, [](uint64_t seed) { return testing::RandomModule(seed); });
 }
 
+// The shapes the passes rewrite (so the optimized module differs from the input).
 TEST(Conformance, PassTargetedModules) {
-  CheckMany(150, 140, 1, [](uint64_t seed) { return testing::RandomPassModule(seed, false); });
+  CheckMany(150, 140, 1, [](uint64_t seed) { return testing::PassTargetedModule(seed, false); });
 }
 
+// all-reduce on 3 replicas: the pairwise tree over each replica group.
 TEST(Conformance, ReplicatedModules) {
-  CheckMany(60, 55, 3, [](uint64_t seed) { return testing::RandomPassModule(seed, true); });
+  CheckMany(100, 90, 3, [](uint64_t seed) { return testing::RandomModule(seed, testing::RandomModuleOptions::Replicated()); });
 }
 
 }  // namespace

@@ -87,7 +87,7 @@ Result<Literal> EvalScatter(const Instruction& instr, const Operands& ops, const
       std::vector<int64_t> dst(out_dims.size(), 0);
       for (size_t k = 0; k < to_operand.size(); ++k) dst[static_cast<size_t>(to_operand[k])] = vec[k];
       bool in_bounds = true;
-      for (size_t d = 0; d < dst.size(); ++d) in_bounds = in_bounds && dst[d] >= 0 && dst[d] + window_sizes[d] <= out_dims[d];
+      for (size_t d = 0; d < dst.size(); ++d) in_bounds = in_bounds && dst[d] >= 0 && dst[d] <= out_dims[d] - window_sizes[d];  // no overflow near INT64_MAX
       if (!in_bounds) continue;
       for (size_t k = 0; k < window.size(); ++k) dst[static_cast<size_t>(window_operand_dims[k])] += window[k];
       int64_t o = Ravel(dst, out_strides);

@@ -54,7 +54,7 @@ DETRAIN_HD T DotChain(int64_t k, LoadA load_a, LoadB load_b) {
 DETRAIN_HD inline float FmaChain(const float* a, int64_t a_stride, const float* b,
                                  int64_t b_stride, int64_t k) {
   float acc = 0.0f;
-  for (int64_t i = 0; i < k; ++i) acc = ::fmaf(a[i * a_stride], b[i * b_stride], acc);
+  for (int64_t i = 0; i < k; ++i) acc = Fma(a[i * a_stride], b[i * b_stride], acc);
   return acc;
 }
 

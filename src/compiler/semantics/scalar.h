@@ -182,12 +182,27 @@ DETRAIN_HD T IntUnary(UnaryOp op, T x) {
   return x;
 }
 
+// The NaN an IEEE arithmetic op returns. IEEE 754 leaves the payload to the implementation, and
+// x86 returns the NaN of the instruction's first source — but `a + b` does not fix which source
+// that is: compilers swap the operands of commutative ops freely. detrain fixes it: the first
+// NaN among (a, b), quieted; if neither is NaN (an invalid operation such as inf - inf or 0 x inf)
+// the default NaN 0xFFC00000, which x86 arithmetic returns too.
+DETRAIN_HD inline float ArithmeticNan(float a, float b) {
+  if (IsNan(a)) return BitsFloat(FloatBits(a) | 0x00400000u);
+  if (IsNan(b)) return BitsFloat(FloatBits(b) | 0x00400000u);
+  return BitsFloat(0xFFC00000u);
+}
+
+DETRAIN_HD inline float WithCanonicalNan(float r, float a, float b) {
+  return IsNan(r) ? ArithmeticNan(a, b) : r;
+}
+
 DETRAIN_HD inline float FloatBinary(BinaryOp op, float a, float b) {
   switch (op) {
-    case BinaryOp::kAdd: return a + b;
-    case BinaryOp::kSubtract: return a - b;
-    case BinaryOp::kMultiply: return a * b;
-    case BinaryOp::kDivide: return a / b;
+    case BinaryOp::kAdd: return WithCanonicalNan(a + b, a, b);
+    case BinaryOp::kSubtract: return WithCanonicalNan(a - b, a, b);
+    case BinaryOp::kMultiply: return WithCanonicalNan(a * b, a, b);
+    case BinaryOp::kDivide: return WithCanonicalNan(a / b, a, b);
     case BinaryOp::kRemainder: return ::fmodf(a, b);  // exact
     case BinaryOp::kMaximum: return FloatMaxMin(a, b, true);
     case BinaryOp::kMinimum: return FloatMaxMin(a, b, false);
@@ -298,10 +313,26 @@ DETRAIN_HD T Clamp(T lo, T x, T hi) {
 
 // One step of a dot chain: fmaf(a, b, acc) for f32 (one rounding); acc + a * b with wrap-around
 // for integers (the order does not matter for them); pred dots are rejected by the verifier.
+// The NaN a fused multiply-add returns: IEEE 754 leaves the payload to the implementation, and
+// x86 (which of vfmadd132/213/231 runs), glibc's software fmaf and CUDA disagree. detrain fixes
+// it: the first NaN among (a, b, c), quieted; if none (0 x inf, or inf - inf), the default NaN
+// 0xFFC00000 that x86 arithmetic also returns for invalid operations.
+DETRAIN_HD inline float FmaNan(float a, float b, float c) {
+  if (IsNan(a) || IsNan(b)) return internal::ArithmeticNan(a, b);
+  return internal::ArithmeticNan(c, c);
+}
+
+// fmaf with the canonical NaN: a * b + c rounded once. Vector code may compute fmaf at full speed
+// and replace a NaN result by FmaNan afterwards (for a chain: recompute the chain with Fma).
+DETRAIN_HD inline float Fma(float a, float b, float c) {
+  float r = ::fmaf(a, b, c);
+  return IsNan(r) ? FmaNan(a, b, c) : r;
+}
+
 template <typename T>
 DETRAIN_HD T MultiplyAccumulate(T a, T b, T acc) {
   if constexpr (kIsFloat<T>) {
-    return ::fmaf(a, b, acc);
+    return Fma(a, b, acc);
   } else {
     return ApplyBinary<T>(BinaryOp::kAdd, acc, ApplyBinary<T>(BinaryOp::kMultiply, a, b));
   }

@@ -16,14 +16,25 @@ namespace {
 
 constexpr int64_t kRowsPerBlock = 16;
 
-// C[b] = A[b] B[b] for f32, rows split into fixed blocks.
+// C[b] = A[b] B[b] for f32, rows split into fixed blocks. The ISA path's GEMM gives every
+// element's fmaf chain at full speed; an element that came out NaN is recomputed with
+// semantics::FmaChain, whose NaN is canonical (hardware and libm pick different payloads).
 void BatchedGemm(const float* a, const float* b, float* c, int64_t batch, int64_t m, int64_t n, int64_t k,
                  const ExecContext& ctx) {
   const IsaKernels& kern = KernelsFor(ctx.isa);
   const int64_t row_blocks = (m + kRowsPerBlock - 1) / kRowsPerBlock;
   ForBlocks(ctx, batch * row_blocks, [&](int64_t blk) {
-    int64_t bi = blk / row_blocks, r0 = (blk % row_blocks) * kRowsPerBlock;
-    kern.gemm(a + bi * m * k, b + bi * k * n, c + bi * m * n, r0, std::min(m, r0 + kRowsPerBlock), n, k);
+    int64_t bi = blk / row_blocks, r0 = (blk % row_blocks) * kRowsPerBlock, r1 = std::min(m, r0 + kRowsPerBlock);
+    const float* ab = a + bi * m * k;
+    const float* bb = b + bi * k * n;
+    float* cb = c + bi * m * n;
+    kern.gemm(ab, bb, cb, r0, r1, n, k);
+    for (int64_t i = r0; i < r1; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        float& v = cb[i * n + j];
+        if (v != v) v = semantics::FmaChain(ab + i * k, 1, bb + j, n, k);
+      }
+    }
   });
 }
 
