@@ -1,6 +1,7 @@
 // Threefry-2x32-20: scalar, AVX2 and AVX-512 paths of one schedule (see threefry.h). The schedule,
 // the rotations and the scalar block are threefry_block.h's; the vector paths apply the same
-// rounds lane-wise in the same order, with their rotation amounts taken from ThreefryRotation. Pure functions: thread-safe, and identical bits on every path (tested).
+// rounds lane-wise in the same order, with their rotation amounts taken from ThreefryRotation.
+// Pure functions: thread-safe, and identical bits on every path (tested).
 #include "attest/prng/threefry.h"
 
 #include <algorithm>
