@@ -17,10 +17,12 @@
 
 #include "base/status.h"
 #include "frontend/run_config.h"
+#include "frontend/types.h"
 
 namespace detrain::frontend {
 
-enum class LabelType { kS32, kF32 };
+// The element type of labels: DType::kS32 (class ids) or DType::kF32 (regression targets).
+using LabelType = DType;
 
 struct Dataset {
   int64_t rows = 0;

@@ -11,8 +11,7 @@ using ir::Opcode;
 
 Result<ir::Shape> ToShape(const Type& t, const std::map<std::string, int64_t>& dims) {
   if (t.kind == ValueKind::kKey) return ir::Shape(ElementType::kU32, {2});
-  ElementType et = t.dtype == DType::kF32 ? ElementType::kF32
-                   : t.dtype == DType::kS32 ? ElementType::kS32 : ElementType::kPred;
+  ElementType et = ToElementType(t.dtype);
   std::vector<int64_t> d;
   for (const DimValue& dv : t.dims) {
     if (!dv.is_symbol()) {

@@ -5,20 +5,29 @@
 
 namespace detrain::frontend {
 
-const char* DTypeName(DType t) {
+ir::ElementType ToElementType(DType t) {
   switch (t) {
-    case DType::kF32: return "f32";
-    case DType::kS32: return "s32";
-    case DType::kPred: return "pred";
+    case DType::kF32: return ir::ElementType::kF32;
+    case DType::kS32: return ir::ElementType::kS32;
+    case DType::kPred: return ir::ElementType::kPred;
   }
-  return "?";
+  return ir::ElementType::kF32;
 }
 
+std::optional<DType> DTypeFromElementType(ir::ElementType t) {
+  for (DType d : {DType::kF32, DType::kS32, DType::kPred}) {
+    if (ToElementType(d) == t) return d;
+  }
+  return std::nullopt;
+}
+
+const char* DTypeName(DType t) { return ir::ElementTypeName(ToElementType(t)).data(); }
+
 bool ParseDType(const std::string& name, DType* out) {
-  if (name == "f32") *out = DType::kF32;
-  else if (name == "s32") *out = DType::kS32;
-  else if (name == "pred") *out = DType::kPred;
-  else return false;
+  std::optional<ir::ElementType> t = ir::ElementTypeFromName(name);
+  std::optional<DType> d = t ? DTypeFromElementType(*t) : std::nullopt;
+  if (!d) return false;
+  *out = *d;
   return true;
 }
 

@@ -6,8 +6,11 @@
 #define DETRAIN_FRONTEND_TYPES_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "compiler/ir/element_type.h"
 
 namespace detrain::frontend {
 
@@ -25,8 +28,13 @@ struct DimValue {
 
 enum class ValueKind { kTensor, kKey, kLiteral };
 
-// Element types the language exposes: f32 for values, s32 for integer labels and ids.
+// Element types the language exposes: f32 for values, s32 for integer labels and ids; a subset
+// of ir::ElementType, with its names ("f32", "s32", "pred"). The two conversions below are the
+// only mapping between them.
 enum class DType { kF32, kS32, kPred };
+
+ir::ElementType ToElementType(DType t);
+std::optional<DType> DTypeFromElementType(ir::ElementType t);  // nullopt: not in the language
 
 const char* DTypeName(DType t);
 bool ParseDType(const std::string& name, DType* out);

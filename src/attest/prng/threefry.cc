@@ -1,6 +1,7 @@
 // Threefry-2x32-20: scalar, AVX2 and AVX-512 paths of one schedule (see threefry.h). The schedule,
 // the rotations and the scalar block are threefry_block.h's; the vector paths apply the same
-// rounds lane-wise in the same order, with their rotation amounts taken from kThreefryRotations. Pure functions: thread-safe, and identical bits on every path (tested).
+// rounds lane-wise in the same order, with their rotation amounts taken from ThreefryRotation.
+// Pure functions: thread-safe, and identical bits on every path (tested).
 #include "attest/prng/threefry.h"
 
 #include <algorithm>
@@ -44,8 +45,11 @@ void CounterXorScalar(const Injections& inj, uint32_t hi, uint32_t lo, uint32_t*
 
 #ifdef DETRAIN_PRNG_X86
 
-constexpr const int (&kR0)[4] = kThreefryRotations[0];  // even groups
-constexpr const int (&kR1)[4] = kThreefryRotations[1];  // odd groups
+// The rotation amounts of even (R0) and odd (R1) groups, as template arguments.
+#define DETRAIN_R0 ThreefryRotation(0, 0), ThreefryRotation(0, 1), ThreefryRotation(0, 2), \
+                   ThreefryRotation(0, 3)
+#define DETRAIN_R1 ThreefryRotation(1, 0), ThreefryRotation(1, 1), ThreefryRotation(1, 2), \
+                   ThreefryRotation(1, 3)
 
 #define DETRAIN_AVX2 __attribute__((target("avx2")))
 #define DETRAIN_AVX512 __attribute__((target("avx512f")))
@@ -76,11 +80,11 @@ DETRAIN_AVX2_INLINE void Block256(const __m256i* va, const __m256i* vb, __m256i&
   // va[0], vb[0] are ks0, ks1; va[g+1], vb[g+1] the injections after group g.
   x0 = _mm256_add_epi32(x0, va[0]);
   x1 = _mm256_add_epi32(x1, vb[0]);
-  Group256<kR0[0], kR0[1], kR0[2], kR0[3]>(x0, x1, va[1], vb[1]);
-  Group256<kR1[0], kR1[1], kR1[2], kR1[3]>(x0, x1, va[2], vb[2]);
-  Group256<kR0[0], kR0[1], kR0[2], kR0[3]>(x0, x1, va[3], vb[3]);
-  Group256<kR1[0], kR1[1], kR1[2], kR1[3]>(x0, x1, va[4], vb[4]);
-  Group256<kR0[0], kR0[1], kR0[2], kR0[3]>(x0, x1, va[5], vb[5]);
+  Group256<DETRAIN_R0>(x0, x1, va[1], vb[1]);
+  Group256<DETRAIN_R1>(x0, x1, va[2], vb[2]);
+  Group256<DETRAIN_R0>(x0, x1, va[3], vb[3]);
+  Group256<DETRAIN_R1>(x0, x1, va[4], vb[4]);
+  Group256<DETRAIN_R0>(x0, x1, va[5], vb[5]);
 }
 
 DETRAIN_AVX2 void ArrayAvx2(const Injections& inj, const uint32_t* x0, const uint32_t* x1,
@@ -166,11 +170,11 @@ DETRAIN_AVX512_INLINE void Block512(const __m512i* va, const __m512i* vb, __m512
                                     __m512i& x1) {
   x0 = _mm512_add_epi32(x0, va[0]);
   x1 = _mm512_add_epi32(x1, vb[0]);
-  Group512<kR0[0], kR0[1], kR0[2], kR0[3]>(x0, x1, va[1], vb[1]);
-  Group512<kR1[0], kR1[1], kR1[2], kR1[3]>(x0, x1, va[2], vb[2]);
-  Group512<kR0[0], kR0[1], kR0[2], kR0[3]>(x0, x1, va[3], vb[3]);
-  Group512<kR1[0], kR1[1], kR1[2], kR1[3]>(x0, x1, va[4], vb[4]);
-  Group512<kR0[0], kR0[1], kR0[2], kR0[3]>(x0, x1, va[5], vb[5]);
+  Group512<DETRAIN_R0>(x0, x1, va[1], vb[1]);
+  Group512<DETRAIN_R1>(x0, x1, va[2], vb[2]);
+  Group512<DETRAIN_R0>(x0, x1, va[3], vb[3]);
+  Group512<DETRAIN_R1>(x0, x1, va[4], vb[4]);
+  Group512<DETRAIN_R0>(x0, x1, va[5], vb[5]);
 }
 
 DETRAIN_AVX512 void ArrayAvx512(const Injections& inj, const uint32_t* x0, const uint32_t* x1,
@@ -231,6 +235,8 @@ DETRAIN_AVX512 void CounterXorAvx512(const Injections& inj, uint32_t hi, uint32_
   CounterXorScalar(inj, hi, lo + static_cast<uint32_t>(j), out + j, n - j);
 }
 #pragma GCC diagnostic pop
+#undef DETRAIN_R0
+#undef DETRAIN_R1
 
 #endif  // DETRAIN_PRNG_X86
 

@@ -6,8 +6,9 @@
 // `threefry_2x32` wrapper with its pairing of count[j] and count[j + n/2]; see jax_random.h).
 //
 // Three implementations compute the same function: portable scalar code (threefry_block.h, also
-// the device form), AVX2 (8 lanes) and AVX-512 (16 lanes), chosen with base/isa.h. The vector ones are compiled with per-function target attributes and only
-// called after a run-time CPU check, so the library runs on any x86-64. All arithmetic is on
+// the device form), AVX2 (8 lanes) and AVX-512 (16 lanes), chosen with base/isa.h. The vector
+// ones are compiled with per-function target attributes and only called after a run-time CPU
+// check, so the library runs on any x86-64. All arithmetic is on
 // uint32 with wrap-around, so every path gives identical bits; tests assert it.
 //
 // Thread safety: pure functions, no shared state. Determinism: outputs depend only on inputs.

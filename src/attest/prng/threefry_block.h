@@ -4,7 +4,7 @@
 // the SIMD paths in threefry.cc take their rotation constants and injections from here.
 //
 // Schedule: ks = {k0, k1, k0 ^ k1 ^ 0x1BD11BDA}; inject ks0, ks1; five groups of four MIX rounds
-// (x0 += x1; x1 = rotl(x1, r) ^ x0) with rotations kThreefryRotations[g % 2]; after group g
+// (x0 += x1; x1 = rotl(x1, r) ^ x0) with rotations ThreefryRotation(g, 0..3); after group g
 // inject ks[(g+1)%3] into x0 and ks[(g+2)%3] + g + 1 into x1.
 //
 // Header-only (base/host_device.h); no allocation, no exceptions. Thread safety: pure functions.
@@ -18,8 +18,13 @@ namespace detrain::prng {
 
 inline constexpr uint32_t kThreefryParity = 0x1BD11BDA;  // Skein key-schedule parity constant
 inline constexpr int kThreefryGroups = 5;
-// Rotation amounts of the four MIX rounds of even and odd groups.
-inline constexpr int kThreefryRotations[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
+// The rotation amount of MIX round r (0..3) of group g: {13, 15, 26, 6} in even groups,
+// {17, 29, 16, 24} in odd ones. A function rather than an array so that device code can use it
+// and SIMD code can take it as a template argument.
+DETRAIN_HD constexpr int ThreefryRotation(int g, int r) {
+  return g % 2 == 0 ? (r == 0 ? 13 : r == 1 ? 15 : r == 2 ? 26 : 6)
+                    : (r == 0 ? 17 : r == 1 ? 29 : r == 2 ? 16 : 24);
+}
 
 // The key schedule: ks, and the injections after each group g: x0 += a[g], x1 += b[g].
 struct ThreefryInjections {
@@ -53,7 +58,7 @@ DETRAIN_HD inline void ThreefryBlock(const ThreefryInjections& inj, uint32_t& x0
   x0 += inj.ks[0];
   x1 += inj.ks[1];
   for (int g = 0; g < kThreefryGroups; ++g) {
-    for (int r = 0; r < 4; ++r) ThreefryMix(x0, x1, kThreefryRotations[g % 2][r]);
+    for (int r = 0; r < 4; ++r) ThreefryMix(x0, x1, ThreefryRotation(g, r));
     x0 += inj.a[g];
     x1 += inj.b[g];
   }

@@ -2,9 +2,8 @@
 #include "compiler/ir/literal_npy.h"
 
 namespace detrain::ir {
-namespace {
 
-ElementType FromNpy(NpyDtype d) {
+ElementType ElementTypeFromNpy(NpyDtype d) {
   switch (d) {
     case NpyDtype::kBool: return ElementType::kPred;
     case NpyDtype::kF32: return ElementType::kF32;
@@ -16,7 +15,7 @@ ElementType FromNpy(NpyDtype d) {
   return ElementType::kF32;
 }
 
-NpyDtype ToNpy(ElementType t) {
+NpyDtype NpyFromElementType(ElementType t) {
   switch (t) {
     case ElementType::kPred: return NpyDtype::kBool;
     case ElementType::kF32: return NpyDtype::kF32;
@@ -28,10 +27,8 @@ NpyDtype ToNpy(ElementType t) {
   return NpyDtype::kF32;
 }
 
-}  // namespace
-
 Result<Literal> LiteralFromNpy(const NpyArray& array) {
-  Literal lit(Shape(FromNpy(array.dtype), array.shape));
+  Literal lit(Shape(ElementTypeFromNpy(array.dtype), array.shape));
   if (lit.bytes().size() != array.data.size()) return InvalidArgument(".npy data size does not match its shape");
   if (array.dtype == NpyDtype::kBool) {
     for (char c : array.data) {
@@ -44,7 +41,7 @@ Result<Literal> LiteralFromNpy(const NpyArray& array) {
 
 NpyArray LiteralToNpy(const Literal& literal) {
   NpyArray array;
-  array.dtype = ToNpy(literal.shape().type());
+  array.dtype = NpyFromElementType(literal.shape().type());
   array.shape = literal.shape().dims();
   array.data = literal.bytes();
   return array;

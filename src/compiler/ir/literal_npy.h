@@ -11,6 +11,11 @@
 
 namespace detrain::ir {
 
+// The one mapping between the two element-type vocabularies (a bijection: base/npy.h lists
+// exactly the IR's types).
+ElementType ElementTypeFromNpy(NpyDtype dtype);
+NpyDtype NpyFromElementType(ElementType type);
+
 Result<Literal> LiteralFromNpy(const NpyArray& array);
 // `literal` must be an array (not a tuple).
 NpyArray LiteralToNpy(const Literal& literal);

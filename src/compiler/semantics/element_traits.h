@@ -21,38 +21,24 @@ struct ElementTraits<uint8_t> {
   using Unsigned = uint8_t;
   using Signed = int8_t;
 };
-template <>
-struct ElementTraits<int32_t> {
-  static constexpr ElementKind kKind = ElementKind::kSigned;
-  using Unsigned = uint32_t;
-  using Signed = int32_t;
-  static constexpr int32_t kMin = -2147483647 - 1;
-  static constexpr int32_t kMax = 2147483647;
+// The integer types: U and S are the same-width unsigned and signed types.
+template <typename T, typename U, typename S>
+struct IntegerTraits {
+  static constexpr bool kSignedType = T(-1) < T(0);
+  static constexpr ElementKind kKind = kSignedType ? ElementKind::kSigned : ElementKind::kUnsigned;
+  using Unsigned = U;
+  using Signed = S;
+  static constexpr T kMax = kSignedType ? T(U(~U(0)) >> 1) : T(~U(0));
+  static constexpr T kMin = kSignedType ? T(-kMax - 1) : T(0);
 };
 template <>
-struct ElementTraits<uint32_t> {
-  static constexpr ElementKind kKind = ElementKind::kUnsigned;
-  using Unsigned = uint32_t;
-  using Signed = int32_t;
-  static constexpr uint32_t kMin = 0;
-  static constexpr uint32_t kMax = 0xffffffffu;
-};
+struct ElementTraits<int32_t> : IntegerTraits<int32_t, uint32_t, int32_t> {};
 template <>
-struct ElementTraits<int64_t> {
-  static constexpr ElementKind kKind = ElementKind::kSigned;
-  using Unsigned = uint64_t;
-  using Signed = int64_t;
-  static constexpr int64_t kMin = -9223372036854775807 - 1;
-  static constexpr int64_t kMax = 9223372036854775807;
-};
+struct ElementTraits<uint32_t> : IntegerTraits<uint32_t, uint32_t, int32_t> {};
 template <>
-struct ElementTraits<uint64_t> {
-  static constexpr ElementKind kKind = ElementKind::kUnsigned;
-  using Unsigned = uint64_t;
-  using Signed = int64_t;
-  static constexpr uint64_t kMin = 0;
-  static constexpr uint64_t kMax = 0xffffffffffffffffu;
-};
+struct ElementTraits<int64_t> : IntegerTraits<int64_t, uint64_t, int64_t> {};
+template <>
+struct ElementTraits<uint64_t> : IntegerTraits<uint64_t, uint64_t, int64_t> {};
 template <>
 struct ElementTraits<float> {
   static constexpr ElementKind kKind = ElementKind::kFloat;

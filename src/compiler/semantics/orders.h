@@ -10,6 +10,14 @@
 //                results. n == 0 gives init.
 //   kShardTree   the pairwise tree (base/pairwise_tree.h) over shard (replica) index.
 //
+// The ops that sum by these orders: dot is one DotChain per output element, k row-major over the
+// contracting dimensions in the order lhs_contracting_dims lists them; convolution is the same
+// chain over k = (window tap row-major over the kernel's spatial dimensions, then input feature
+// ascending), where padding and dilation holes contribute fmaf(+0, w, acc) (exactly im2col then a
+// dot); reduce and reduce-window are CanonicalReduce over the reduced elements in row-major order
+// (reduce-window skips padding); all-reduce is the shard tree over the replica group's order;
+// scatter applies its combiner once per update in row-major update order (kUpdateOrder).
+//
 // The block-tree property, which lets D devices each reduce a contiguous block of shards and
 // then combine the D block results (the all-reduce performs "the upper levels of the same
 // tree"): if n = D * B with B a power of two, the pairwise tree over values[0, n) equals the

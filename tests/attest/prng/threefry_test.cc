@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attest/prng/bits_engine.h"
+#include "attest/prng/threefry_block.h"
 
 namespace detrain::prng {
 namespace {
@@ -29,6 +30,24 @@ TEST(Threefry, Random123KnownAnswers) {
     EXPECT_EQ(y[0], k.out0);
     EXPECT_EQ(y[1], k.out1);
   }
+}
+
+// The host+device block (threefry_block.h) on its own: the same known answers, and the key
+// schedule's parity word.
+TEST(ThreefryBlock, KnownAnswersAndSchedule) {
+  for (const Kat& k : kKat20) {
+    ThreefryInjections schedule = ThreefryKeySchedule(k.key0, k.key1);
+    uint32_t x0 = k.ctr0, x1 = k.ctr1;
+    ThreefryBlock(schedule, x0, x1);
+    EXPECT_EQ(x0, k.out0);
+    EXPECT_EQ(x1, k.out1);
+  }
+  ThreefryInjections zero = ThreefryKeySchedule(0, 0);
+  EXPECT_EQ(zero.ks[2], 0x1BD11BDAu);
+  EXPECT_EQ(zero.b[0], 0x1BD11BDAu + 1);  // after group 0: ks[(0+2)%3] + 1
+  EXPECT_EQ(zero.a[1], 0x1BD11BDAu);      // after group 1: ks[(1+1)%3]
+  EXPECT_EQ(ThreefryRotation(0, 2), 26);
+  EXPECT_EQ(ThreefryRotation(3, 1), 29);
 }
 
 TEST(Threefry, ArrayKnownAnswersOnEveryPath) {

@@ -1,6 +1,7 @@
-// The semantics headers compile through NVRTC (the CUDA backend's runtime compiler), which ships
-// no C++ standard headers: a kernel that includes compiler/semantics/semantics.h and uses every
-// public function must compile to PTX with no warnings. NVRTC needs no GPU.
+// The device headers compile through NVRTC (the CUDA backend's runtime compiler), which ships no
+// C++ standard headers: a kernel that includes compiler/semantics/semantics.h (and with it
+// base/math/crmath.h) and attest/prng/threefry_block.h, and uses their public functions, must
+// compile to PTX with no warnings. NVRTC needs no GPU.
 #include <nvrtc.h>
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 namespace {
 
 constexpr const char* kSource = R"(
+#include "attest/prng/threefry_block.h"
 #include "compiler/semantics/semantics.h"
 namespace sem = detrain::semantics;
 struct AddF32 {
@@ -31,6 +33,13 @@ extern "C" __global__ void Kernel(const float* f, const int32_t* s, const uint64
   out[3] = sem::FmaChain(f, 1, f, 1, n);
   out[4] = sem::CanonicalReduce(n, 0.0f, [=](int64_t i) { return f[i]; }, AddF32{}, scratch);
   out[5] = static_cast<float>(sem::ConvertElement<uint8_t>(f[3]));
+  detrain::prng::ThreefryInjections schedule = detrain::prng::ThreefryKeySchedule(7, 9);
+  uint32_t x0 = static_cast<uint32_t>(s[3]), x1 = static_cast<uint32_t>(s[4]);
+  detrain::prng::ThreefryBlock(schedule, x0, x1);
+  out[6] = sem::BitcastElement<float>(x0 ^ x1);
+  float arr[4] = {f[0], f[1], f[2], f[3]};
+  detrain::crmath::ExpArray(arr, arr, 4);
+  out[7] = arr[3];
 }
 )";
 
