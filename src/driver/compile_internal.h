@@ -1,5 +1,6 @@
 // Internal to the compile driver (compile.cc, program.cc, hlo_import.cc): the steps of Compile.
 // Each appends its stages to `out->stages` and fills what it knows of the result.
+// Thread safety and determinism: as Compile (compile.h).
 #ifndef DETRAIN_DRIVER_COMPILE_INTERNAL_H_
 #define DETRAIN_DRIVER_COMPILE_INTERNAL_H_
 

@@ -116,4 +116,10 @@ nlohmann::json StageRecordJson(const StageRecord& r) {
   return j;
 }
 
+nlohmann::json StageChainJson(const StageTable& table) {
+  nlohmann::json chain = nlohmann::json::array();
+  for (const StageRecord& r : table.records()) chain.push_back(StageRecordJson(r));
+  return chain;
+}
+
 }  // namespace detrain::driver

@@ -100,6 +100,9 @@ nlohmann::json PassRecordsJson(const std::vector<passes::PassRecord>& records);
 // with "passes" (stage 3) or "plan_format_version" (stage 4)}}; stage 0 has no "transform".
 nlohmann::json StageRecordJson(const StageRecord& record);
 
+// The whole chain, one StageRecordJson per stage in chain order.
+nlohmann::json StageChainJson(const StageTable& table);
+
 }  // namespace detrain::driver
 
 #endif  // DETRAIN_DRIVER_STAGE_TABLE_H_

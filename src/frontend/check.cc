@@ -123,7 +123,6 @@ Status Checker::CheckSettings() {
   nlohmann::json tj = ConfigJson(*def, tr);
   tj.erase("name");
   config_["train"] = tj;
-  nlohmann::json names = nlohmann::json::array();
   if (metrics != nullptr) {
     if (metrics->value->kind != ExprKind::kList) {
       return src_.Error(metrics->value->range, "expected a list of metrics such as [accuracy]");
@@ -133,11 +132,10 @@ Status Checker::CheckSettings() {
         return src_.Error(m->range, "unknown metric '" + std::string(src_.Slice(m->range)) +
                                         "' (expected accuracy or loss)");
       }
-      names.push_back(m->text);
       metrics_.push_back(m->text);
     }
   }
-  config_["metrics"] = names;
+  config_["metrics"] = metrics_;
   return Status::Ok();
 }
 
@@ -189,8 +187,10 @@ Result<CheckedProgram> Checker::Run() {
   DETRAIN_RETURN_IF_ERROR(CheckData());
   DETRAIN_RETURN_IF_ERROR(CheckSettings());
   DETRAIN_RETURN_IF_ERROR(CheckLossAndMetrics());
+  // The built-in rules enforce what the parser checks, so this is not expected to fail; if a rule
+  // and the parser ever disagree, the message names the field.
   Result<RunConfig> config = ParseRunConfig(config_);
-  if (!config.ok()) return Internal("the checked configuration does not parse: " + config.status().message());
+  if (!config.ok()) return InvalidArgument(src_.name() + ": " + config.status().message());
   out_.config = std::move(*config);
   return std::move(out_);
 }

@@ -176,13 +176,13 @@ Result<DataConfig> ParseData(const Obj& o) {
     case DataSourceKind::kNpy:
       DETRAIN_RETURN_IF_ERROR(
           o.Check({"name", "as", "validation", "features", "labels", "standardize"}));
-      DETRAIN_RETURN_IF_ERROR(o.String("features", &d.features, true));
-      DETRAIN_RETURN_IF_ERROR(o.String("labels", &d.labels, true));
+      DETRAIN_RETURN_IF_ERROR(o.String("features", &d.features));
+      DETRAIN_RETURN_IF_ERROR(o.String("labels", &d.labels));
       DETRAIN_RETURN_IF_ERROR(o.Bool("standardize", &d.standardize));
       break;
     case DataSourceKind::kText:
       DETRAIN_RETURN_IF_ERROR(o.Check({"name", "as", "validation", "path", "context"}));
-      DETRAIN_RETURN_IF_ERROR(o.String("path", &d.path, true));
+      DETRAIN_RETURN_IF_ERROR(o.String("path", &d.path));
       DETRAIN_RETURN_IF_ERROR(o.Int("context", 1, &d.context));
       break;
   }

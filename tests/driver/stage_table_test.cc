@@ -120,6 +120,11 @@ TEST_P(ExampleTableTest, RecordJsonForTheManifest) {
   EXPECT_EQ(j["transform"]["input_sha256"], result_.stages.Find(kStageHlo)->sha256);
   EXPECT_EQ(j["transform"]["options"]["pipeline"], std::string(passes::kDefaultPipeline));
   EXPECT_EQ(j["transform"]["passes"].size(), opt.transform.passes.size());
+  nlohmann::json chain = StageChainJson(result_.stages);
+  ASSERT_EQ(chain.size(), result_.stages.records().size());
+  for (size_t i = 0; i < chain.size(); ++i) {
+    EXPECT_EQ(chain[i], StageRecordJson(result_.stages.records()[i]));
+  }
   EXPECT_EQ(StageRecordJson(*result_.stages.Find(kStagePlan))["transform"]["plan_format_version"],
             codegen::cpu::kPlanFormatVersion);
 }
