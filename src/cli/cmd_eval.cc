@@ -103,13 +103,9 @@ bool IsNestedTuple(const ir::Shape& shape) {
   return false;
 }
 
-// The result's array leaves, from the chosen backend.
-Result<std::vector<ir::Literal>> Execute(const EvalOptions& opts, const driver::CompileResult& compiled,
-                                         const ir::Module& module, const std::vector<ir::Literal>& args) {
-  if (opts.backend == "interp") {
-    DETRAIN_ASSIGN_OR_RETURN(ir::Literal result, interp::Evaluate(module, args));
-    return runtime::FlattenLiteral(result);
-  }
+// The CPU executor for the compiled plan; options are checked here, before any input is read.
+Result<std::unique_ptr<runtime::Executor>> MakeExecutor(const EvalOptions& opts,
+                                                        const driver::CompileResult& compiled) {
   runtime::ExecutorOptions eo;
   eo.threads = opts.threads;
   eo.devices = opts.devices;
@@ -120,9 +116,7 @@ Result<std::vector<ir::Literal>> Execute(const EvalOptions& opts, const driver::
   }
   const driver::StageRecord* plan = compiled.stages.Find(driver::kStagePlan);
   if (plan == nullptr) return Internal("no plan stage");
-  DETRAIN_ASSIGN_OR_RETURN(auto executor, runtime::Executor::Create(plan->bytes, eo));
-  DETRAIN_ASSIGN_OR_RETURN(auto results, executor->Run({args}));
-  return std::move(results[0]);
+  return runtime::Executor::Create(plan->bytes, eo);
 }
 
 int RunEval(const EvalOptions& opts) {
@@ -142,9 +136,25 @@ int RunEval(const EvalOptions& opts) {
   if (!module.ok()) return ReportError("eval", module.status());
   const ir::Shape& root = (*module)->entry()->root()->shape;
   if (IsNestedTuple(root)) return ReportError("eval", InvalidArgument("the result is a nested tuple; .npy holds arrays only"));
+  std::unique_ptr<runtime::Executor> executor;
+  if (opts.backend == "cpu") {
+    auto made = MakeExecutor(opts, *compiled);
+    if (!made.ok()) return ReportError("eval", made.status());
+    executor = std::move(*made);
+  } else if (opts.threads != 1 || opts.devices != 1 || !opts.isa.empty()) {
+    return ReportError("eval", InvalidArgument("--threads, --isa and --devices apply to --backend cpu only"));
+  }
   auto args = LoadArguments(**module, opts.inputs);
   if (!args.ok()) return ReportError("eval", args.status());
-  auto result = Execute(opts, *compiled, **module, *args);
+  Result<std::vector<ir::Literal>> result = std::vector<ir::Literal>();
+  if (executor) {
+    auto runs = executor->Run({*args});
+    result = runs.ok() ? Result<std::vector<ir::Literal>>(std::move((*runs)[0])) : Result<std::vector<ir::Literal>>(runs.status());
+  } else {
+    auto value = interp::Evaluate(**module, *args);
+    result = value.ok() ? Result<std::vector<ir::Literal>>(runtime::FlattenLiteral(*value))
+                        : Result<std::vector<ir::Literal>>(value.status());
+  }
   if (!result.ok()) return ReportError("eval", result.status());
   Status written = WriteOutputs(*result, root.is_tuple(), opts.out_dir);
   if (!written.ok()) return ReportError("eval", written);
