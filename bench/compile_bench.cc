@@ -60,7 +60,8 @@ void BM_Compile(benchmark::State& state, std::string example) {
     }
     last = *c;
   }
-  state.SetLabel("peak_bytes=" + std::to_string(last.peak) + " total_bytes=" + std::to_string(last.total));
+  state.SetLabel("peak_bytes=" + std::to_string(last.peak) +
+                 " total_bytes=" + std::to_string(last.total));
   state.counters["peak_bytes"] = static_cast<double>(last.peak);
   state.counters["total_bytes"] = static_cast<double>(last.total);
   state.counters["instr_stage2"] = static_cast<double>(last.before);
@@ -107,7 +108,8 @@ void BM_Passes(benchmark::State& state, std::string example) {
 
 BENCHMARK_CAPTURE(BM_Passes, charlm, std::string("charlm"))->Unit(benchmark::kMillisecond);
 
-BENCHMARK_CAPTURE(BM_Compile, breast_cancer, std::string("breast_cancer"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Compile, breast_cancer, std::string("breast_cancer"))
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Compile, digits, std::string("digits"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Compile, charlm, std::string("charlm"))->Unit(benchmark::kMillisecond);
 

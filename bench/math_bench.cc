@@ -120,19 +120,19 @@ void PowArray(benchmark::State& state, const detrain::Isa* isa) {
   state.SetItemsProcessed(state.iterations() * kN);
 }
 constexpr detrain::Isa kPortable = detrain::Isa::kScalar, kAvx2 = detrain::Isa::kAvx2,
-                  kAvx512 = detrain::Isa::kAvx512;
+                       kAvx512 = detrain::Isa::kAvx512;
 
 // Our array variant: dispatched, then each implementation.
 #define DETRAIN_BENCH_ARRAYS(name, ours, range)                                       \
   void name##_crmath_array(benchmark::State& s) { Array<cr::ours##Array>(s, range); } \
   void name##_crmath_array_portable(benchmark::State& s) {                            \
-    ArrayIsa<cr::ours##ArrayIsa, detrain::Isa::kScalar>(s, range);                       \
+    ArrayIsa<cr::ours##ArrayIsa, detrain::Isa::kScalar>(s, range);                    \
   }                                                                                   \
   void name##_crmath_array_avx2(benchmark::State& s) {                                \
-    ArrayIsa<cr::ours##ArrayIsa, detrain::Isa::kAvx2>(s, range);                           \
+    ArrayIsa<cr::ours##ArrayIsa, detrain::Isa::kAvx2>(s, range);                      \
   }                                                                                   \
   void name##_crmath_array_avx512(benchmark::State& s) {                              \
-    ArrayIsa<cr::ours##ArrayIsa, detrain::Isa::kAvx512>(s, range);                         \
+    ArrayIsa<cr::ours##ArrayIsa, detrain::Isa::kAvx512>(s, range);                    \
   }                                                                                   \
   BENCHMARK(name##_crmath_array);                                                     \
   BENCHMARK(name##_crmath_array_portable);                                            \

@@ -31,7 +31,8 @@ void BM_MerkleRoot(benchmark::State& state) {
   for (auto _ : state) {
     benchmark::DoNotOptimize(detrain::attest::MerkleRoot(data, &pool));
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(data.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(data.size()));
 }
 BENCHMARK(BM_MerkleRoot)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -40,7 +41,8 @@ void BM_FlatSha256(benchmark::State& state) {
   for (auto _ : state) {
     benchmark::DoNotOptimize(detrain::attest::Sha256Of(data));
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(data.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(data.size()));
 }
 BENCHMARK(BM_FlatSha256)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -29,10 +29,18 @@ std::vector<ir::Literal> Arguments(const ir::Module& step) {
     for (int64_t i = 0; i < lit.element_count(); ++i) {
       state = state * 6364136223846793005ull + 1442695040888963407ull;
       switch (p->shape.type()) {
-        case ir::ElementType::kF32: lit.Set<float>(i, static_cast<float>(static_cast<int32_t>(state >> 40) - (1 << 23)) / 8388608.0f); break;
-        case ir::ElementType::kS32: lit.Set<int32_t>(i, static_cast<int32_t>((state >> 33) & 1)); break;
-        case ir::ElementType::kU32: lit.Set<uint32_t>(i, static_cast<uint32_t>(state >> 32)); break;
-        default: break;
+        case ir::ElementType::kF32:
+          lit.Set<float>(
+              i, static_cast<float>(static_cast<int32_t>(state >> 40) - (1 << 23)) / 8388608.0f);
+          break;
+        case ir::ElementType::kS32:
+          lit.Set<int32_t>(i, static_cast<int32_t>((state >> 33) & 1));
+          break;
+        case ir::ElementType::kU32:
+          lit.Set<uint32_t>(i, static_cast<uint32_t>(state >> 32));
+          break;
+        default:
+          break;
       }
     }
     if (p->name == "count") lit.Set<int32_t>(0, 0);
@@ -47,7 +55,8 @@ const Example& Load(const std::string& name) {
   auto it = cache.find(name);
   if (it != cache.end()) return it->second;
   Example e;
-  auto compiled = driver::Compile(std::string(DETRAIN_SOURCE_DIR) + "/examples/" + name + "/train.dt", {});
+  auto compiled =
+      driver::Compile(std::string(DETRAIN_SOURCE_DIR) + "/examples/" + name + "/train.dt", {});
   if (!compiled.ok()) {
     fprintf(stderr, "%s: %s\n", name.c_str(), compiled.status().message().c_str());
     std::abort();
@@ -82,12 +91,24 @@ void BM_Executor(benchmark::State& state, const std::string& name) {
   }
 }
 
-BENCHMARK_CAPTURE(BM_Interpreter, breast_cancer, std::string("breast_cancer"))->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Executor, breast_cancer, std::string("breast_cancer"))->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Interpreter, breast_cancer, std::string("breast_cancer"))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Executor, breast_cancer, std::string("breast_cancer"))
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Interpreter, digits, std::string("digits"))->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Executor, digits, std::string("digits"))->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Interpreter, charlm, std::string("charlm"))->Unit(benchmark::kMillisecond)->Iterations(2);
-BENCHMARK_CAPTURE(BM_Executor, charlm, std::string("charlm"))->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Executor, digits, std::string("digits"))
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Interpreter, charlm, std::string("charlm"))
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
+BENCHMARK_CAPTURE(BM_Executor, charlm, std::string("charlm"))
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace detrain

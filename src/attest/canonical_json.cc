@@ -17,13 +17,27 @@ void AppendString(std::string_view s, std::string& out) {
   out += '"';
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           out += "\\u00";
@@ -40,10 +54,18 @@ void AppendString(std::string_view s, std::string& out) {
 Status Append(const nlohmann::json& v, std::string& out) {
   using Type = nlohmann::json::value_t;
   switch (v.type()) {
-    case Type::null: out += "null"; return Status::Ok();
-    case Type::boolean: out += v.get<bool>() ? "true" : "false"; return Status::Ok();
-    case Type::number_integer: out += std::to_string(v.get<int64_t>()); return Status::Ok();
-    case Type::number_unsigned: out += std::to_string(v.get<uint64_t>()); return Status::Ok();
+    case Type::null:
+      out += "null";
+      return Status::Ok();
+    case Type::boolean:
+      out += v.get<bool>() ? "true" : "false";
+      return Status::Ok();
+    case Type::number_integer:
+      out += std::to_string(v.get<int64_t>());
+      return Status::Ok();
+    case Type::number_unsigned:
+      out += std::to_string(v.get<uint64_t>());
+      return Status::Ok();
     case Type::number_float: {
       double d = v.get<double>();
       if (!std::isfinite(d)) return InvalidArgument("canonical JSON cannot hold NaN or infinity");
@@ -82,8 +104,10 @@ Status Append(const nlohmann::json& v, std::string& out) {
       out += '}';
       return Status::Ok();
     }
-    case Type::binary: return InvalidArgument("canonical JSON cannot hold binary values");
-    case Type::discarded: return InvalidArgument("canonical JSON cannot hold a discarded value");
+    case Type::binary:
+      return InvalidArgument("canonical JSON cannot hold binary values");
+    case Type::discarded:
+      return InvalidArgument("canonical JSON cannot hold a discarded value");
   }
   return Internal("unknown JSON value type");
 }
@@ -129,11 +153,21 @@ bool IsValidUtf8(std::string_view s) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     size_t len;
     uint32_t cp;
-    if (c < 0x80) { ++i; continue; }
-    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
-    else return false;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else
+      return false;
     if (i + len > s.size()) return false;
     for (size_t j = 1; j < len; ++j) {
       unsigned char cc = static_cast<unsigned char>(s[i + j]);

@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <system_error>
 
@@ -39,7 +39,8 @@ Status ListFiles(const std::string& root, std::vector<std::string>* out) {
     fs::file_status st = it->symlink_status(ec);
     if (ec) return IoError(p.string() + ": " + ec.message());
     if (fs::is_symlink(st)) {
-      return InvalidArgument(p.string() + ": is a symbolic link; symlinks are not digested "
+      return InvalidArgument(p.string() +
+                             ": is a symbolic link; symlinks are not digested "
                              "(a link's target could change without the digest changing)");
     }
     if (fs::is_directory(st)) continue;

@@ -69,7 +69,8 @@ Result<size_t> ReadUpTo(int fd, char* buf, size_t want, const std::string& path)
 
 }  // namespace
 
-Result<FileDigests> DigestFile(const std::string& path, ThreadPool& pool, const ProgressFn& progress) {
+Result<FileDigests> DigestFile(const std::string& path, ThreadPool& pool,
+                               const ProgressFn& progress) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
@@ -97,8 +98,8 @@ Result<FileDigests> DigestFile(const std::string& path, ThreadPool& pool, const 
       if (i == 0) {
         flat.Update(batch);
       } else {
-        leaves[base + i - 1] = MerkleLeafHash(batch.substr((i - 1) * kMerkleChunkSize,
-                                                           kMerkleChunkSize));
+        leaves[base + i - 1] =
+            MerkleLeafHash(batch.substr((i - 1) * kMerkleChunkSize, kMerkleChunkSize));
       }
     });
     out.size += *got;

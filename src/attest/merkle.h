@@ -49,7 +49,8 @@ using ProgressFn = std::function<void(uint64_t bytes_done)>;
 
 // Reads `path` once; the flat hash and the leaves are computed concurrently on `pool`.
 // Errors name the path.
-Result<FileDigests> DigestFile(const std::string& path, ThreadPool& pool, const ProgressFn& progress = nullptr);
+Result<FileDigests> DigestFile(const std::string& path, ThreadPool& pool,
+                               const ProgressFn& progress = nullptr);
 
 }  // namespace detrain::attest
 

@@ -1,5 +1,6 @@
 // See sha256.h. A failure inside OpenSSL's SHA-256 (allocation, provider missing) is an
-// unrecoverable environment fault, so it aborts with a message rather than returning a wrong digest.
+// unrecoverable environment fault, so it aborts with a message rather than returning a wrong
+// digest.
 #include "attest/sha256.h"
 
 #include <openssl/evp.h>
@@ -60,7 +61,9 @@ std::string HexEncode(const uint8_t* data, size_t size) {
   return hex;
 }
 
-std::string Sha256::ToHex(const Digest256& digest) { return HexEncode(digest.data(), digest.size()); }
+std::string Sha256::ToHex(const Digest256& digest) {
+  return HexEncode(digest.data(), digest.size());
+}
 
 bool ParseDigestHex(std::string_view hex, Digest256* out) {
   if (hex.size() != 64) return false;

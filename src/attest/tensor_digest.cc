@@ -19,10 +19,9 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kDTypes[] = {
-    {"pred", 1, false}, {"s8", 1, false},  {"u8", 1, false},   {"s16", 2, false},
-    {"u16", 2, false},  {"s32", 4, false}, {"u32", 4, false},  {"s64", 8, false},
-    {"u64", 8, false},  {"f16", 2, true},  {"bf16", 2, true},  {"f32", 4, true},
-    {"f64", 8, true},
+    {"pred", 1, false}, {"s8", 1, false},  {"u8", 1, false},  {"s16", 2, false}, {"u16", 2, false},
+    {"s32", 4, false},  {"u32", 4, false}, {"s64", 8, false}, {"u64", 8, false}, {"f16", 2, true},
+    {"bf16", 2, true},  {"f32", 4, true},  {"f64", 8, true},
 };
 
 const DTypeInfo* FindDType(std::string_view name) {
@@ -68,8 +67,9 @@ std::string CanonicalTensorBytes(std::string_view dtype, std::string_view data) 
 
 Result<Digest256> TensorDigest(const TensorView& t, ThreadPool* pool) {
   const DTypeInfo* d = FindDType(t.dtype);
-  if (d == nullptr) return InvalidArgument("tensor '" + std::string(t.name) +
-                                           "': unknown dtype '" + std::string(t.dtype) + "'");
+  if (d == nullptr)
+    return InvalidArgument("tensor '" + std::string(t.name) + "': unknown dtype '" +
+                           std::string(t.dtype) + "'");
   uint64_t count = 1;
   nlohmann::json shape = nlohmann::json::array();
   for (int64_t dim : t.shape) {

@@ -26,7 +26,7 @@ struct TensorView {
   std::string_view name;
   std::string_view dtype;  // XLA spelling: pred s8 u8 s16 u16 s32 u32 s64 u64 f16 bf16 f32 f64
   std::vector<int64_t> shape;
-  std::string_view data;   // host bytes; detrain supports little-endian hosts only
+  std::string_view data;  // host bytes; detrain supports little-endian hosts only
 };
 
 // Bytes per element of an XLA dtype name, or 0 if the name is unknown.

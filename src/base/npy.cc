@@ -16,9 +16,9 @@ struct DtypeInfo {
   std::string_view descr;
   int size;
 };
-constexpr DtypeInfo kDtypes[] = {
-    {NpyDtype::kBool, "|b1", 1}, {NpyDtype::kF32, "<f4", 4}, {NpyDtype::kS32, "<i4", 4},
-    {NpyDtype::kU32, "<u4", 4},  {NpyDtype::kS64, "<i8", 8}, {NpyDtype::kU64, "<u8", 8}};
+constexpr DtypeInfo kDtypes[] = {{NpyDtype::kBool, "|b1", 1}, {NpyDtype::kF32, "<f4", 4},
+                                 {NpyDtype::kS32, "<i4", 4},  {NpyDtype::kU32, "<u4", 4},
+                                 {NpyDtype::kS64, "<i8", 8},  {NpyDtype::kU64, "<u8", 8}};
 
 // Finds `'key':` in the header dict and returns the text after it (leading spaces removed).
 Result<std::string_view> DictValue(std::string_view header, std::string_view key) {
@@ -26,7 +26,8 @@ Result<std::string_view> DictValue(std::string_view header, std::string_view key
   size_t pos = header.find(quoted);
   if (pos == std::string_view::npos) return DataLoss("npy header has no " + quoted + " entry");
   pos = header.find(':', pos + quoted.size());
-  if (pos == std::string_view::npos) return DataLoss("npy header entry " + quoted + " has no value");
+  if (pos == std::string_view::npos)
+    return DataLoss("npy header entry " + quoted + " has no value");
   std::string_view v = header.substr(pos + 1);
   while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
   return v;
@@ -60,7 +61,8 @@ std::string_view NpyDescr(NpyDtype dtype) { return kDtypes[static_cast<int>(dtyp
 int NpyItemSize(NpyDtype dtype) { return kDtypes[static_cast<int>(dtype)].size; }
 
 Result<NpyArray> ParseNpy(std::string_view bytes) {
-  if (bytes.size() < 10 || bytes.substr(0, 6) != kMagic) return DataLoss("not an .npy file (bad magic)");
+  if (bytes.size() < 10 || bytes.substr(0, 6) != kMagic)
+    return DataLoss("not an .npy file (bad magic)");
   uint8_t major = static_cast<uint8_t>(bytes[6]);
   size_t len_size = major == 1 ? 2 : (major == 2 || major == 3) ? 4 : 0;
   if (len_size == 0) return DataLoss("unsupported .npy format version " + std::to_string(major));
@@ -76,7 +78,8 @@ Result<NpyArray> ParseNpy(std::string_view bytes) {
   DETRAIN_ASSIGN_OR_RETURN(std::string_view descr_v, DictValue(header, "descr"));
   size_t q = descr_v.find('\'', 1);
   std::string descr = descr_v.size() > 1 && descr_v[0] == '\'' && q != std::string_view::npos
-                          ? std::string(descr_v.substr(1, q - 1)) : std::string("?");
+                          ? std::string(descr_v.substr(1, q - 1))
+                          : std::string("?");
   bool found = false;
   for (const DtypeInfo& info : kDtypes) {
     if (info.descr == descr) array.dtype = info.dtype, found = true;
@@ -86,7 +89,8 @@ Result<NpyArray> ParseNpy(std::string_view bytes) {
                            "' (supported: <f4 <i4 <u4 <i8 <u8 |b1, little-endian)");
   }
   DETRAIN_ASSIGN_OR_RETURN(std::string_view fortran, DictValue(header, "fortran_order"));
-  if (fortran.substr(0, 4) == "True") return InvalidArgument("Fortran-order .npy arrays are not supported; save with C order");
+  if (fortran.substr(0, 4) == "True")
+    return InvalidArgument("Fortran-order .npy arrays are not supported; save with C order");
   if (fortran.substr(0, 5) != "False") return DataLoss("npy 'fortran_order' is not True or False");
   DETRAIN_ASSIGN_OR_RETURN(std::string_view shape_v, DictValue(header, "shape"));
   DETRAIN_ASSIGN_OR_RETURN(array.shape, ParseShapeTuple(shape_v));
@@ -95,10 +99,11 @@ Result<NpyArray> ParseNpy(std::string_view bytes) {
     count *= d;
     if (count > (int64_t{1} << 48)) return DataLoss("npy array is too large");
   }
-  uint64_t expected = static_cast<uint64_t>(count) * static_cast<uint64_t>(NpyItemSize(array.dtype));
+  uint64_t expected =
+      static_cast<uint64_t>(count) * static_cast<uint64_t>(NpyItemSize(array.dtype));
   if (bytes.size() - data_start != expected) {
-    return DataLoss(".npy data is " + std::to_string(bytes.size() - data_start) + " bytes; shape and dtype need " +
-                    std::to_string(expected));
+    return DataLoss(".npy data is " + std::to_string(bytes.size() - data_start) +
+                    " bytes; shape and dtype need " + std::to_string(expected));
   }
   array.data = std::string(bytes.substr(data_start));
   return array;

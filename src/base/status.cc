@@ -5,15 +5,24 @@ namespace detrain {
 
 std::string_view StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kNotFound: return "not found";
-    case StatusCode::kIoError: return "i/o error";
-    case StatusCode::kFailedPrecondition: return "failed precondition";
-    case StatusCode::kDataLoss: return "data loss";
-    case StatusCode::kVerificationFailed: return "verification failed";
-    case StatusCode::kUnimplemented: return "unimplemented";
-    case StatusCode::kInternal: return "internal error";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kNotFound:
+      return "not found";
+    case StatusCode::kIoError:
+      return "i/o error";
+    case StatusCode::kFailedPrecondition:
+      return "failed precondition";
+    case StatusCode::kDataLoss:
+      return "data loss";
+    case StatusCode::kVerificationFailed:
+      return "verification failed";
+    case StatusCode::kUnimplemented:
+      return "unimplemented";
+    case StatusCode::kInternal:
+      return "internal error";
   }
   return "unknown";
 }

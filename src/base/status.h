@@ -25,7 +25,7 @@ enum class StatusCode {
   kDataLoss,            // stored evidence is corrupt or truncated
   kVerificationFailed,  // evidence is well formed but does not match
   kUnimplemented,
-  kInternal,            // a broken invariant inside detrain
+  kInternal,  // a broken invariant inside detrain
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -52,7 +52,9 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
 inline Status FailedPrecondition(std::string m) {
@@ -70,7 +72,7 @@ inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     if (std::get<Status>(v_).ok()) v_ = Internal("Result constructed from an OK status");
   }
@@ -98,9 +100,9 @@ class [[nodiscard]] Result {
 #define DETRAIN_CONCAT_(a, b) DETRAIN_CONCAT_INNER_(a, b)
 
 // Evaluates `expr` (a Status); returns it from the enclosing function if it is not OK.
-#define DETRAIN_RETURN_IF_ERROR(expr)               \
-  do {                                              \
-    ::detrain::Status detrain_status_ = (expr);     \
+#define DETRAIN_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::detrain::Status detrain_status_ = (expr);        \
     if (!detrain_status_.ok()) return detrain_status_; \
   } while (0)
 

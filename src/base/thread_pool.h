@@ -44,8 +44,8 @@ class ThreadPool {
   std::condition_variable done_cv_;
   const std::function<void(size_t)>* fn_ = nullptr;  // guarded by mu_
   size_t n_ = 0;
-  size_t next_ = 0;                                  // guarded by mu_
-  size_t active_ = 0;                                // workers inside RunIndices
+  size_t next_ = 0;    // guarded by mu_
+  size_t active_ = 0;  // workers inside RunIndices
   size_t generation_ = 0;
   bool stop_ = false;
 };

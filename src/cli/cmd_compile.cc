@@ -34,16 +34,19 @@ struct CompileOptions {
 int RunCompile(const CompileOptions& opts) {
   for (const char* later : {"cuda", "ptx", "cubin"}) {
     if (opts.emit == later) {
-      return ReportError("compile", Unimplemented("--emit " + opts.emit + " is not supported yet (the CUDA backend "
+      return ReportError("compile", Unimplemented("--emit " + opts.emit +
+                                                  " is not supported yet (the CUDA backend "
                                                   "comes with a later issue)"));
     }
   }
   bool is_hlo = driver::IsHloInput(opts.file);
   if (!is_hlo && !driver::IsDtProgram(opts.file)) {
-    return ReportError("compile", InvalidArgument(opts.file + ": expected a .dt program or HLO text (.hlo)"));
+    return ReportError("compile",
+                       InvalidArgument(opts.file + ": expected a .dt program or HLO text (.hlo)"));
   }
   driver::CompileOptions copts;
-  copts.backend = opts.hashes || !opts.dump_dir.empty() || opts.emit == "opt-hlo" || opts.emit == "plan";
+  copts.backend =
+      opts.hashes || !opts.dump_dir.empty() || opts.emit == "opt-hlo" || opts.emit == "plan";
   copts.pipeline = opts.pipeline;
   copts.threads = opts.threads;
   Result<driver::CompileResult> c = driver::Compile(opts.file, copts);
@@ -61,15 +64,18 @@ int RunCompile(const CompileOptions& opts) {
     if (opts.json) {
       std::cout << driver::CompileSummary(*c, opts.file).dump(2) << "\n";
     } else {
-      for (const auto& s : c->stages.records()) std::cout << "stage " << s.name << " sha256:" << s.sha256 << "\n";
+      for (const auto& s : c->stages.records())
+        std::cout << "stage " << s.name << " sha256:" << s.sha256 << "\n";
     }
     return kExitOk;
   }
   if (!opts.dump_dir.empty() && opts.emit == "hlo") return kExitOk;  // the dump was the point
   const driver::StageRecord* s = c->stages.Find(opts.emit);
   if (s == nullptr) {
-    return ReportError("compile", InvalidArgument("--emit " + opts.emit + ": " + opts.file + " has no such stage" +
-                                                  (is_hlo ? " (HLO input has: program, hlo, opt-hlo, plan)" : "")));
+    return ReportError(
+        "compile",
+        InvalidArgument("--emit " + opts.emit + ": " + opts.file + " has no such stage" +
+                        (is_hlo ? " (HLO input has: program, hlo, opt-hlo, plan)" : "")));
   }
   if (s->name == driver::kStagePlan) {
     Result<std::string> text = codegen::cpu::PlanToText(s->bytes);
@@ -85,18 +91,28 @@ int RunCompile(const CompileOptions& opts) {
 
 void RegisterCompileCommand(CLI::App& app, int* exit_code) {
   auto opts = std::make_shared<CompileOptions>();
-  CLI::App* cmd = app.add_subcommand("compile", "Compile a program and print a stage or the stage digests");
+  CLI::App* cmd =
+      app.add_subcommand("compile", "Compile a program and print a stage or the stage digests");
   cmd->add_option("FILE", opts->file, "Program: a .dt file, or HLO text (.hlo)")->required();
-  cmd->add_option("--emit", opts->emit,
-                  "Stage to print: source (stage 1), hlo (stage 2, default), init (initialization plan), "
-                  "eval (evaluation program), opt-hlo (stage 3), plan (stage 4, as protobuf text)")
-      ->check(CLI::IsMember({"hlo", "source", "init", "eval", "opt-hlo", "plan", "cuda", "ptx", "cubin"}));
-  cmd->add_flag("--hashes", opts->hashes, "Print `stage NAME sha256:HEX` per stage instead of the text");
-  cmd->add_flag("--json", opts->json, "With --hashes: one JSON object, with the pipeline and pass records");
-  cmd->add_option("--dump-dir", opts->dump_dir, "Write every stage, every pass's output and summary.json here");
-  cmd->add_option("--pipeline", opts->pipeline, "Pass pipeline spec (default: docs/passes.md); it is hashed");
-  cmd->add_option("--threads", opts->threads, "Compiler threads; no stage depends on them")->check(CLI::Range(1, 256));
-  cmd->footer("Errors: FILE:LINE:COLUMN: message, exit 2. Formats: docs/language.md, docs/ir.md, docs/passes.md.");
+  cmd->add_option(
+         "--emit", opts->emit,
+         "Stage to print: source (stage 1), hlo (stage 2, default), init (initialization plan), "
+         "eval (evaluation program), opt-hlo (stage 3), plan (stage 4, as protobuf text)")
+      ->check(CLI::IsMember(
+          {"hlo", "source", "init", "eval", "opt-hlo", "plan", "cuda", "ptx", "cubin"}));
+  cmd->add_flag("--hashes", opts->hashes,
+                "Print `stage NAME sha256:HEX` per stage instead of the text");
+  cmd->add_flag("--json", opts->json,
+                "With --hashes: one JSON object, with the pipeline and pass records");
+  cmd->add_option("--dump-dir", opts->dump_dir,
+                  "Write every stage, every pass's output and summary.json here");
+  cmd->add_option("--pipeline", opts->pipeline,
+                  "Pass pipeline spec (default: docs/passes.md); it is hashed");
+  cmd->add_option("--threads", opts->threads, "Compiler threads; no stage depends on them")
+      ->check(CLI::Range(1, 256));
+  cmd->footer(
+      "Errors: FILE:LINE:COLUMN: message, exit 2. Formats: docs/language.md, docs/ir.md, "
+      "docs/passes.md.");
   cmd->callback([opts, exit_code] { *exit_code = RunCompile(*opts); });
 }
 

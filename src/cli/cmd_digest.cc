@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cerrno>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -39,7 +39,8 @@ Result<PathKind> Classify(const std::string& path) {
     return IoError(ErrnoMessage(path, errno));
   }
   if (S_ISLNK(st.st_mode)) {
-    return InvalidArgument(path + ": is a symbolic link; give the path of the file or directory "
+    return InvalidArgument(path +
+                           ": is a symbolic link; give the path of the file or directory "
                            "itself (symlinks are not digested)");
   }
   if (S_ISREG(st.st_mode)) return PathKind::kFile;
@@ -56,7 +57,8 @@ std::string OmsRootOfFile(const attest::FileDigests& d) {
 // Progress on stderr for files of 256 MiB or more, when stderr is a terminal.
 attest::ProgressFn ProgressFor(const std::string& path) {
   struct stat st;
-  if (!::isatty(2) || ::stat(path.c_str(), &st) != 0 || st.st_size < (off_t{256} << 20)) return nullptr;
+  if (!::isatty(2) || ::stat(path.c_str(), &st) != 0 || st.st_size < (off_t{256} << 20))
+    return nullptr;
   uint64_t total = static_cast<uint64_t>(st.st_size);
   return [path, total](uint64_t done) {
     std::fprintf(stderr, "\rdetrain digest: %s: %3d%% of %.1f GiB", path.c_str(),
@@ -70,7 +72,8 @@ Result<nlohmann::json> DigestOne(const std::string& path, PathKind kind, ThreadP
   nlohmann::json j;
   j["path"] = path;
   if (kind == PathKind::kFile) {
-    DETRAIN_ASSIGN_OR_RETURN(attest::FileDigests d, attest::DigestFile(path, pool, ProgressFor(path)));
+    DETRAIN_ASSIGN_OR_RETURN(attest::FileDigests d,
+                             attest::DigestFile(path, pool, ProgressFor(path)));
     j["kind"] = "file";
     j["size"] = d.size;
     j["sha256"] = Sha256::ToHex(d.sha256);

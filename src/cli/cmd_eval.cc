@@ -42,11 +42,13 @@ struct EvalOptions {
   int devices = 1;
 };
 
-Result<std::vector<ir::Literal>> LoadArguments(const ir::Module& module, const std::vector<std::string>& inputs) {
+Result<std::vector<ir::Literal>> LoadArguments(const ir::Module& module,
+                                               const std::vector<std::string>& inputs) {
   std::map<std::string, std::string> by_name;
   for (const std::string& spec : inputs) {
     size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0) return InvalidArgument("--input '" + spec + "' is not NAME=FILE.npy");
+    if (eq == std::string::npos || eq == 0)
+      return InvalidArgument("--input '" + spec + "' is not NAME=FILE.npy");
     if (!by_name.emplace(spec.substr(0, eq), spec.substr(eq + 1)).second) {
       return InvalidArgument("--input " + spec.substr(0, eq) + " is given twice");
     }
@@ -58,20 +60,23 @@ Result<std::vector<ir::Literal>> LoadArguments(const ir::Module& module, const s
     auto it = by_name.find(name);
     if (it == by_name.end()) it = by_name.find(positional);
     if (it == by_name.end()) {
-      return InvalidArgument("missing --input for parameter " + std::to_string(p->parameter_number) + " '" +
-                             name + "' (" + p->shape.ToString() + ")");
+      return InvalidArgument("missing --input for parameter " +
+                             std::to_string(p->parameter_number) + " '" + name + "' (" +
+                             p->shape.ToString() + ")");
     }
     DETRAIN_ASSIGN_OR_RETURN(NpyArray array, ReadNpyFile(it->second));
     DETRAIN_ASSIGN_OR_RETURN(ir::Literal lit, ir::LiteralFromNpy(array));
     if (!(lit.shape() == p->shape)) {
-      return InvalidArgument("--input " + it->first + ": parameter '" + name + "' expects " + p->shape.ToString() +
-                             ", " + it->second + " holds " + lit.shape().ToString());
+      return InvalidArgument("--input " + it->first + ": parameter '" + name + "' expects " +
+                             p->shape.ToString() + ", " + it->second + " holds " +
+                             lit.shape().ToString());
     }
     args.push_back(std::move(lit));
     by_name.erase(it);
   }
   if (!by_name.empty()) {
-    return InvalidArgument("--input " + by_name.begin()->first + " matches no parameter of the entry computation");
+    return InvalidArgument("--input " + by_name.begin()->first +
+                           " matches no parameter of the entry computation");
   }
   return args;
 }
@@ -90,7 +95,8 @@ Status WriteOutputs(const std::vector<ir::Literal>& arrays, bool tuple, const st
     std::string bytes = SerializeNpy(ir::LiteralToNpy(*lit));
     std::string path = dir + "/" + name + ".npy";
     DETRAIN_RETURN_IF_ERROR(WriteFileAtomic(path, bytes));
-    std::cout << path << " " << lit->shape().ToString() << " sha256:" << attest::Sha256Hex(bytes) << "\n";
+    std::cout << path << " " << lit->shape().ToString() << " sha256:" << attest::Sha256Hex(bytes)
+              << "\n";
   }
   return Status::Ok();
 }
@@ -135,21 +141,25 @@ int RunEval(const EvalOptions& opts) {
   auto module = ir::ParseAndVerify(compiled->stages.Find("hlo")->bytes);
   if (!module.ok()) return ReportError("eval", module.status());
   const ir::Shape& root = (*module)->entry()->root()->shape;
-  if (IsNestedTuple(root)) return ReportError("eval", InvalidArgument("the result is a nested tuple; .npy holds arrays only"));
+  if (IsNestedTuple(root))
+    return ReportError("eval",
+                       InvalidArgument("the result is a nested tuple; .npy holds arrays only"));
   std::unique_ptr<runtime::Executor> executor;
   if (opts.backend == "cpu") {
     auto made = MakeExecutor(opts, *compiled);
     if (!made.ok()) return ReportError("eval", made.status());
     executor = std::move(*made);
   } else if (opts.threads != 1 || opts.devices != 1 || !opts.isa.empty()) {
-    return ReportError("eval", InvalidArgument("--threads, --isa and --devices apply to --backend cpu only"));
+    return ReportError(
+        "eval", InvalidArgument("--threads, --isa and --devices apply to --backend cpu only"));
   }
   auto args = LoadArguments(**module, opts.inputs);
   if (!args.ok()) return ReportError("eval", args.status());
   Result<std::vector<ir::Literal>> result = std::vector<ir::Literal>();
   if (executor) {
     auto runs = executor->Run({*args});
-    result = runs.ok() ? Result<std::vector<ir::Literal>>(std::move((*runs)[0])) : Result<std::vector<ir::Literal>>(runs.status());
+    result = runs.ok() ? Result<std::vector<ir::Literal>>(std::move((*runs)[0]))
+                       : Result<std::vector<ir::Literal>>(runs.status());
   } else {
     auto value = interp::Evaluate(**module, *args);
     result = value.ok() ? Result<std::vector<ir::Literal>>(runtime::FlattenLiteral(*value))
@@ -166,20 +176,30 @@ int RunEval(const EvalOptions& opts) {
 void RegisterEvalCommand(CLI::App& app, int* exit_code) {
   auto opts = std::make_shared<EvalOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "eval", "Run an HLO module, or one train step of a program, on the interpreter or the CPU executor");
-  cmd->add_option("FILE", opts->file, "HLO text (.hlo), or a .dt program (its train step)")->required();
-  cmd->add_option("--backend", opts->backend, "interp (the reference interpreter, default) or cpu (the executable plan)")
+      "eval",
+      "Run an HLO module, or one train step of a program, on the interpreter or the CPU executor");
+  cmd->add_option("FILE", opts->file, "HLO text (.hlo), or a .dt program (its train step)")
+      ->required();
+  cmd->add_option("--backend", opts->backend,
+                  "interp (the reference interpreter, default) or cpu (the executable plan)")
       ->check(CLI::IsMember({"interp", "cpu"}));
-  cmd->add_option("--threads", opts->threads, "cpu: worker threads; results never depend on them")->check(CLI::Range(1, 256));
-  cmd->add_option("--isa", opts->isa, "cpu: scalar, avx2 or avx512 (default: the best this CPU has); never changes a bit");
+  cmd->add_option("--threads", opts->threads, "cpu: worker threads; results never depend on them")
+      ->check(CLI::Range(1, 256));
+  cmd->add_option(
+      "--isa", opts->isa,
+      "cpu: scalar, avx2 or avx512 (default: the best this CPU has); never changes a bit");
   cmd->add_option("--devices", opts->devices,
-                  "cpu: in-process devices, 1, 2, 4 or 8, dividing the program's shard count; never changes a bit");
+                  "cpu: in-process devices, 1, 2, 4 or 8, dividing the program's shard count; "
+                  "never changes a bit");
   cmd->add_option("--input", opts->inputs, "NAME=FILE.npy: a parameter by name or as p0, p1, ...");
-  cmd->add_option("-o,--output-dir", opts->out_dir, "Write out.npy (or out0.npy, out1.npy, ... for a tuple) here");
+  cmd->add_option("-o,--output-dir", opts->out_dir,
+                  "Write out.npy (or out0.npy, out1.npy, ... for a tuple) here");
   cmd->footer(
-      "Inputs are matched to entry parameters by name or position (p0, p1, ...); for a program, the train\n"
+      "Inputs are matched to entry parameters by name or position (p0, p1, ...); for a program, "
+      "the train\n"
       "step's parameters (docs/language.md \"The train step\").\n"
-      "Exit codes: 0 ok, 2 input error (parse, verify, missing/extra/mis-shaped input, bad option).");
+      "Exit codes: 0 ok, 2 input error (parse, verify, missing/extra/mis-shaped input, bad "
+      "option).");
   cmd->callback([opts, exit_code] { *exit_code = RunEval(*opts); });
 }
 

@@ -67,14 +67,17 @@ bool IsHexDigit(char c) {
 
 // A float32 from a decimal ("1.5", "-2e-3", "inf", "nan") or a bit pattern ("0x3fc00000").
 Result<float> ParseFloat(const std::string& s) {
-  const std::string hint = " (give a decimal such as 1.5 or -2e-3, or a float32 bit pattern "
-                           "such as 0x3fc00000)";
+  const std::string hint =
+      " (give a decimal such as 1.5 or -2e-3, or a float32 bit pattern "
+      "such as 0x3fc00000)";
   if (s.size() >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
     bool ok = s.size() == 10;
     for (size_t i = 2; ok && i < s.size(); ++i) ok = IsHexDigit(s[i]);
     if (!ok) {
-      return InvalidArgument("'" + s + "' is not a bit pattern: expected 0x and exactly 8 hex "
-                             "digits" + hint);
+      return InvalidArgument("'" + s +
+                             "' is not a bit pattern: expected 0x and exactly 8 hex "
+                             "digits" +
+                             hint);
     }
     uint32_t u = 0;
     std::from_chars(s.data() + 2, s.data() + s.size(), u, 16);
@@ -85,7 +88,8 @@ Result<float> ParseFloat(const std::string& s) {
   float x = 0;
   auto res = std::from_chars(s.data(), s.data() + s.size(), x, std::chars_format::general);
   if (res.ec == std::errc::result_out_of_range) {
-    return InvalidArgument("'" + s + "' is outside the float32 range (its magnitude rounds to "
+    return InvalidArgument("'" + s +
+                           "' is outside the float32 range (its magnitude rounds to "
                            "0 or overflows); give 0, inf or a bit pattern instead");
   }
   if (res.ec != std::errc() || res.ptr != s.data() + s.size() || s.empty()) {
@@ -108,9 +112,8 @@ Result<nlohmann::json> Evaluate(const MathOptions& opts) {
     }
     for (size_t i = 0; i < xs.size(); i += 2) {
       float r = crmath::Pow(xs[i], xs[i + 1]);
-      results.push_back({{"input", {Hex(xs[i]), Hex(xs[i + 1])}},
-                         {"output", Hex(r)},
-                         {"value", Shortest(r)}});
+      results.push_back(
+          {{"input", {Hex(xs[i]), Hex(xs[i + 1])}}, {"output", Hex(r)}, {"value", Shortest(r)}});
     }
   } else {
     const UnaryFn* fn = nullptr;

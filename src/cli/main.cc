@@ -19,9 +19,12 @@ namespace detrain::cli {
 int ReportError(std::string_view command, const Status& status) {
   std::cerr << "detrain " << command << ": " << status.message() << "\n";
   switch (status.code()) {
-    case StatusCode::kVerificationFailed: return kExitVerifyFailed;
-    case StatusCode::kInternal: return kExitInternal;
-    default: return kExitUsage;
+    case StatusCode::kVerificationFailed:
+      return kExitVerifyFailed;
+    case StatusCode::kInternal:
+      return kExitInternal;
+    default:
+      return kExitUsage;
   }
 }
 
@@ -58,9 +61,11 @@ int main(int argc, char** argv) {
   CLI::App app{"detrain: deterministic ML training with audit bundles that verify bit for bit.",
                "detrain"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", VersionText(), "Print version, commit, compiler and CUDA toolkit");
-  app.footer("Exit codes: 0 ok, 1 verification failed, 2 usage or input error, 3 internal error.\n"
-             "Run `detrain COMMAND --help` for the options of one command.");
+  app.set_version_flag("--version", VersionText(),
+                       "Print version, commit, compiler and CUDA toolkit");
+  app.footer(
+      "Exit codes: 0 ok, 1 verification failed, 2 usage or input error, 3 internal error.\n"
+      "Run `detrain COMMAND --help` for the options of one command.");
   int exit_code = kExitOk;
   RegisterDigestCommand(app, &exit_code);
   RegisterCompileCommand(app, &exit_code);

@@ -56,8 +56,9 @@ Status AppendBackendStages(const CompileOptions& options, CompileResult* out) {
 
   // The pipeline verified r.module after its last pass, and stage 3's bytes are its canonical
   // text: the plan builder neither verifies nor prints it again.
-  DETRAIN_ASSIGN_OR_RETURN(std::string plan, codegen::cpu::BuildPlan(*r.module, out->signature,
-                                                                     out->stages.Find(kStageOptHlo)->bytes));
+  DETRAIN_ASSIGN_OR_RETURN(
+      std::string plan,
+      codegen::cpu::BuildPlan(*r.module, out->signature, out->stages.Find(kStageOptHlo)->bytes));
   DETRAIN_ASSIGN_OR_RETURN(std::string plan_options,
                            OptionsJson({{"format_version", codegen::cpu::kPlanFormatVersion}}));
   Transform codegen = TransformOf("cpu-plan", kStageOptHlo, std::move(plan_options));

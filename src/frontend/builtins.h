@@ -19,15 +19,15 @@
 namespace detrain::frontend {
 
 enum class ArgKind {
-  kTensor,   // any tensor expression
-  kKey,      // a key
-  kInt,      // an integer literal (may be negative)
-  kFloat,    // a numeric literal
-  kBool,     // true or false
-  kString,   // a string literal
-  kDims,     // a list of integers and dimension names: [B, -1, 64]
-  kAxes,     // an integer or a list of integers (axes; negative counts from the end)
-  kSchedule, // a number, or a schedule call such as cosine_decay(...)
+  kTensor,    // any tensor expression
+  kKey,       // a key
+  kInt,       // an integer literal (may be negative)
+  kFloat,     // a numeric literal
+  kBool,      // true or false
+  kString,    // a string literal
+  kDims,      // a list of integers and dimension names: [B, -1, 64]
+  kAxes,      // an integer or a list of integers (axes; negative counts from the end)
+  kSchedule,  // a number, or a schedule call such as cosine_decay(...)
 };
 
 struct ParamSpec {
@@ -48,8 +48,8 @@ struct ArgValue {
   double f = 0;
   bool b = false;
   std::string s;
-  std::vector<DimValue> dims;   // kDims
-  std::vector<int64_t> axes;    // kAxes
+  std::vector<DimValue> dims;  // kDims
+  std::vector<int64_t> axes;   // kAxes
 };
 
 struct CallContext {
@@ -59,8 +59,8 @@ struct CallContext {
   std::vector<ArgValue> args;  // in ParamSpec order
 
   const ArgValue& arg(size_t i) const { return args[i]; }
-  Status Error(std::string_view message) const;                  // at the call
-  Status ErrorAt(size_t arg, std::string_view message) const;    // at one argument
+  Status Error(std::string_view message) const;                // at the call
+  Status ErrorAt(size_t arg, std::string_view message) const;  // at one argument
 };
 
 using TypeRule = Result<Type> (*)(const CallContext&);

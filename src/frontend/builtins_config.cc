@@ -24,14 +24,16 @@ Status Positive(const CallContext& c, size_t i) {
 Status InUnitInterval(const CallContext& c, size_t i, bool closed_right) {
   double v = c.arg(i).f;
   if (!(v >= 0 && (closed_right ? v <= 1 : v < 1))) {
-    return c.ErrorAt(i, std::string("must be in [0, 1") + (closed_right ? "]" : ")") + ", found " + c.arg(i).s);
+    return c.ErrorAt(
+        i, std::string("must be in [0, 1") + (closed_right ? "]" : ")") + ", found " + c.arg(i).s);
   }
   return Status::Ok();
 }
 
 Status AtLeast(const CallContext& c, size_t i, int64_t min) {
   if (c.arg(i).present && c.arg(i).i < min) {
-    return c.ErrorAt(i, "must be >= " + std::to_string(min) + ", found " + std::to_string(c.arg(i).i));
+    return c.ErrorAt(i,
+                     "must be >= " + std::to_string(min) + ", found " + std::to_string(c.arg(i).i));
   }
   return Status::Ok();
 }
@@ -120,13 +122,14 @@ Result<Type> WarmupCosineRule(const CallContext& c) {
   for (size_t i : {size_t{0}, size_t{1}, size_t{4}}) DETRAIN_RETURN_IF_ERROR(NonNegative(c, i));
   DETRAIN_RETURN_IF_ERROR(AtLeast(c, 2, 0));
   DETRAIN_RETURN_IF_ERROR(AtLeast(c, 3, 1));
-  if (c.arg(2).i >= c.arg(3).i) return c.ErrorAt(2, "warmup_steps must be smaller than decay_steps");
+  if (c.arg(2).i >= c.arg(3).i)
+    return c.ErrorAt(2, "warmup_steps must be smaller than decay_steps");
   return Type::Literal();
 }
 
 Result<Type> CsvRule(const CallContext& c) {
-  DETRAIN_RETURN_IF_ERROR(AtLeast(c, 2, 0));              // skip_rows
-  DETRAIN_RETURN_IF_ERROR(InUnitInterval(c, 4, false));   // validation
+  DETRAIN_RETURN_IF_ERROR(AtLeast(c, 2, 0));             // skip_rows
+  DETRAIN_RETURN_IF_ERROR(InUnitInterval(c, 4, false));  // validation
   if (c.arg(0).s.empty()) return c.ErrorAt(0, "the path must not be empty");
   return Type::Literal();
 }
@@ -152,7 +155,8 @@ Result<Type> TrainRule(const CallContext& c) {
   DETRAIN_RETURN_IF_ERROR(AtLeast(c, 2, 1));
   int64_t shards = c.arg(3).i;
   if (shards < 1 || (shards & (shards - 1)) != 0) {
-    return c.ErrorAt(3, "shards must be a power of two (1, 2, 4, 8, ...), found " + std::to_string(shards));
+    return c.ErrorAt(
+        3, "shards must be a power of two (1, 2, 4, 8, ...), found " + std::to_string(shards));
   }
   if (c.arg(2).i % shards != 0) {
     return c.ErrorAt(2, "batch " + std::to_string(c.arg(2).i) + " is not divisible by shards " +
@@ -162,7 +166,8 @@ Result<Type> TrainRule(const CallContext& c) {
   DETRAIN_RETURN_IF_ERROR(AtLeast(c, 5, 0));
   DETRAIN_RETURN_IF_ERROR(AtLeast(c, 6, 0));
   if (c.arg(7).s != "partitionable" && c.arg(7).s != "original") {
-    return c.ErrorAt(7, "prng must be \"partitionable\" or \"original\", found \"" + c.arg(7).s + "\"");
+    return c.ErrorAt(
+        7, "prng must be \"partitionable\" or \"original\", found \"" + c.arg(7).s + "\"");
   }
   return Type::Literal();
 }
@@ -170,61 +175,118 @@ Result<Type> TrainRule(const CallContext& c) {
 }  // namespace
 
 void AppendConfigBuiltins(std::vector<BuiltinDef>* t) {
-  for (const char* name : {"zeros", "ones", "glorot_uniform", "glorot_normal", "he_uniform", "he_normal",
-                           "lecun_normal"}) {
+  for (const char* name : {"zeros", "ones", "glorot_uniform", "glorot_normal", "he_uniform",
+                           "he_normal", "lecun_normal"}) {
     t->push_back({name, C::kInitializer, {}, NoCheck, "jax.nn.initializers"});
   }
-  t->push_back({"normal", C::kInitializer, {{"stddev", K::kFloat, "0.01"}}, StddevRule,
+  t->push_back({"normal",
+                C::kInitializer,
+                {{"stddev", K::kFloat, "0.01"}},
+                StddevRule,
                 "jax.nn.initializers.normal"});
-  t->push_back({"constant", C::kInitializer, {{"value", K::kFloat, nullptr}}, NoCheck, "every element = value"});
+  t->push_back({"constant",
+                C::kInitializer,
+                {{"value", K::kFloat, nullptr}},
+                NoCheck,
+                "every element = value"});
 
-  t->push_back({"sgd", C::kOptimizer,
-                {{"learning_rate", K::kSchedule, nullptr}, {"clip_norm", K::kFloat, "none"}}, SgdRule,
+  t->push_back({"sgd",
+                C::kOptimizer,
+                {{"learning_rate", K::kSchedule, nullptr}, {"clip_norm", K::kFloat, "none"}},
+                SgdRule,
                 "optax.sgd"});
-  t->push_back({"momentum", C::kOptimizer,
-                {{"learning_rate", K::kSchedule, nullptr}, {"momentum", K::kFloat, "0.9"},
-                 {"nesterov", K::kBool, "false"}, {"clip_norm", K::kFloat, "none"}},
-                MomentumClipRule, "optax.sgd with momentum"});
-  t->push_back({"adam", C::kOptimizer,
-                {{"learning_rate", K::kSchedule, nullptr}, {"b1", K::kFloat, "0.9"}, {"b2", K::kFloat, "0.999"},
-                 {"eps", K::kFloat, "1e-8"}, {"clip_norm", K::kFloat, "none"}},
-                AdamClipRule, "optax.adam"});
-  t->push_back({"adamw", C::kOptimizer,
-                {{"learning_rate", K::kSchedule, nullptr}, {"b1", K::kFloat, "0.9"}, {"b2", K::kFloat, "0.999"},
-                 {"eps", K::kFloat, "1e-8"}, {"weight_decay", K::kFloat, "1e-4"},
+  t->push_back({"momentum",
+                C::kOptimizer,
+                {{"learning_rate", K::kSchedule, nullptr},
+                 {"momentum", K::kFloat, "0.9"},
+                 {"nesterov", K::kBool, "false"},
                  {"clip_norm", K::kFloat, "none"}},
-                AdamClipRule, "optax.adamw"});
+                MomentumClipRule,
+                "optax.sgd with momentum"});
+  t->push_back({"adam",
+                C::kOptimizer,
+                {{"learning_rate", K::kSchedule, nullptr},
+                 {"b1", K::kFloat, "0.9"},
+                 {"b2", K::kFloat, "0.999"},
+                 {"eps", K::kFloat, "1e-8"},
+                 {"clip_norm", K::kFloat, "none"}},
+                AdamClipRule,
+                "optax.adam"});
+  t->push_back({"adamw",
+                C::kOptimizer,
+                {{"learning_rate", K::kSchedule, nullptr},
+                 {"b1", K::kFloat, "0.9"},
+                 {"b2", K::kFloat, "0.999"},
+                 {"eps", K::kFloat, "1e-8"},
+                 {"weight_decay", K::kFloat, "1e-4"},
+                 {"clip_norm", K::kFloat, "none"}},
+                AdamClipRule,
+                "optax.adamw"});
 
-  t->push_back({"constant", C::kSchedule, {{"value", K::kFloat, nullptr}}, ConstantScheduleRule,
+  t->push_back({"constant",
+                C::kSchedule,
+                {{"value", K::kFloat, nullptr}},
+                ConstantScheduleRule,
                 "optax.constant_schedule"});
-  t->push_back({"linear", C::kSchedule,
-                {{"init", K::kFloat, nullptr}, {"end", K::kFloat, nullptr}, {"steps", K::kInt, nullptr}},
-                LinearScheduleRule, "optax.linear_schedule"});
-  t->push_back({"cosine_decay", C::kSchedule,
-                {{"init", K::kFloat, nullptr}, {"decay_steps", K::kInt, nullptr}, {"alpha", K::kFloat, "0"}},
-                CosineRule, "optax.cosine_decay_schedule"});
-  t->push_back({"warmup_cosine_decay", C::kSchedule,
-                {{"init", K::kFloat, nullptr}, {"peak", K::kFloat, nullptr}, {"warmup_steps", K::kInt, nullptr},
-                 {"decay_steps", K::kInt, nullptr}, {"end", K::kFloat, "0"}},
-                WarmupCosineRule, "optax.warmup_cosine_decay_schedule"});
+  t->push_back(
+      {"linear",
+       C::kSchedule,
+       {{"init", K::kFloat, nullptr}, {"end", K::kFloat, nullptr}, {"steps", K::kInt, nullptr}},
+       LinearScheduleRule,
+       "optax.linear_schedule"});
+  t->push_back(
+      {"cosine_decay",
+       C::kSchedule,
+       {{"init", K::kFloat, nullptr}, {"decay_steps", K::kInt, nullptr}, {"alpha", K::kFloat, "0"}},
+       CosineRule,
+       "optax.cosine_decay_schedule"});
+  t->push_back({"warmup_cosine_decay",
+                C::kSchedule,
+                {{"init", K::kFloat, nullptr},
+                 {"peak", K::kFloat, nullptr},
+                 {"warmup_steps", K::kInt, nullptr},
+                 {"decay_steps", K::kInt, nullptr},
+                 {"end", K::kFloat, "0"}},
+                WarmupCosineRule,
+                "optax.warmup_cosine_decay_schedule"});
 
-  t->push_back({"csv", C::kData,
-                {{"path", K::kString, nullptr}, {"label", K::kInt, "-1"}, {"skip_rows", K::kInt, "0"},
-                 {"standardize", K::kBool, "false"}, {"validation", K::kFloat, "0"}},
-                CsvRule, "numeric CSV file: one example per row, one label column"});
-  t->push_back({"npy", C::kData,
-                {{"features", K::kString, nullptr}, {"labels", K::kString, nullptr},
-                 {"standardize", K::kBool, "false"}, {"validation", K::kFloat, "0"}},
-                NpyRule, "features and labels as .npy files"});
+  t->push_back({"csv",
+                C::kData,
+                {{"path", K::kString, nullptr},
+                 {"label", K::kInt, "-1"},
+                 {"skip_rows", K::kInt, "0"},
+                 {"standardize", K::kBool, "false"},
+                 {"validation", K::kFloat, "0"}},
+                CsvRule,
+                "numeric CSV file: one example per row, one label column"});
+  t->push_back({"npy",
+                C::kData,
+                {{"features", K::kString, nullptr},
+                 {"labels", K::kString, nullptr},
+                 {"standardize", K::kBool, "false"},
+                 {"validation", K::kFloat, "0"}},
+                NpyRule,
+                "features and labels as .npy files"});
 
-  t->push_back({"text", C::kData,
-                {{"path", K::kString, nullptr}, {"context", K::kInt, "32"}, {"validation", K::kFloat, "0"}},
-                TextRule, "a byte-level corpus cut into sequences of context bytes (inputs) and the next bytes (labels)"});
-  t->push_back({"train", C::kTrain,
-                {{"steps", K::kInt, "none"}, {"epochs", K::kInt, "none"}, {"batch", K::kInt, nullptr},
-                 {"shards", K::kInt, "8"}, {"seed", K::kInt, "0"}, {"checkpoint_every", K::kInt, "0"},
-                 {"eval_every", K::kInt, "0"}, {"prng", K::kString, "\"partitionable\""}},
-                TrainRule, "the training loop"});
+  t->push_back(
+      {"text",
+       C::kData,
+       {{"path", K::kString, nullptr}, {"context", K::kInt, "32"}, {"validation", K::kFloat, "0"}},
+       TextRule,
+       "a byte-level corpus cut into sequences of context bytes (inputs) and the next bytes "
+       "(labels)"});
+  t->push_back({"train",
+                C::kTrain,
+                {{"steps", K::kInt, "none"},
+                 {"epochs", K::kInt, "none"},
+                 {"batch", K::kInt, nullptr},
+                 {"shards", K::kInt, "8"},
+                 {"seed", K::kInt, "0"},
+                 {"checkpoint_every", K::kInt, "0"},
+                 {"eval_every", K::kInt, "0"},
+                 {"prng", K::kString, "\"partitionable\""}},
+                TrainRule,
+                "the training loop"});
 }
 
 }  // namespace detrain::frontend

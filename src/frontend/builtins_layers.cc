@@ -22,8 +22,8 @@ Status ExpectF32(const CallContext& c, size_t i, const char* what) {
 Result<int64_t> Axis(const CallContext& c, size_t i, int64_t axis, int64_t rank) {
   int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank) {
-    return c.ErrorAt(i, "axis " + std::to_string(axis) + " is out of range for rank " +
-                            std::to_string(rank));
+    return c.ErrorAt(
+        i, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   }
   return a;
 }
@@ -45,7 +45,8 @@ Result<Type> CrossEntropyRule(const CallContext& c) {
   DETRAIN_RETURN_IF_ERROR(ExpectF32(c, 0, "logits"));
   const Type& logits = c.arg(0).type;
   const Type& labels = c.arg(1).type;
-  if (logits.rank() == 0) return c.ErrorAt(0, "logits need a class dimension, found " + logits.ToString());
+  if (logits.rank() == 0)
+    return c.ErrorAt(0, "logits need a class dimension, found " + logits.ToString());
   if (labels.dtype != DType::kS32) {
     return c.ErrorAt(1, "labels must be s32 class indices, found " + labels.ToString());
   }
@@ -61,8 +62,8 @@ Result<Type> BinaryCrossEntropyRule(const CallContext& c) {
   DETRAIN_RETURN_IF_ERROR(ExpectF32(c, 0, "logits"));
   DETRAIN_RETURN_IF_ERROR(ExpectF32(c, 1, "labels (0.0 or 1.0)"));
   if (c.arg(0).type.dims != c.arg(1).type.dims) {
-    return c.Error("logits " + c.arg(0).type.ToString() + " and labels " + c.arg(1).type.ToString() +
-                   " must have the same shape");
+    return c.Error("logits " + c.arg(0).type.ToString() + " and labels " +
+                   c.arg(1).type.ToString() + " must have the same shape");
   }
   return c.arg(0).type;
 }
@@ -84,7 +85,8 @@ Result<Type> ReduceRule(const CallContext& c) {
   std::vector<bool> drop(static_cast<size_t>(x.rank()), false);
   for (int64_t axis : c.arg(1).axes) {
     DETRAIN_ASSIGN_OR_RETURN(int64_t a, Axis(c, 1, axis, x.rank()));
-    if (drop[static_cast<size_t>(a)]) return c.ErrorAt(1, "axis " + std::to_string(axis) + " given twice");
+    if (drop[static_cast<size_t>(a)])
+      return c.ErrorAt(1, "axis " + std::to_string(axis) + " given twice");
     drop[static_cast<size_t>(a)] = true;
   }
   std::vector<DimValue> dims;
@@ -110,8 +112,9 @@ Result<Type> LayerNormRule(const CallContext& c) {
   Type feature = Type::Tensor(DType::kF32, {x.dims.back()});
   for (size_t i : {size_t{1}, size_t{2}}) {
     if (!(c.arg(i).type == feature)) {
-      return c.ErrorAt(i, std::string(i == 1 ? "scale" : "bias") + " must be " + feature.ToString() +
-                              " (the last dimension of the input), found " + c.arg(i).type.ToString());
+      return c.ErrorAt(i, std::string(i == 1 ? "scale" : "bias") + " must be " +
+                              feature.ToString() + " (the last dimension of the input), found " +
+                              c.arg(i).type.ToString());
     }
   }
   if (!(c.arg(3).f > 0)) return c.ErrorAt(3, "eps must be positive");
@@ -123,7 +126,9 @@ Result<int64_t> WindowOut(const CallContext& c, int64_t in, int64_t window, int6
                           const std::string& padding, size_t pad_arg) {
   if (padding == "SAME") return (in + stride - 1) / stride;
   if (padding == "VALID") {
-    if (in < window) return c.Error("window " + std::to_string(window) + " is larger than the input size " + std::to_string(in));
+    if (in < window)
+      return c.Error("window " + std::to_string(window) + " is larger than the input size " +
+                     std::to_string(in));
     return (in - window) / stride + 1;
   }
   return c.ErrorAt(pad_arg, "padding must be \"SAME\" or \"VALID\", found \"" + padding + "\"");
@@ -144,8 +149,10 @@ Result<Type> Conv2dRule(const CallContext& c) {
   if (stride < 1) return c.ErrorAt(2, "stride must be >= 1");
   std::vector<DimValue> out = {x.dims[0]};
   for (int d : {1, 2}) {
-    if (x.dims[d].is_symbol() || w.dims[d - 1].is_symbol()) return c.Error("spatial dimensions must be static");
-    DETRAIN_ASSIGN_OR_RETURN(int64_t n, WindowOut(c, x.dims[d].size, w.dims[d - 1].size, stride, c.arg(3).s, 3));
+    if (x.dims[d].is_symbol() || w.dims[d - 1].is_symbol())
+      return c.Error("spatial dimensions must be static");
+    DETRAIN_ASSIGN_OR_RETURN(
+        int64_t n, WindowOut(c, x.dims[d].size, w.dims[d - 1].size, stride, c.arg(3).s, 3));
     out.push_back(DimValue::Of(n));
   }
   out.push_back(w.dims[3]);
@@ -163,7 +170,8 @@ Result<Type> PoolRule(const CallContext& c) {
   std::vector<DimValue> out = {x.dims[0]};
   for (int d : {1, 2}) {
     if (x.dims[d].is_symbol()) return c.Error("spatial dimensions must be static");
-    DETRAIN_ASSIGN_OR_RETURN(int64_t n, WindowOut(c, x.dims[d].size, window, stride, c.arg(3).s, 3));
+    DETRAIN_ASSIGN_OR_RETURN(int64_t n,
+                             WindowOut(c, x.dims[d].size, window, stride, c.arg(3).s, 3));
     out.push_back(DimValue::Of(n));
   }
   out.push_back(x.dims[3]);
@@ -171,11 +179,14 @@ Result<Type> PoolRule(const CallContext& c) {
 }
 
 // Splits dims into the product of static sizes and the sorted list of symbols.
-void Factor(const std::vector<DimValue>& dims, int64_t* product, std::vector<std::string>* symbols) {
+void Factor(const std::vector<DimValue>& dims, int64_t* product,
+            std::vector<std::string>* symbols) {
   *product = 1;
   for (const auto& d : dims) {
-    if (d.is_symbol()) symbols->push_back(d.symbol);
-    else *product *= d.size;
+    if (d.is_symbol())
+      symbols->push_back(d.symbol);
+    else
+      *product *= d.size;
   }
   std::sort(symbols->begin(), symbols->end());
 }
@@ -245,7 +256,8 @@ Result<Type> AttentionRule(const CallContext& c) {
   Type square = Type::Tensor(DType::kF32, {x.dims[2], x.dims[2]});
   for (size_t i = 1; i <= 4; ++i) {
     if (!(c.arg(i).type == square)) {
-      return c.ErrorAt(i, "projection must be " + square.ToString() + ", found " + c.arg(i).type.ToString());
+      return c.ErrorAt(
+          i, "projection must be " + square.ToString() + ", found " + c.arg(i).type.ToString());
     }
   }
   int64_t heads = c.arg(5).i;
@@ -268,57 +280,113 @@ Result<Type> AccuracyRule(const CallContext& c) {
 }  // namespace
 
 void AppendLayerBuiltins(std::vector<BuiltinDef>* t) {
-  for (const char* name : {"relu", "gelu", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "abs"}) {
+  for (const char* name :
+       {"relu", "gelu", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "abs"}) {
     t->push_back({name, C::kLayer, {{"x", K::kTensor, nullptr}}, SameAsF32Input, "elementwise"});
   }
-  t->push_back({"softmax", C::kLayer, {{"x", K::kTensor, nullptr}, {"axis", K::kInt, "-1"}}, SoftmaxRule,
+  t->push_back({"softmax",
+                C::kLayer,
+                {{"x", K::kTensor, nullptr}, {"axis", K::kInt, "-1"}},
+                SoftmaxRule,
                 "softmax along an axis"});
-  t->push_back({"log_softmax", C::kLayer, {{"x", K::kTensor, nullptr}, {"axis", K::kInt, "-1"}},
-                SoftmaxRule, "log of softmax, computed stably"});
-  t->push_back({"softmax_cross_entropy", C::kLayer,
-                {{"logits", K::kTensor, nullptr}, {"labels", K::kTensor, nullptr}}, CrossEntropyRule,
-                "per-example cross-entropy with integer labels"});
-  t->push_back({"sigmoid_binary_cross_entropy", C::kLayer,
+  t->push_back({"log_softmax",
+                C::kLayer,
+                {{"x", K::kTensor, nullptr}, {"axis", K::kInt, "-1"}},
+                SoftmaxRule,
+                "log of softmax, computed stably"});
+  t->push_back({"softmax_cross_entropy",
+                C::kLayer,
                 {{"logits", K::kTensor, nullptr}, {"labels", K::kTensor, nullptr}},
-                BinaryCrossEntropyRule, "elementwise binary cross-entropy on logits"});
-  t->push_back({"mse", C::kLayer, {{"predictions", K::kTensor, nullptr}, {"targets", K::kTensor, nullptr}},
-                MseRule, "mean squared error over all elements"});
-  t->push_back({"mean", C::kLayer, {{"x", K::kTensor, nullptr}, {"axis", K::kAxes, "none"}}, ReduceRule,
+                CrossEntropyRule,
+                "per-example cross-entropy with integer labels"});
+  t->push_back({"sigmoid_binary_cross_entropy",
+                C::kLayer,
+                {{"logits", K::kTensor, nullptr}, {"labels", K::kTensor, nullptr}},
+                BinaryCrossEntropyRule,
+                "elementwise binary cross-entropy on logits"});
+  t->push_back({"mse",
+                C::kLayer,
+                {{"predictions", K::kTensor, nullptr}, {"targets", K::kTensor, nullptr}},
+                MseRule,
+                "mean squared error over all elements"});
+  t->push_back({"mean",
+                C::kLayer,
+                {{"x", K::kTensor, nullptr}, {"axis", K::kAxes, "none"}},
+                ReduceRule,
                 "mean over axes (all by default)"});
-  t->push_back({"sum", C::kLayer, {{"x", K::kTensor, nullptr}, {"axis", K::kAxes, "none"}}, ReduceRule,
+  t->push_back({"sum",
+                C::kLayer,
+                {{"x", K::kTensor, nullptr}, {"axis", K::kAxes, "none"}},
+                ReduceRule,
                 "sum over axes (all by default)"});
-  t->push_back({"dropout", C::kLayer,
-                {{"x", K::kTensor, nullptr}, {"rate", K::kFloat, nullptr}, {"key", K::kKey, nullptr}},
-                DropoutRule, "zero with probability rate, scale the rest by 1/(1-rate)"});
-  t->push_back({"layer_norm", C::kLayer,
-                {{"x", K::kTensor, nullptr}, {"scale", K::kTensor, nullptr}, {"bias", K::kTensor, nullptr},
+  t->push_back(
+      {"dropout",
+       C::kLayer,
+       {{"x", K::kTensor, nullptr}, {"rate", K::kFloat, nullptr}, {"key", K::kKey, nullptr}},
+       DropoutRule,
+       "zero with probability rate, scale the rest by 1/(1-rate)"});
+  t->push_back({"layer_norm",
+                C::kLayer,
+                {{"x", K::kTensor, nullptr},
+                 {"scale", K::kTensor, nullptr},
+                 {"bias", K::kTensor, nullptr},
                  {"eps", K::kFloat, "1e-5"}},
-                LayerNormRule, "normalize over the last dimension"});
-  t->push_back({"conv2d", C::kLayer,
-                {{"x", K::kTensor, nullptr}, {"kernel", K::kTensor, nullptr}, {"stride", K::kInt, "1"},
+                LayerNormRule,
+                "normalize over the last dimension"});
+  t->push_back({"conv2d",
+                C::kLayer,
+                {{"x", K::kTensor, nullptr},
+                 {"kernel", K::kTensor, nullptr},
+                 {"stride", K::kInt, "1"},
                  {"padding", K::kString, "\"SAME\""}},
-                Conv2dRule, "2-D convolution, NHWC input, HWIO kernel"});
+                Conv2dRule,
+                "2-D convolution, NHWC input, HWIO kernel"});
   for (const char* name : {"max_pool", "avg_pool"}) {
-    t->push_back({name, C::kLayer,
-                  {{"x", K::kTensor, nullptr}, {"window", K::kInt, "2"}, {"stride", K::kInt, "none"},
+    t->push_back({name,
+                  C::kLayer,
+                  {{"x", K::kTensor, nullptr},
+                   {"window", K::kInt, "2"},
+                   {"stride", K::kInt, "none"},
                    {"padding", K::kString, "\"VALID\""}},
-                  PoolRule, "2-D pooling over H and W of NHWC"});
+                  PoolRule,
+                  "2-D pooling over H and W of NHWC"});
   }
-  t->push_back({"reshape", C::kLayer, {{"x", K::kTensor, nullptr}, {"shape", K::kDims, nullptr}},
-                ReshapeRule, "new shape, same elements in row-major order"});
-  t->push_back({"flatten", C::kLayer, {{"x", K::kTensor, nullptr}}, FlattenRule,
+  t->push_back({"reshape",
+                C::kLayer,
+                {{"x", K::kTensor, nullptr}, {"shape", K::kDims, nullptr}},
+                ReshapeRule,
+                "new shape, same elements in row-major order"});
+  t->push_back({"flatten",
+                C::kLayer,
+                {{"x", K::kTensor, nullptr}},
+                FlattenRule,
                 "collapse all but the first dimension"});
-  t->push_back({"embedding", C::kLayer, {{"table", K::kTensor, nullptr}, {"ids", K::kTensor, nullptr}},
-                EmbeddingRule, "rows of a table, by integer id"});
-  t->push_back({"attention", C::kLayer,
-                {{"x", K::kTensor, nullptr}, {"wq", K::kTensor, nullptr}, {"wk", K::kTensor, nullptr},
-                 {"wv", K::kTensor, nullptr}, {"wo", K::kTensor, nullptr}, {"heads", K::kInt, nullptr},
+  t->push_back({"embedding",
+                C::kLayer,
+                {{"table", K::kTensor, nullptr}, {"ids", K::kTensor, nullptr}},
+                EmbeddingRule,
+                "rows of a table, by integer id"});
+  t->push_back({"attention",
+                C::kLayer,
+                {{"x", K::kTensor, nullptr},
+                 {"wq", K::kTensor, nullptr},
+                 {"wk", K::kTensor, nullptr},
+                 {"wv", K::kTensor, nullptr},
+                 {"wo", K::kTensor, nullptr},
+                 {"heads", K::kInt, nullptr},
                  {"causal", K::kBool, "true"}},
-                AttentionRule, "multi-head self-attention"});
-  t->push_back({"fold_in", C::kLayer, {{"key", K::kKey, nullptr}, {"data", K::kInt, nullptr}}, FoldInRule,
+                AttentionRule,
+                "multi-head self-attention"});
+  t->push_back({"fold_in",
+                C::kLayer,
+                {{"key", K::kKey, nullptr}, {"data", K::kInt, nullptr}},
+                FoldInRule,
                 "a new key: jax.random.fold_in(key, data)"});
-  t->push_back({"accuracy", C::kLayer, {{"logits", K::kTensor, nullptr}, {"labels", K::kTensor, nullptr}},
-                AccuracyRule, "fraction of argmax(logits) equal to labels"});
+  t->push_back({"accuracy",
+                C::kLayer,
+                {{"logits", K::kTensor, nullptr}, {"labels", K::kTensor, nullptr}},
+                AccuracyRule,
+                "fraction of argmax(logits) equal to labels"});
 }
 
 }  // namespace detrain::frontend

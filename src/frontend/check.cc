@@ -10,12 +10,14 @@ Result<Type> Checker::ResolveType(const TypeExpr& t, bool allow_symbols) {
   if (t.is_key) return Type::Key();
   Type r;
   if (!ParseDType(t.dtype, &r.dtype)) {
-    return src_.Error(t.range, "unknown element type '" + t.dtype + "' (expected f32, s32 or pred)");
+    return src_.Error(t.range,
+                      "unknown element type '" + t.dtype + "' (expected f32, s32 or pred)");
   }
   for (const Dim& d : t.dims) {
     if (!d.symbol.empty()) {
       if (!allow_symbols) {
-        return src_.Error(d.range, "parameter shapes must be static, found the name '" + d.symbol + "'");
+        return src_.Error(d.range,
+                          "parameter shapes must be static, found the name '" + d.symbol + "'");
       }
       r.dims.push_back(DimValue::Sym(d.symbol));
     } else {
@@ -28,18 +30,23 @@ Result<Type> Checker::ResolveType(const TypeExpr& t, bool allow_symbols) {
 Status Checker::CheckParams() {
   nlohmann::json params = nlohmann::json::array();
   for (const ParamDecl& p : prog_.params) {
-    if (globals_.count(p.name)) return src_.Error(p.name_range, "parameter '" + p.name + "' is declared twice");
+    if (globals_.count(p.name))
+      return src_.Error(p.name_range, "parameter '" + p.name + "' is declared twice");
     DETRAIN_ASSIGN_OR_RETURN(Type t, ResolveType(p.type, false));
     if (t.kind != ValueKind::kTensor || t.dtype != DType::kF32) {
       return src_.Error(p.type.range, "parameters must be f32 tensors, found " + t.ToString());
     }
     const BuiltinDef* init;
-    DETRAIN_ASSIGN_OR_RETURN(std::vector<ArgValue> args, BindConfig(*p.init, BuiltinCategory::kInitializer, &init));
+    DETRAIN_ASSIGN_OR_RETURN(std::vector<ArgValue> args,
+                             BindConfig(*p.init, BuiltinCategory::kInitializer, &init));
     std::string name(init->name);
     bool fan_based = name.find("glorot") == 0 || name.find("he_") == 0 || name.find("lecun") == 0;
     if (fan_based && t.rank() < 2) {
-      return src_.Error(p.init->range, name + " needs a parameter of rank >= 2 (it uses fan-in and fan-out), "
-                                              "found " + t.ToString() + "; use zeros, ones or normal");
+      return src_.Error(p.init->range,
+                        name +
+                            " needs a parameter of rank >= 2 (it uses fan-in and fan-out), "
+                            "found " +
+                            t.ToString() + "; use zeros, ones or normal");
     }
     globals_[p.name] = t;
     out_.params.emplace_back(p.name, t);
@@ -50,11 +57,14 @@ Status Checker::CheckParams() {
 }
 
 Status Checker::CheckFunction(const FuncDecl& f) {
-  if (funcs_.count(f.name)) return src_.Error(f.name_range, "function '" + f.name + "' is defined twice");
-  if (globals_.count(f.name)) return src_.Error(f.name_range, "'" + f.name + "' is already a parameter");
+  if (funcs_.count(f.name))
+    return src_.Error(f.name_range, "function '" + f.name + "' is defined twice");
+  if (globals_.count(f.name))
+    return src_.Error(f.name_range, "'" + f.name + "' is already a parameter");
   locals_.clear();
   for (const FuncArg& a : f.args) {
-    if (locals_.count(a.name)) return src_.Error(a.range, "argument '" + a.name + "' is declared twice");
+    if (locals_.count(a.name))
+      return src_.Error(a.range, "argument '" + a.name + "' is declared twice");
     DETRAIN_ASSIGN_OR_RETURN(Type t, ResolveType(a.type, true));
     locals_[a.name] = t;
   }
@@ -77,8 +87,8 @@ Status Checker::CheckFunction(const FuncDecl& f) {
       }
       locals_[s.target] = t;
     } else if (!(t == declared)) {
-      return src_.Error(s.value->range, f.name + " returns " + t.ToString() + " but is declared -> " +
-                                            declared.ToString());
+      return src_.Error(s.value->range, f.name + " returns " + t.ToString() +
+                                            " but is declared -> " + declared.ToString());
     }
   }
   funcs_[f.name] = &f;
@@ -88,15 +98,18 @@ Status Checker::CheckFunction(const FuncDecl& f) {
 
 Status Checker::CheckData() {
   if (prog_.data.empty()) {
-    return src_.Error({static_cast<uint32_t>(src_.text().size()), static_cast<uint32_t>(src_.text().size())},
-                      "missing a data source (data NAME = csv(...) or npy(...))");
+    return src_.Error(
+        {static_cast<uint32_t>(src_.text().size()), static_cast<uint32_t>(src_.text().size())},
+        "missing a data source (data NAME = csv(...) or npy(...))");
   }
   if (prog_.data.size() > 1) {
-    return src_.Error(prog_.data[1].name_range, "only one data source is supported; split it with validation = F");
+    return src_.Error(prog_.data[1].name_range,
+                      "only one data source is supported; split it with validation = F");
   }
   const DataDecl& d = prog_.data[0];
   const BuiltinDef* def;
-  DETRAIN_ASSIGN_OR_RETURN(std::vector<ArgValue> args, BindConfig(*d.source, BuiltinCategory::kData, &def));
+  DETRAIN_ASSIGN_OR_RETURN(std::vector<ArgValue> args,
+                           BindConfig(*d.source, BuiltinCategory::kData, &def));
   out_.data = &d;
   nlohmann::json j = ConfigJson(*def, args);
   j["as"] = d.name;
@@ -109,17 +122,24 @@ Status Checker::CheckSettings() {
   const Setting* train = nullptr;
   const Setting* metrics = nullptr;
   for (const Setting& s : prog_.settings) {
-    const Setting** slot = s.keyword == "optimizer" ? &optimizer : s.keyword == "train" ? &train : &metrics;
+    const Setting** slot = s.keyword == "optimizer" ? &optimizer
+                           : s.keyword == "train"   ? &train
+                                                    : &metrics;
     if (*slot != nullptr) return src_.Error(s.keyword_range, "'" + s.keyword + "' is given twice");
     *slot = &s;
   }
-  SourceRange eof{static_cast<uint32_t>(src_.text().size()), static_cast<uint32_t>(src_.text().size())};
-  if (optimizer == nullptr) return src_.Error(eof, "missing 'optimizer = ...' (one of: " + BuiltinNames(BuiltinCategory::kOptimizer) + ")");
+  SourceRange eof{static_cast<uint32_t>(src_.text().size()),
+                  static_cast<uint32_t>(src_.text().size())};
+  if (optimizer == nullptr)
+    return src_.Error(eof, "missing 'optimizer = ...' (one of: " +
+                               BuiltinNames(BuiltinCategory::kOptimizer) + ")");
   if (train == nullptr) return src_.Error(eof, "missing 'train(steps = N, batch = N, ...)'");
   const BuiltinDef* def;
-  DETRAIN_ASSIGN_OR_RETURN(std::vector<ArgValue> opt, BindConfig(*optimizer->value, BuiltinCategory::kOptimizer, &def));
+  DETRAIN_ASSIGN_OR_RETURN(std::vector<ArgValue> opt,
+                           BindConfig(*optimizer->value, BuiltinCategory::kOptimizer, &def));
   config_["optimizer"] = ConfigJson(*def, opt);
-  DETRAIN_ASSIGN_OR_RETURN(std::vector<ArgValue> tr, BindConfig(*train->value, BuiltinCategory::kTrain, &def));
+  DETRAIN_ASSIGN_OR_RETURN(std::vector<ArgValue> tr,
+                           BindConfig(*train->value, BuiltinCategory::kTrain, &def));
   nlohmann::json tj = ConfigJson(*def, tr);
   tj.erase("name");
   config_["train"] = tj;
@@ -141,9 +161,11 @@ Status Checker::CheckSettings() {
 
 Status Checker::CheckLossAndMetrics() {
   auto it = funcs_.find("loss");
-  SourceRange eof{static_cast<uint32_t>(src_.text().size()), static_cast<uint32_t>(src_.text().size())};
+  SourceRange eof{static_cast<uint32_t>(src_.text().size()),
+                  static_cast<uint32_t>(src_.text().size())};
   if (it == funcs_.end()) {
-    return src_.Error(eof, "missing 'def loss(...) -> f32[] { ... }': the function training minimizes");
+    return src_.Error(eof,
+                      "missing 'def loss(...) -> f32[] { ... }': the function training minimizes");
   }
   const FuncDecl& loss = *it->second;
   out_.loss = &loss;
@@ -155,25 +177,30 @@ Status Checker::CheckLossAndMetrics() {
   for (size_t i = 0; i < loss.args.size(); ++i) {
     const FuncArg& a = loss.args[i];
     if (a.type.is_key) {
-      if (i + 1 != loss.args.size()) return src_.Error(a.range, "the key must be the last argument of loss");
+      if (i + 1 != loss.args.size())
+        return src_.Error(a.range, "the key must be the last argument of loss");
       continue;
     }
     if (a.type.dims.empty() || a.type.dims[0].symbol.empty()) {
-      return src_.Error(a.type.range, "batch inputs of loss need a named first dimension, as in f32[B, 30]");
+      return src_.Error(a.type.range,
+                        "batch inputs of loss need a named first dimension, as in f32[B, 30]");
     }
     if (batch_symbol.empty()) batch_symbol = a.type.dims[0].symbol;
     if (a.type.dims[0].symbol != batch_symbol) {
-      return src_.Error(a.type.dims[0].range, "all batch inputs must share the batch dimension '" + batch_symbol + "'");
+      return src_.Error(a.type.dims[0].range,
+                        "all batch inputs must share the batch dimension '" + batch_symbol + "'");
     }
     ++inputs;
   }
-  if (inputs < 2) return src_.Error(loss.name_range, "loss needs the batch inputs: features and labels");
+  if (inputs < 2)
+    return src_.Error(loss.name_range, "loss needs the batch inputs: features and labels");
   config_["batch_dim"] = batch_symbol;
   for (const std::string& m : metrics_) {
     if (m != "accuracy") continue;
     auto p = funcs_.find("predict");
     if (p == funcs_.end()) {
-      return src_.Error(eof, "the accuracy metric needs 'def predict(features...) -> f32[B, classes]'");
+      return src_.Error(eof,
+                        "the accuracy metric needs 'def predict(features...) -> f32[B, classes]'");
     }
     out_.predict = p->second;
   }

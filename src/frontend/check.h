@@ -21,9 +21,9 @@
 namespace detrain::frontend {
 
 struct CheckedCall {
-  const BuiltinDef* builtin = nullptr;  // a layer, or
-  const FuncDecl* func = nullptr;       // a user function
-  std::vector<ArgValue> args;           // builtin: in ParamSpec order; func: in argument order
+  const BuiltinDef* builtin = nullptr;       // a layer, or
+  const FuncDecl* func = nullptr;            // a user function
+  std::vector<ArgValue> args;                // builtin: in ParamSpec order; func: in argument order
   std::map<std::string, DimValue> bindings;  // func: its dimension names -> the caller's dims
 };
 

@@ -9,15 +9,24 @@ namespace {
 
 const char* KindDescription(ArgKind k) {
   switch (k) {
-    case ArgKind::kTensor: return "a tensor";
-    case ArgKind::kKey: return "a key";
-    case ArgKind::kInt: return "an integer";
-    case ArgKind::kFloat: return "a number";
-    case ArgKind::kBool: return "true or false";
-    case ArgKind::kString: return "a string";
-    case ArgKind::kDims: return "a list of dimensions such as [B, 64]";
-    case ArgKind::kAxes: return "an axis or a list of axes";
-    case ArgKind::kSchedule: return "a number or a schedule";
+    case ArgKind::kTensor:
+      return "a tensor";
+    case ArgKind::kKey:
+      return "a key";
+    case ArgKind::kInt:
+      return "an integer";
+    case ArgKind::kFloat:
+      return "a number";
+    case ArgKind::kBool:
+      return "true or false";
+    case ArgKind::kString:
+      return "a string";
+    case ArgKind::kDims:
+      return "a list of dimensions such as [B, 64]";
+    case ArgKind::kAxes:
+      return "an axis or a list of axes";
+    case ArgKind::kSchedule:
+      return "a number or a schedule";
   }
   return "?";
 }
@@ -52,12 +61,21 @@ void ApplyDefault(const ParamSpec& p, ArgValue* a) {
   a->present = true;
   a->s = v;
   switch (p.kind) {
-    case ArgKind::kInt: std::from_chars(v.data(), v.data() + v.size(), a->i); break;
+    case ArgKind::kInt:
+      std::from_chars(v.data(), v.data() + v.size(), a->i);
+      break;
     case ArgKind::kFloat:
-    case ArgKind::kSchedule: std::from_chars(v.data(), v.data() + v.size(), a->f); break;
-    case ArgKind::kBool: a->b = v == "true"; break;
-    case ArgKind::kString: a->s = v.substr(1, v.size() - 2); break;
-    default: break;
+    case ArgKind::kSchedule:
+      std::from_chars(v.data(), v.data() + v.size(), a->f);
+      break;
+    case ArgKind::kBool:
+      a->b = v == "true";
+      break;
+    case ArgKind::kString:
+      a->s = v.substr(1, v.size() - 2);
+      break;
+    default:
+      break;
   }
 }
 
@@ -68,7 +86,8 @@ static Status DecodeLiteral(const SourceFile& src, std::string_view callee, cons
                             const Expr& e, ArgValue* a) {
   auto wrong = [&] {
     return src.Error(e.range, std::string(callee) + ": '" + p.name + "' expects " +
-                                  KindDescription(p.kind) + ", found '" + std::string(src.Slice(e.range)) + "'");
+                                  KindDescription(p.kind) + ", found '" +
+                                  std::string(src.Slice(e.range)) + "'");
   };
   a->s = std::string(src.Slice(e.range));
   switch (p.kind) {
@@ -97,7 +116,8 @@ static Status DecodeLiteral(const SourceFile& src, std::string_view callee, cons
         } else if (IntLiteral(*item, &n) && n == -1) {
           a->dims.push_back({-2, ""});  // inferred by the rule
         } else {
-          return src.Error(item->range, std::string(callee) + ": a dimension must be a size, a name or -1");
+          return src.Error(item->range,
+                           std::string(callee) + ": a dimension must be a size, a name or -1");
         }
       }
       return Status::Ok();
@@ -109,7 +129,8 @@ static Status DecodeLiteral(const SourceFile& src, std::string_view callee, cons
       }
       if (e.kind != ExprKind::kList) return wrong();
       for (const auto& item : e.operands) {
-        if (!IntLiteral(*item, &n)) return src.Error(item->range, std::string(callee) + ": an axis must be an integer");
+        if (!IntLiteral(*item, &n))
+          return src.Error(item->range, std::string(callee) + ": an axis must be an integer");
         a->axes.push_back(n);
       }
       return Status::Ok();
@@ -119,7 +140,8 @@ static Status DecodeLiteral(const SourceFile& src, std::string_view callee, cons
   }
 }
 
-Result<Type> Checker::CheckBuiltinCall(const Expr& call, const BuiltinDef& def, std::vector<ArgValue>* args) {
+Result<Type> Checker::CheckBuiltinCall(const Expr& call, const BuiltinDef& def,
+                                       std::vector<ArgValue>* args) {
   const size_t n = def.params.size();
   args->assign(n, ArgValue{});
   std::vector<bool> given(n, false);
@@ -139,12 +161,15 @@ Result<Type> Checker::CheckBuiltinCall(const Expr& call, const BuiltinDef& def, 
       if (idx == n) {
         std::string names;
         for (const auto& p : def.params) names += (names.empty() ? "" : ", ") + std::string(p.name);
-        return src_.Error(a.keyword_range, std::string(def.name) + ": unknown option '" + a.keyword + "'" +
-                                               (names.empty() ? " (it takes no options)" : " (expected one of: " + names + ")"));
+        return src_.Error(
+            a.keyword_range,
+            std::string(def.name) + ": unknown option '" + a.keyword + "'" +
+                (names.empty() ? " (it takes no options)" : " (expected one of: " + names + ")"));
       }
     }
     if (given[idx]) {
-      return src_.Error(a.value->range, std::string(def.name) + ": '" + def.params[idx].name + "' given twice");
+      return src_.Error(a.value->range,
+                        std::string(def.name) + ": '" + def.params[idx].name + "' given twice");
     }
     given[idx] = true;
     ArgValue& v = (*args)[idx];
@@ -157,11 +182,13 @@ Result<Type> Checker::CheckBuiltinCall(const Expr& call, const BuiltinDef& def, 
       bool ok = p.kind == ArgKind::kKey ? v.type.kind == ValueKind::kKey : v.type.is_tensor();
       if (!ok) {
         return src_.Error(a.value->range, std::string(def.name) + ": '" + p.name + "' expects " +
-                                              KindDescription(p.kind) + ", found " + v.type.ToString());
+                                              KindDescription(p.kind) + ", found " +
+                                              v.type.ToString());
       }
     } else if (p.kind == ArgKind::kSchedule && a.value->kind == ExprKind::kCall) {
       const BuiltinDef* sched;
-      DETRAIN_ASSIGN_OR_RETURN(std::vector<ArgValue> sargs, BindConfig(*a.value, BuiltinCategory::kSchedule, &sched));
+      DETRAIN_ASSIGN_OR_RETURN(std::vector<ArgValue> sargs,
+                               BindConfig(*a.value, BuiltinCategory::kSchedule, &sched));
       v.s = ConfigJson(*sched, sargs).dump();
     } else {
       ArgKind k = p.kind == ArgKind::kSchedule ? ArgKind::kFloat : p.kind;
@@ -173,8 +200,8 @@ Result<Type> Checker::CheckBuiltinCall(const Expr& call, const BuiltinDef& def, 
     if (given[i]) continue;
     const ParamSpec& p = def.params[i];
     if (p.default_value == nullptr) {
-      return src_.Error(call.range, std::string(def.name) + ": missing argument '" + p.name + "' (" +
-                                        KindDescription(p.kind) + ")");
+      return src_.Error(call.range, std::string(def.name) + ": missing argument '" + p.name +
+                                        "' (" + KindDescription(p.kind) + ")");
     }
     (*args)[i].range = call.range;
     ApplyDefault(p, &(*args)[i]);
@@ -185,17 +212,19 @@ Result<Type> Checker::CheckBuiltinCall(const Expr& call, const BuiltinDef& def, 
 
 Result<std::vector<ArgValue>> Checker::BindConfig(const Expr& call, BuiltinCategory category,
                                                   const BuiltinDef** def) {
-  static constexpr const char* kWhat[] = {"layer", "initializer", "optimizer", "schedule", "data source", "setting"};
+  static constexpr const char* kWhat[] = {"layer",    "initializer", "optimizer",
+                                          "schedule", "data source", "setting"};
   const char* what = kWhat[static_cast<int>(category)];
   if (call.kind != ExprKind::kCall && call.kind != ExprKind::kName) {
-    return src_.Error(call.range, std::string("expected ") + (category == BuiltinCategory::kInitializer ? "an " : "a ") +
+    return src_.Error(call.range, std::string("expected ") +
+                                      (category == BuiltinCategory::kInitializer ? "an " : "a ") +
                                       what + " (one of: " + BuiltinNames(category) + ")");
   }
   *def = FindBuiltin(call.text, category);
   if (*def == nullptr) {
     SourceRange r = call.kind == ExprKind::kCall ? call.callee_range : call.range;
-    return src_.Error(r, std::string("unknown ") + what + " '" + call.text + "' (expected one of: " +
-                             BuiltinNames(category) + ")");
+    return src_.Error(r, std::string("unknown ") + what + " '" + call.text +
+                             "' (expected one of: " + BuiltinNames(category) + ")");
   }
   std::vector<ArgValue> args;
   DETRAIN_RETURN_IF_ERROR(CheckBuiltinCall(call, **def, &args).status());
@@ -210,10 +239,18 @@ nlohmann::json Checker::ConfigJson(const BuiltinDef& def, const std::vector<ArgV
     if (!a.present) continue;
     const char* key = def.params[i].name;
     switch (def.params[i].kind) {
-      case ArgKind::kInt: j[key] = a.i; break;
-      case ArgKind::kFloat: j[key] = a.f; break;
-      case ArgKind::kBool: j[key] = a.b; break;
-      case ArgKind::kString: j[key] = a.s; break;
+      case ArgKind::kInt:
+        j[key] = a.i;
+        break;
+      case ArgKind::kFloat:
+        j[key] = a.f;
+        break;
+      case ArgKind::kBool:
+        j[key] = a.b;
+        break;
+      case ArgKind::kString:
+        j[key] = a.s;
+        break;
       case ArgKind::kSchedule:
         if (a.expr != nullptr && a.expr->kind == ExprKind::kCall) {
           j[key] = nlohmann::json::parse(a.s);
@@ -221,7 +258,8 @@ nlohmann::json Checker::ConfigJson(const BuiltinDef& def, const std::vector<ArgV
           j[key] = {{"name", "constant"}, {"value", a.f}};
         }
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return j;

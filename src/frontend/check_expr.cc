@@ -41,10 +41,14 @@ Result<Type> Checker::TypeOf(const Expr& e) {
   Result<Type> t = [&]() -> Result<Type> {
     switch (e.kind) {
       case ExprKind::kInt:
-      case ExprKind::kFloat: return Type::Literal();
-      case ExprKind::kString: return src_.Error(e.range, "a string is not a value here");
-      case ExprKind::kBool: return src_.Error(e.range, "true/false is not a value here");
-      case ExprKind::kList: return src_.Error(e.range, "a list is not a value here");
+      case ExprKind::kFloat:
+        return Type::Literal();
+      case ExprKind::kString:
+        return src_.Error(e.range, "a string is not a value here");
+      case ExprKind::kBool:
+        return src_.Error(e.range, "true/false is not a value here");
+      case ExprKind::kList:
+        return src_.Error(e.range, "a list is not a value here");
       case ExprKind::kName: {
         if (auto it = locals_.find(e.text); it != locals_.end()) return it->second;
         if (auto it = globals_.find(e.text); it != globals_.end()) return it->second;
@@ -55,14 +59,16 @@ Result<Type> Checker::TypeOf(const Expr& e) {
         if (x.kind == ValueKind::kKey) return src_.Error(e.range, "cannot negate a key");
         return x;
       }
-      case ExprKind::kBinary: return CheckBinary(e);
+      case ExprKind::kBinary:
+        return CheckBinary(e);
       case ExprKind::kCall: {
         if (auto it = funcs_.find(e.text); it != funcs_.end()) return CheckUserCall(e, *it->second);
         const BuiltinDef* def = FindBuiltin(e.text, BuiltinCategory::kLayer);
         if (def == nullptr) {
-          return src_.Error(e.callee_range, "unknown function '" + e.text +
-                                                "' (not a layer or a function defined above; layers: " +
-                                                BuiltinNames(BuiltinCategory::kLayer) + ")");
+          return src_.Error(e.callee_range,
+                            "unknown function '" + e.text +
+                                "' (not a layer or a function defined above; layers: " +
+                                BuiltinNames(BuiltinCategory::kLayer) + ")");
         }
         CheckedCall cc;
         cc.builtin = def;
@@ -88,15 +94,18 @@ Result<Type> Checker::CheckBinary(const Expr& e) {
   if (a.kind == ValueKind::kLiteral && b.kind == ValueKind::kLiteral) return Type::Literal();
   if (e.op == '@') {
     if (!a.is_tensor() || !b.is_tensor()) return src_.Error(e.range, head + "@ needs two tensors");
-    if (a.dtype != DType::kF32 || b.dtype != DType::kF32) return src_.Error(e.range, head + "@ needs f32 operands");
+    if (a.dtype != DType::kF32 || b.dtype != DType::kF32)
+      return src_.Error(e.range, head + "@ needs f32 operands");
     if (a.rank() < 1 || b.rank() < 1 || b.rank() > 2) {
-      return src_.Error(e.range, head + "@ contracts the last dimension of the left operand with the "
-                                        "first of a rank-1 or rank-2 right operand");
+      return src_.Error(e.range, head +
+                                     "@ contracts the last dimension of the left operand with the "
+                                     "first of a rank-1 or rank-2 right operand");
     }
     const DimValue& ka = a.dims.back();
     const DimValue& kb = b.dims.front();
     if (!(ka == kb)) {
-      return src_.Error(e.range, head + "contracted dimensions " + ka.ToString() + " and " + kb.ToString() + " differ");
+      return src_.Error(e.range, head + "contracted dimensions " + ka.ToString() + " and " +
+                                     kb.ToString() + " differ");
     }
     std::vector<DimValue> dims(a.dims.begin(), a.dims.end() - 1);
     if (b.rank() == 2) dims.push_back(b.dims[1]);
@@ -117,8 +126,8 @@ Result<Type> Checker::CheckUserCall(const Expr& call, const FuncDecl& f) {
   CheckedCall cc;
   cc.func = &f;
   if (call.args.size() != f.args.size()) {
-    return src_.Error(call.range, f.name + " takes " + std::to_string(f.args.size()) + " arguments, " +
-                                      std::to_string(call.args.size()) + " given");
+    return src_.Error(call.range, f.name + " takes " + std::to_string(f.args.size()) +
+                                      " arguments, " + std::to_string(call.args.size()) + " given");
   }
   for (size_t i = 0; i < call.args.size(); ++i) {
     const Arg& a = call.args[i];
@@ -139,7 +148,8 @@ Result<Type> Checker::CheckUserCall(const Expr& call, const FuncDecl& f) {
     if (!want.is_key) {
       DType dt;
       ParseDType(want.dtype, &dt);
-      if (dt != v.type.dtype || want.dims.size() != v.type.dims.size()) return src_.Error(v.range, mismatch);
+      if (dt != v.type.dtype || want.dims.size() != v.type.dims.size())
+        return src_.Error(v.range, mismatch);
       for (size_t d = 0; d < want.dims.size(); ++d) {
         const Dim& wd = want.dims[d];
         const DimValue& got = v.type.dims[d];
@@ -147,7 +157,8 @@ Result<Type> Checker::CheckUserCall(const Expr& call, const FuncDecl& f) {
           if (got.is_symbol() || got.size != wd.size) return src_.Error(v.range, mismatch);
         } else if (auto it = cc.bindings.find(wd.symbol); it != cc.bindings.end()) {
           if (!(it->second == got)) {
-            return src_.Error(v.range, mismatch + " (" + wd.symbol + " is already " + it->second.ToString() + ")");
+            return src_.Error(v.range, mismatch + " (" + wd.symbol + " is already " +
+                                           it->second.ToString() + ")");
           }
         } else {
           cc.bindings[wd.symbol] = got;

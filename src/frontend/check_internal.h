@@ -24,7 +24,8 @@ class Checker {
   Result<Type> TypeOf(const Expr& e);
 
   // check_bind.cc: binds a call's arguments to a builtin's parameters and applies its rule.
-  Result<Type> CheckBuiltinCall(const Expr& call, const BuiltinDef& def, std::vector<ArgValue>* args);
+  Result<Type> CheckBuiltinCall(const Expr& call, const BuiltinDef& def,
+                                std::vector<ArgValue>* args);
   // A builtin call in a configuration position (initializer, optimizer, schedule, data, train).
   Result<std::vector<ArgValue>> BindConfig(const Expr& call, BuiltinCategory category,
                                            const BuiltinDef** def);
@@ -36,7 +37,7 @@ class Checker {
   CheckedProgram out_;
   // The configuration as the built-in table describes it; parsed into out_.config at the end.
   nlohmann::json config_;
-  std::vector<std::string> metrics_;  // metric names, in the order given
+  std::vector<std::string> metrics_;     // metric names, in the order given
   std::map<std::string, Type> globals_;  // parameters
   std::map<std::string, Type> locals_;   // arguments and assignments of the function being checked
   std::map<std::string, const FuncDecl*> funcs_;  // functions defined so far

@@ -22,11 +22,14 @@ std::vector<Field> SplitCsvLine(std::string_view line) {
   size_t start = 0;
   for (;;) {
     size_t comma = line.find(',', start);
-    std::string_view f = line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view f = line.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     // Surrounding spaces are allowed; quotes are not (the format is numeric).
     size_t b = f.find_first_not_of(" \t"), e = f.find_last_not_of(" \t");
-    int64_t col = static_cast<int64_t>(start) + 1 + (b == std::string_view::npos ? 0 : static_cast<int64_t>(b));
-    fields.push_back({b == std::string_view::npos ? std::string_view() : f.substr(b, e - b + 1), col});
+    int64_t col = static_cast<int64_t>(start) + 1 +
+                  (b == std::string_view::npos ? 0 : static_cast<int64_t>(b));
+    fields.push_back(
+        {b == std::string_view::npos ? std::string_view() : f.substr(b, e - b + 1), col});
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
@@ -56,12 +59,16 @@ Result<Dataset> LoadCsv(const std::string& path, const CsvOptions& opt) {
     pos = eol == std::string::npos ? text.size() : eol + 1;
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line_no <= opt.skip_rows || line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    if (line_no <= opt.skip_rows || line.find_first_not_of(" \t") == std::string_view::npos)
+      continue;
     std::vector<Field> fields = SplitCsvLine(line);
     std::string where = path + ":" + std::to_string(line_no);
     if (columns < 0) {
       columns = static_cast<int64_t>(fields.size());
-      if (columns < 2) return InvalidArgument(where + ": expected a label and at least one feature column, found " + std::to_string(columns) + " column");
+      if (columns < 2)
+        return InvalidArgument(where +
+                               ": expected a label and at least one feature column, found " +
+                               std::to_string(columns) + " column");
       int64_t label = opt.label_column < 0 ? opt.label_column + columns : opt.label_column;
       if (label < 0 || label >= columns) {
         return InvalidArgument(where + ": label column " + std::to_string(opt.label_column) +
@@ -69,7 +76,8 @@ Result<Dataset> LoadCsv(const std::string& path, const CsvOptions& opt) {
       }
       ds.features = columns - 1;
     } else if (static_cast<int64_t>(fields.size()) != columns) {
-      return InvalidArgument(where + ": expected " + std::to_string(columns) + " columns (as on the first data line), found " +
+      return InvalidArgument(where + ": expected " + std::to_string(columns) +
+                             " columns (as on the first data line), found " +
                              std::to_string(fields.size()));
     }
     int64_t label = opt.label_column < 0 ? opt.label_column + columns : opt.label_column;
@@ -78,23 +86,30 @@ Result<Dataset> LoadCsv(const std::string& path, const CsvOptions& opt) {
       std::string at = where + ":" + std::to_string(f.column);
       if (c == label && opt.label_type == LabelType::kS32) {
         int32_t v;
-        if (!ParseExact(f.text, &v)) return InvalidArgument(at + ": expected an integer class label, found '" + std::string(f.text) + "'");
+        if (!ParseExact(f.text, &v))
+          return InvalidArgument(at + ": expected an integer class label, found '" +
+                                 std::string(f.text) + "'");
         ds.y_s32.push_back(v);
         continue;
       }
       float v;
-      if (!ParseExact(f.text, &v)) return InvalidArgument(at + ": expected a number, found '" + std::string(f.text) + "'");
-      if (!std::isfinite(v)) return InvalidArgument(at + ": '" + std::string(f.text) + "' is not a finite float32");
+      if (!ParseExact(f.text, &v))
+        return InvalidArgument(at + ": expected a number, found '" + std::string(f.text) + "'");
+      if (!std::isfinite(v))
+        return InvalidArgument(at + ": '" + std::string(f.text) + "' is not a finite float32");
       (c == label ? ds.y_f32 : ds.x).push_back(v);
     }
     ++ds.rows;
   }
-  if (ds.rows == 0) return InvalidArgument(path + ": no data rows (after skipping " + std::to_string(opt.skip_rows) + ")");
+  if (ds.rows == 0)
+    return InvalidArgument(path + ": no data rows (after skipping " +
+                           std::to_string(opt.skip_rows) + ")");
   ds.x_dims = {ds.features};
   return ds;
 }
 
-Result<Dataset> LoadNpyPair(const std::string& features_path, const std::string& labels_path, LabelType label_type) {
+Result<Dataset> LoadNpyPair(const std::string& features_path, const std::string& labels_path,
+                            LabelType label_type) {
   DETRAIN_ASSIGN_OR_RETURN(std::string fbytes, ReadFile(features_path));
   DETRAIN_ASSIGN_OR_RETURN(std::string lbytes, ReadFile(labels_path));
   Result<NpyArray> fr = ParseNpy(fbytes);
@@ -105,9 +120,11 @@ Result<Dataset> LoadNpyPair(const std::string& features_path, const std::string&
   const NpyArray& l = *lr;
   Dataset ds;
   ds.label_type = label_type;
-  ds.file_sha256 = {{features_path, attest::Sha256Hex(fbytes)}, {labels_path, attest::Sha256Hex(lbytes)}};
+  ds.file_sha256 = {{features_path, attest::Sha256Hex(fbytes)},
+                    {labels_path, attest::Sha256Hex(lbytes)}};
   if (f.dtype != NpyDtype::kF32 || f.shape.empty() || f.shape.size() > 2) {
-    return InvalidArgument(features_path + ": features must be float32 with shape [rows] or [rows, F]");
+    return InvalidArgument(features_path +
+                           ": features must be float32 with shape [rows] or [rows, F]");
   }
   ds.rows = f.shape[0];
   ds.features = f.shape.size() == 2 ? f.shape[1] : 1;
@@ -115,7 +132,8 @@ Result<Dataset> LoadNpyPair(const std::string& features_path, const std::string&
   ds.x.resize(static_cast<size_t>(ds.rows * ds.features));
   std::memcpy(ds.x.data(), f.data.data(), ds.x.size() * sizeof(float));
   if (l.shape.size() != 1 || l.shape[0] != ds.rows) {
-    return InvalidArgument(labels_path + ": labels must have shape [" + std::to_string(ds.rows) + "] to match the features");
+    return InvalidArgument(labels_path + ": labels must have shape [" + std::to_string(ds.rows) +
+                           "] to match the features");
   }
   if (label_type == LabelType::kS32) {
     if (l.dtype == NpyDtype::kS32) {
@@ -125,7 +143,9 @@ Result<Dataset> LoadNpyPair(const std::string& features_path, const std::string&
       for (int64_t i = 0; i < ds.rows; ++i) {
         int64_t v;
         std::memcpy(&v, l.data.data() + 8 * i, 8);
-        if (v < INT32_MIN || v > INT32_MAX) return InvalidArgument(labels_path + ": label " + std::to_string(v) + " does not fit s32");
+        if (v < INT32_MIN || v > INT32_MAX)
+          return InvalidArgument(labels_path + ": label " + std::to_string(v) +
+                                 " does not fit s32");
         ds.y_s32.push_back(static_cast<int32_t>(v));
       }
     } else {
@@ -147,8 +167,9 @@ Result<Dataset> LoadText(const std::string& path, int64_t context) {
   int64_t size = static_cast<int64_t>(text.size());
   ds.rows = size > 0 ? (size - 1) / context : 0;
   if (ds.rows == 0) {
-    return InvalidArgument(path + ": " + std::to_string(size) + " bytes are too few for one sequence of " +
-                           std::to_string(context) + " bytes and its next byte");
+    return InvalidArgument(path + ": " + std::to_string(size) +
+                           " bytes are too few for one sequence of " + std::to_string(context) +
+                           " bytes and its next byte");
   }
   ds.features = context;
   ds.x_dims = {context};
@@ -163,7 +184,9 @@ Result<Dataset> LoadText(const std::string& path, int64_t context) {
 
 Result<Dataset> LoadProgramData(const DataConfig& data, const std::string& base_dir,
                                 LabelType label_type) {
-  auto resolve = [&](const std::string& p) { return p.empty() || p[0] == '/' ? p : base_dir + "/" + p; };
+  auto resolve = [&](const std::string& p) {
+    return p.empty() || p[0] == '/' ? p : base_dir + "/" + p;
+  };
   Result<Dataset> ds = Internal("unreachable");
   std::vector<std::string> written;  // the paths as the program writes them
   switch (data.kind) {
@@ -188,7 +211,8 @@ Result<Dataset> LoadProgramData(const DataConfig& data, const std::string& base_
   // Record the program's own spelling of each path: where the program is compiled from must not
   // change what is hashed.
   if (ds.ok()) {
-    for (size_t i = 0; i < written.size() && i < ds->file_sha256.size(); ++i) ds->file_sha256[i].first = written[i];
+    for (size_t i = 0; i < written.size() && i < ds->file_sha256.size(); ++i)
+      ds->file_sha256[i].first = written[i];
   }
   return ds;
 }

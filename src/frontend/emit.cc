@@ -27,7 +27,8 @@ ir::Instruction* Emitter::Full(const Shape& shape, double value) {
   return b_->Broadcast(c, shape, {});
 }
 
-ir::Instruction* Emitter::BroadcastInDims(Instruction* x, const Shape& shape, std::vector<int64_t> dims) {
+ir::Instruction* Emitter::BroadcastInDims(Instruction* x, const Shape& shape,
+                                          std::vector<int64_t> dims) {
   Shape out(x->shape.type(), shape.dims());
   if (x->shape == out) return x;
   return b_->Broadcast(x, out, std::move(dims));
@@ -92,9 +93,11 @@ ir::Instruction* Emitter::Accuracy(Instruction* z, Instruction* labels) {
   Shape ids(ElementType::kS32, z->shape.dims());
   Instruction* max = BroadcastInDims(Reduce(z, Opcode::kMaximum, {k}), z->shape, keep);
   Instruction* is_max = b_->Compare(z, max, ir::Direction::kEq);
-  Instruction* idx = b_->Select(is_max, b_->Iota(ids, k), Full(ids, static_cast<double>(z->shape.dim(static_cast<int>(k)))));
+  Instruction* idx = b_->Select(is_max, b_->Iota(ids, k),
+                                Full(ids, static_cast<double>(z->shape.dim(static_cast<int>(k)))));
   Instruction* argmax = Reduce(idx, Opcode::kMinimum, {k});
-  Instruction* hit = b_->Convert(b_->Compare(argmax, labels, ir::Direction::kEq), ElementType::kF32);
+  Instruction* hit =
+      b_->Convert(b_->Compare(argmax, labels, ir::Direction::kEq), ElementType::kF32);
   std::vector<int64_t> all;
   for (int64_t d = 0; d < hit->shape.rank(); ++d) all.push_back(d);
   return ReduceMean(hit, all);
@@ -110,12 +113,13 @@ Instruction* Word(ir::Builder& b, Instruction* key, int64_t i) {
 
 ir::Instruction* Emitter::FoldIn(Instruction* key, Instruction* data) {
   Instruction* t = b_->Threefry2x32(Word(*b_, key, 0), Word(*b_, key, 1), ScalarU32(0), data);
-  return b_->Concatenate({b_->Reshape(b_->GetTupleElement(t, 0), {1}),
-                          b_->Reshape(b_->GetTupleElement(t, 1), {1})},
-                         0);
+  return b_->Concatenate(
+      {b_->Reshape(b_->GetTupleElement(t, 0), {1}), b_->Reshape(b_->GetTupleElement(t, 1), {1})},
+      0);
 }
 
-ir::Instruction* Emitter::RandomBits(Instruction* key, const std::vector<int64_t>& dims, bool partitionable) {
+ir::Instruction* Emitter::RandomBits(Instruction* key, const std::vector<int64_t>& dims,
+                                     bool partitionable) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
   Shape u32 = Shape(ElementType::kU32, {n});
@@ -125,7 +129,8 @@ ir::Instruction* Emitter::RandomBits(Instruction* key, const std::vector<int64_t
     Instruction* hi = Full(u32, 0);
     Instruction* t = b_->Threefry2x32(BroadcastInDims(Word(*b_, key, 0), u32, {}),
                                       BroadcastInDims(Word(*b_, key, 1), u32, {}), hi, lo);
-    Instruction* bits = b_->Binary(Opcode::kXor, b_->GetTupleElement(t, 0), b_->GetTupleElement(t, 1));
+    Instruction* bits =
+        b_->Binary(Opcode::kXor, b_->GetTupleElement(t, 0), b_->GetTupleElement(t, 1));
     return b_->Reshape(bits, dims);
   }
   // Original mode: threefry_2x32 over iota(n) with JAX's pairing (c[j], c[j + n'/2]).
@@ -133,15 +138,16 @@ ir::Instruction* Emitter::RandomBits(Instruction* key, const std::vector<int64_t
   int64_t half = padded / 2;
   Instruction* counts = b_->Iota(Shape(ElementType::kU32, {padded}), 0);
   Shape h(ElementType::kU32, {half});
-  Instruction* t = b_->Threefry2x32(BroadcastInDims(Word(*b_, key, 0), h, {}),
-                                    BroadcastInDims(Word(*b_, key, 1), h, {}),
-                                    b_->Slice(counts, {{0, half, 1}}), b_->Slice(counts, {{half, padded, 1}}));
+  Instruction* t = b_->Threefry2x32(
+      BroadcastInDims(Word(*b_, key, 0), h, {}), BroadcastInDims(Word(*b_, key, 1), h, {}),
+      b_->Slice(counts, {{0, half, 1}}), b_->Slice(counts, {{half, padded, 1}}));
   Instruction* all = b_->Concatenate({b_->GetTupleElement(t, 0), b_->GetTupleElement(t, 1)}, 0);
   if (padded != n) all = b_->Slice(all, {{0, n, 1}});
   return b_->Reshape(all, dims);
 }
 
-ir::Instruction* Emitter::Uniform01(Instruction* key, const std::vector<int64_t>& dims, bool partitionable) {
+ir::Instruction* Emitter::Uniform01(Instruction* key, const std::vector<int64_t>& dims,
+                                    bool partitionable) {
   // JAX: float_bits = (bits >> 9) | bits(1.0f); u = bitcast(float_bits) - 1.0f. The remaining
   // steps of jax.random.uniform for [0, 1) (u * 1 + 0, max(0, .)) are exact identities here.
   Instruction* bits = RandomBits(key, dims, partitionable);

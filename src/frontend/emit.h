@@ -26,7 +26,8 @@ class Emitter {
   // Broadcasts x to `shape` with NumPy rules (right-aligned; size-1 dimensions stretch).
   ir::Instruction* BroadcastTo(ir::Instruction* x, const ir::Shape& shape);
   // x broadcast along new dimensions so that its dimensions map to `dims` of `shape`.
-  ir::Instruction* BroadcastInDims(ir::Instruction* x, const ir::Shape& shape, std::vector<int64_t> dims);
+  ir::Instruction* BroadcastInDims(ir::Instruction* x, const ir::Shape& shape,
+                                   std::vector<int64_t> dims);
 
   ir::Instruction* Reduce(ir::Instruction* x, ir::Opcode op, std::vector<int64_t> dims);
   ir::Instruction* ReduceSum(ir::Instruction* x, std::vector<int64_t> dims) {
@@ -36,16 +37,19 @@ class Emitter {
   ir::Instruction* ReduceMean(ir::Instruction* x, std::vector<int64_t> dims);
   const ir::Computation* Combiner(ir::Opcode op, ir::ElementType type);
 
-  // mean(argmax(logits, -1) == labels) as f32[], argmax taking the first maximal index (jnp.argmax).
+  // mean(argmax(logits, -1) == labels) as f32[], argmax taking the first maximal index
+  // (jnp.argmax).
   ir::Instruction* Accuracy(ir::Instruction* logits, ir::Instruction* labels);
 
   // --- Randomness (jax.random semantics; docs/prng.md) ------------------------------------
   // key: u32[2]. Returns u32[2].
   ir::Instruction* FoldIn(ir::Instruction* key, ir::Instruction* data_u32_scalar);
   // 32-bit random bits of `dims` (jax.random.bits), in either threefry mode.
-  ir::Instruction* RandomBits(ir::Instruction* key, const std::vector<int64_t>& dims, bool partitionable);
+  ir::Instruction* RandomBits(ir::Instruction* key, const std::vector<int64_t>& dims,
+                              bool partitionable);
   // jax.random.uniform on [0, 1) in f32.
-  ir::Instruction* Uniform01(ir::Instruction* key, const std::vector<int64_t>& dims, bool partitionable);
+  ir::Instruction* Uniform01(ir::Instruction* key, const std::vector<int64_t>& dims,
+                             bool partitionable);
 
  private:
   ir::Module* module_;

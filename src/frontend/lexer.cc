@@ -7,26 +7,46 @@ namespace detrain::frontend {
 
 const char* TokenKindName(TokenKind kind) {
   switch (kind) {
-    case TokenKind::kIdent: return "a name";
-    case TokenKind::kInt: return "an integer";
-    case TokenKind::kFloat: return "a number";
-    case TokenKind::kString: return "a string";
-    case TokenKind::kLParen: return "'('";
-    case TokenKind::kRParen: return "')'";
-    case TokenKind::kLBracket: return "'['";
-    case TokenKind::kRBracket: return "']'";
-    case TokenKind::kLBrace: return "'{'";
-    case TokenKind::kRBrace: return "'}'";
-    case TokenKind::kComma: return "','";
-    case TokenKind::kColon: return "':'";
-    case TokenKind::kAssign: return "'='";
-    case TokenKind::kArrow: return "'->'";
-    case TokenKind::kPlus: return "'+'";
-    case TokenKind::kMinus: return "'-'";
-    case TokenKind::kStar: return "'*'";
-    case TokenKind::kSlash: return "'/'";
-    case TokenKind::kAt: return "'@'";
-    case TokenKind::kEnd: return "the end of the file";
+    case TokenKind::kIdent:
+      return "a name";
+    case TokenKind::kInt:
+      return "an integer";
+    case TokenKind::kFloat:
+      return "a number";
+    case TokenKind::kString:
+      return "a string";
+    case TokenKind::kLParen:
+      return "'('";
+    case TokenKind::kRParen:
+      return "')'";
+    case TokenKind::kLBracket:
+      return "'['";
+    case TokenKind::kRBracket:
+      return "']'";
+    case TokenKind::kLBrace:
+      return "'{'";
+    case TokenKind::kRBrace:
+      return "'}'";
+    case TokenKind::kComma:
+      return "','";
+    case TokenKind::kColon:
+      return "':'";
+    case TokenKind::kAssign:
+      return "'='";
+    case TokenKind::kArrow:
+      return "'->'";
+    case TokenKind::kPlus:
+      return "'+'";
+    case TokenKind::kMinus:
+      return "'-'";
+    case TokenKind::kStar:
+      return "'*'";
+    case TokenKind::kSlash:
+      return "'/'";
+    case TokenKind::kAt:
+      return "'@'";
+    case TokenKind::kEnd:
+      return "the end of the file";
   }
   return "?";
 }
@@ -91,11 +111,12 @@ class Lexer {
     static constexpr struct {
       char c;
       TokenKind kind;
-    } kPunct[] = {{'(', TokenKind::kLParen},   {')', TokenKind::kRParen}, {'[', TokenKind::kLBracket},
-                  {']', TokenKind::kRBracket}, {'{', TokenKind::kLBrace}, {'}', TokenKind::kRBrace},
-                  {',', TokenKind::kComma},    {':', TokenKind::kColon},  {'=', TokenKind::kAssign},
-                  {'+', TokenKind::kPlus},     {'-', TokenKind::kMinus},  {'*', TokenKind::kStar},
-                  {'/', TokenKind::kSlash},    {'@', TokenKind::kAt}};
+    } kPunct[] = {
+        {'(', TokenKind::kLParen},   {')', TokenKind::kRParen}, {'[', TokenKind::kLBracket},
+        {']', TokenKind::kRBracket}, {'{', TokenKind::kLBrace}, {'}', TokenKind::kRBrace},
+        {',', TokenKind::kComma},    {':', TokenKind::kColon},  {'=', TokenKind::kAssign},
+        {'+', TokenKind::kPlus},     {'-', TokenKind::kMinus},  {'*', TokenKind::kStar},
+        {'/', TokenKind::kSlash},    {'@', TokenKind::kAt}};
     for (const auto& p : kPunct) {
       if (p.c == c) {
         ++pos_;
@@ -131,7 +152,8 @@ class Lexer {
     if (pos_ < text_.size() && IsIdentChar(text_[pos_])) {
       size_t e = pos_;
       while (e < text_.size() && IsIdentChar(text_[e])) ++e;
-      return src_.Error(Range(start, e), "malformed number '" + text_.substr(start, e - start) + "'");
+      return src_.Error(Range(start, e),
+                        "malformed number '" + text_.substr(start, e - start) + "'");
     }
     return Token{is_float ? TokenKind::kFloat : TokenKind::kInt, Range(start, pos_),
                  text_.substr(start, pos_ - start)};
@@ -153,8 +175,8 @@ class Lexer {
         } else if (e == 't') {
           value += '\t';
         } else {
-          return src_.Error(Range(pos_, pos_ + 2),
-                            std::string("unknown escape '\\") + e + "' (expected \\\" \\\\ \\n or \\t)");
+          return src_.Error(Range(pos_, pos_ + 2), std::string("unknown escape '\\") + e +
+                                                       "' (expected \\\" \\\\ \\n or \\t)");
         }
         pos_ += 2;
         continue;
@@ -163,7 +185,8 @@ class Lexer {
       ++pos_;
     }
     if (pos_ >= text_.size() || text_[pos_] != '"') {
-      return src_.Error(Range(start, pos_), "unterminated string (expected '\"' before the end of the line)");
+      return src_.Error(Range(start, pos_),
+                        "unterminated string (expected '\"' before the end of the line)");
     }
     ++pos_;
     return Token{TokenKind::kString, Range(start, pos_), value};

@@ -16,10 +16,25 @@
 namespace detrain::frontend {
 
 enum class TokenKind {
-  kIdent, kInt, kFloat, kString,
-  kLParen, kRParen, kLBracket, kRBracket, kLBrace, kRBrace,
-  kComma, kColon, kAssign, kArrow,
-  kPlus, kMinus, kStar, kSlash, kAt,
+  kIdent,
+  kInt,
+  kFloat,
+  kString,
+  kLParen,
+  kRParen,
+  kLBracket,
+  kRBracket,
+  kLBrace,
+  kRBrace,
+  kComma,
+  kColon,
+  kAssign,
+  kArrow,
+  kPlus,
+  kMinus,
+  kStar,
+  kSlash,
+  kAt,
   kEnd,
 };
 

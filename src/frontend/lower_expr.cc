@@ -69,14 +69,17 @@ Result<Instruction*> LowerCtx::Lower(const Expr& e) {
       return Internal("unbound name '" + e.text + "' after checking");
     }
     case ExprKind::kNegate: {
-      DETRAIN_ASSIGN_OR_RETURN(Instruction* x, Lower(*e.operands[0]));
+      DETRAIN_ASSIGN_OR_RETURN(Instruction * x, Lower(*e.operands[0]));
       return b().Unary(Opcode::kNegate, x);
     }
-    case ExprKind::kBinary: return LowerBinary(e);
-    case ExprKind::kCall: return LowerCall(e);
+    case ExprKind::kBinary:
+      return LowerBinary(e);
+    case ExprKind::kCall:
+      return LowerCall(e);
     case ExprKind::kString:
     case ExprKind::kBool:
-    case ExprKind::kList: return Internal("literal in value position after checking");
+    case ExprKind::kList:
+      return Internal("literal in value position after checking");
   }
   return Internal("unknown expression kind");
 }
@@ -112,10 +115,14 @@ Result<Instruction*> LiteralAs(LowerCtx& ctx, const Expr& e, const ir::Shape& li
 
 Opcode BinaryOpcode(char op) {
   switch (op) {
-    case '+': return Opcode::kAdd;
-    case '-': return Opcode::kSubtract;
-    case '*': return Opcode::kMultiply;
-    default: return Opcode::kDivide;
+    case '+':
+      return Opcode::kAdd;
+    case '-':
+      return Opcode::kSubtract;
+    case '*':
+      return Opcode::kMultiply;
+    default:
+      return Opcode::kDivide;
   }
 }
 
@@ -126,8 +133,8 @@ Result<Instruction*> LowerCtx::LowerBinary(const Expr& e) {
   const Expr& lhs_e = *e.operands[0];
   const Expr& rhs_e = *e.operands[1];
   if (e.op == '@') {
-    DETRAIN_ASSIGN_OR_RETURN(Instruction* a, Lower(lhs_e));
-    DETRAIN_ASSIGN_OR_RETURN(Instruction* m, Lower(rhs_e));
+    DETRAIN_ASSIGN_OR_RETURN(Instruction * a, Lower(lhs_e));
+    DETRAIN_ASSIGN_OR_RETURN(Instruction * m, Lower(rhs_e));
     ir::DotDims d;
     d.lhs_contracting = {a->shape.rank() - 1};
     d.rhs_contracting = {0};
@@ -166,7 +173,7 @@ Result<Instruction*> LowerCtx::LowerCall(const Expr& e) {
       }
     }
     for (const ArgValue& a : call.args) {
-      DETRAIN_ASSIGN_OR_RETURN(Instruction* v, Lower(*a.expr));
+      DETRAIN_ASSIGN_OR_RETURN(Instruction * v, Lower(*a.expr));
       args.push_back(v);
     }
     return LowerBody(*call.func, args, callee_dims);
@@ -174,7 +181,7 @@ Result<Instruction*> LowerCtx::LowerCall(const Expr& e) {
   for (size_t i = 0; i < call.args.size(); ++i) {
     ArgKind k = call.builtin->params[i].kind;
     if ((k == ArgKind::kTensor || k == ArgKind::kKey) && call.args[i].present) {
-      DETRAIN_ASSIGN_OR_RETURN(Instruction* v, Lower(*call.args[i].expr));
+      DETRAIN_ASSIGN_OR_RETURN(Instruction * v, Lower(*call.args[i].expr));
       args.push_back(v);
     } else {
       args.push_back(nullptr);
@@ -190,16 +197,19 @@ Result<ir::Shape> ArgShape(const FuncArg& a, const std::map<std::string, int64_t
     t = Type::Key();
   } else {
     ParseDType(a.type.dtype, &t.dtype);
-    for (const Dim& d : a.type.dims) t.dims.push_back(d.symbol.empty() ? DimValue::Of(d.size) : DimValue::Sym(d.symbol));
+    for (const Dim& d : a.type.dims)
+      t.dims.push_back(d.symbol.empty() ? DimValue::Of(d.size) : DimValue::Sym(d.symbol));
   }
   return ToShape(t, dims);
 }
 
-Result<Instruction*> LowerInline(const CheckedProgram& program, const FuncDecl& f, const LowerOptions& options,
-                                 Emitter& emit, const std::vector<Instruction*>& params,
+Result<Instruction*> LowerInline(const CheckedProgram& program, const FuncDecl& f,
+                                 const LowerOptions& options, Emitter& emit,
+                                 const std::vector<Instruction*>& params,
                                  const std::vector<Instruction*>& args) {
   LowerCtx ctx(program, options, &emit);
-  for (size_t i = 0; i < program.params.size(); ++i) ctx.params[program.params[i].first] = params[i];
+  for (size_t i = 0; i < program.params.size(); ++i)
+    ctx.params[program.params[i].first] = params[i];
   return ctx.LowerBody(f, args, options.dims);
 }
 
@@ -219,8 +229,9 @@ Result<ir::Computation*> LowerFunction(const CheckedProgram& program, const Func
     DETRAIN_ASSIGN_OR_RETURN(ir::Shape s, ArgShape(a, options.dims));
     args.push_back(builder.Parameter(n++, s, a.name));
   }
-  DETRAIN_ASSIGN_OR_RETURN(Instruction* root, LowerInline(program, f, options, emit, params, args));
-  DETRAIN_ASSIGN_OR_RETURN(ir::Computation* c, builder.Build(root));
+  DETRAIN_ASSIGN_OR_RETURN(Instruction * root,
+                           LowerInline(program, f, options, emit, params, args));
+  DETRAIN_ASSIGN_OR_RETURN(ir::Computation * c, builder.Build(root));
   module->set_entry(c);
   return c;
 }

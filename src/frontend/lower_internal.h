@@ -42,7 +42,8 @@ class LowerCtx {
 // lower_layers.cc: expands one layer call; `args` are the lowered tensor/key arguments in
 // ParamSpec order (nullptr for literal kinds, whose values are in `call.args`).
 Result<ir::Instruction*> LowerLayer(LowerCtx& ctx, const Expr& e, const CheckedCall& call,
-                                    const std::vector<ir::Instruction*>& args, const ir::Shape& result);
+                                    const std::vector<ir::Instruction*>& args,
+                                    const ir::Shape& result);
 
 }  // namespace detrain::frontend
 

@@ -36,7 +36,8 @@ using LayerFn = Result<Instruction*> (*)(L&);
 Instruction* ReduceKeep(L& l, Instruction* x, Opcode op, int64_t axis) {
   Instruction* r = l.e().Reduce(x, op, {axis});
   std::vector<int64_t> dims;
-  for (int64_t d = 0; d < x->shape.rank(); ++d) if (d != axis) dims.push_back(d);
+  for (int64_t d = 0; d < x->shape.rank(); ++d)
+    if (d != axis) dims.push_back(d);
   return l.e().BroadcastInDims(r, x->shape, dims);
 }
 
@@ -84,8 +85,8 @@ Instruction* TakeLabel(L& l, Instruction* x, Instruction* labels) {
   Shape ids(ElementType::kS32, x->shape.dims());
   std::vector<int64_t> batch_dims;
   for (int64_t d = 0; d < k; ++d) batch_dims.push_back(d);
-  Instruction* hot = l.b().Compare(l.b().Iota(ids, k), l.e().BroadcastInDims(labels, ids, batch_dims),
-                                   ir::Direction::kEq);
+  Instruction* hot = l.b().Compare(
+      l.b().Iota(ids, k), l.e().BroadcastInDims(labels, ids, batch_dims), ir::Direction::kEq);
   return l.e().ReduceSum(l.b().Select(hot, x, l.Like(x, 0)), {k});
 }
 
@@ -100,8 +101,9 @@ Result<Instruction*> SoftmaxCrossEntropy(L& l) {
 // log_sigmoid(x) = -softplus(-x) = -(max(-x, 0) + log1p(exp(-|x|))).
 Instruction* LogSigmoid(L& l, Instruction* x) {
   Instruction* nx = l.Un(Opcode::kNegate, x);
-  Instruction* sp = l.Bin(Opcode::kAdd, l.Bin(Opcode::kMaximum, nx, l.Like(x, 0)),
-                          l.Un(Opcode::kLog1p, l.Un(Opcode::kExp, l.Un(Opcode::kNegate, l.Un(Opcode::kAbs, x)))));
+  Instruction* sp =
+      l.Bin(Opcode::kAdd, l.Bin(Opcode::kMaximum, nx, l.Like(x, 0)),
+            l.Un(Opcode::kLog1p, l.Un(Opcode::kExp, l.Un(Opcode::kNegate, l.Un(Opcode::kAbs, x)))));
   return l.Un(Opcode::kNegate, sp);
 }
 
@@ -143,14 +145,16 @@ Result<Instruction*> Sum(L& l) { return l.e().ReduceSum(l.x(), ReduceAxes(l)); }
 Result<Instruction*> Dropout(L& l) {
   double rate = l.call.args[1].f;
   if (rate == 0 || l.ctx.options().deterministic) return l.x();
-  float keep = static_cast<float>(1.0 - rate);  // Python computes 1 - rate in double; JAX casts to f32
+  float keep =
+      static_cast<float>(1.0 - rate);  // Python computes 1 - rate in double; JAX casts to f32
   bool partitionable = l.ctx.options().prng == PrngMode::kPartitionable;
   Instruction* u = l.e().Uniform01(l.args[2], l.x()->shape.dims(), partitionable);
   Instruction* mask = l.b().Compare(u, l.Like(u, keep), ir::Direction::kLt);
   return l.b().Select(mask, l.Bin(Opcode::kDivide, l.x(), l.Like(l.x(), keep)), l.Like(l.x(), 0));
 }
 
-// Flax nn.LayerNorm over the last axis: mean, var = mean((x - mean)^2), (x - mean) * rsqrt(var + eps)
+// Flax nn.LayerNorm over the last axis: mean, var = mean((x - mean)^2), (x - mean) * rsqrt(var +
+// eps)
 // * scale + bias.
 Result<Instruction*> LayerNorm(L& l) {
   Instruction* x = l.x();
@@ -160,7 +164,8 @@ Result<Instruction*> LayerNorm(L& l) {
   Instruction* mean = l.e().BroadcastInDims(l.e().ReduceMean(x, {last}), x->shape, keep);
   Instruction* c = l.Bin(Opcode::kSubtract, x, mean);
   Instruction* var = l.e().ReduceMean(l.Bin(Opcode::kMultiply, c, c), {last});
-  Instruction* inv = l.Un(Opcode::kRsqrt, l.Bin(Opcode::kAdd, var, l.Like(var, static_cast<float>(l.call.args[3].f))));
+  Instruction* inv = l.Un(
+      Opcode::kRsqrt, l.Bin(Opcode::kAdd, var, l.Like(var, static_cast<float>(l.call.args[3].f))));
   Instruction* y = l.Bin(Opcode::kMultiply, c, l.e().BroadcastInDims(inv, x->shape, keep));
   y = l.Bin(Opcode::kMultiply, y, l.e().BroadcastInDims(l.args[1], x->shape, {last}));
   return l.Bin(Opcode::kAdd, y, l.e().BroadcastInDims(l.args[2], x->shape, {last}));
@@ -233,7 +238,7 @@ Result<Instruction*> Attention(L& l) {
   proj.lhs_contracting = {2};
   proj.rhs_contracting = {0};
   auto split = [&](Instruction* w) {
-    Instruction* y = l.b().Dot(x, w, proj);                                // [B,T,D]
+    Instruction* y = l.b().Dot(x, w, proj);                                         // [B,T,D]
     return l.b().Transpose(l.b().Reshape(y, {batch, t, heads, dh}), {0, 2, 1, 3});  // [B,H,T,dh]
   };
   Instruction* q = split(l.args[1]);
@@ -246,7 +251,8 @@ Result<Instruction*> Attention(L& l) {
   scores = l.Bin(Opcode::kDivide, scores, l.Like(scores, std::sqrt(static_cast<float>(dh))));
   if (l.call.args[6].b) {
     Shape ids(ElementType::kS32, scores->shape.dims());
-    Instruction* allowed = l.b().Compare(l.b().Iota(ids, 2), l.b().Iota(ids, 3), ir::Direction::kGe);
+    Instruction* allowed =
+        l.b().Compare(l.b().Iota(ids, 2), l.b().Iota(ids, 3), ir::Direction::kGe);
     scores = l.b().Select(allowed, scores, l.Like(scores, -INFINITY));
   }
   Instruction* ex = l.Un(Opcode::kExp, Shifted(l, scores, 3));
@@ -272,19 +278,32 @@ struct LayerEntry {
 };
 
 constexpr LayerEntry kLayers[] = {
-    {"relu", Relu},          {"gelu", Gelu},
-    {"tanh", Tanh},          {"sigmoid", Sigmoid},
-    {"exp", Exp},            {"log", Log},
-    {"sqrt", Sqrt},          {"rsqrt", Rsqrt},
-    {"abs", Abs},            {"softmax", Softmax},
-    {"log_softmax", LogSoftmax}, {"softmax_cross_entropy", SoftmaxCrossEntropy},
-    {"sigmoid_binary_cross_entropy", SigmoidBce}, {"mse", Mse},
-    {"mean", Mean},          {"sum", Sum},
-    {"dropout", Dropout},    {"layer_norm", LayerNorm},
-    {"conv2d", Conv2d},      {"max_pool", MaxPool},
-    {"avg_pool", AvgPool},   {"reshape", Reshape},
-    {"flatten", Reshape},    {"embedding", Embedding},
-    {"attention", Attention}, {"accuracy", Accuracy},
+    {"relu", Relu},
+    {"gelu", Gelu},
+    {"tanh", Tanh},
+    {"sigmoid", Sigmoid},
+    {"exp", Exp},
+    {"log", Log},
+    {"sqrt", Sqrt},
+    {"rsqrt", Rsqrt},
+    {"abs", Abs},
+    {"softmax", Softmax},
+    {"log_softmax", LogSoftmax},
+    {"softmax_cross_entropy", SoftmaxCrossEntropy},
+    {"sigmoid_binary_cross_entropy", SigmoidBce},
+    {"mse", Mse},
+    {"mean", Mean},
+    {"sum", Sum},
+    {"dropout", Dropout},
+    {"layer_norm", LayerNorm},
+    {"conv2d", Conv2d},
+    {"max_pool", MaxPool},
+    {"avg_pool", AvgPool},
+    {"reshape", Reshape},
+    {"flatten", Reshape},
+    {"embedding", Embedding},
+    {"attention", Attention},
+    {"accuracy", Accuracy},
     {"fold_in", FoldIn},
 };
 

@@ -10,16 +10,27 @@ using ir::Opcode;
 namespace {
 
 // A Python float hyperparameter meeting an f32 array is rounded to f32 (JAX weak typing).
-Instruction* Hyper(Emitter& e, Instruction* like, double v) { return e.Full(like->shape, static_cast<float>(v)); }
+Instruction* Hyper(Emitter& e, Instruction* like, double v) {
+  return e.Full(like->shape, static_cast<float>(v));
+}
 
-Instruction* Mul(Emitter& e, Instruction* a, Instruction* b) { return e.b().Binary(Opcode::kMultiply, a, b); }
-Instruction* Add(Emitter& e, Instruction* a, Instruction* b) { return e.b().Binary(Opcode::kAdd, a, b); }
-Instruction* Div(Emitter& e, Instruction* a, Instruction* b) { return e.b().Binary(Opcode::kDivide, a, b); }
-Instruction* Sub(Emitter& e, Instruction* a, Instruction* b) { return e.b().Binary(Opcode::kSubtract, a, b); }
+Instruction* Mul(Emitter& e, Instruction* a, Instruction* b) {
+  return e.b().Binary(Opcode::kMultiply, a, b);
+}
+Instruction* Add(Emitter& e, Instruction* a, Instruction* b) {
+  return e.b().Binary(Opcode::kAdd, a, b);
+}
+Instruction* Div(Emitter& e, Instruction* a, Instruction* b) {
+  return e.b().Binary(Opcode::kDivide, a, b);
+}
+Instruction* Sub(Emitter& e, Instruction* a, Instruction* b) {
+  return e.b().Binary(Opcode::kSubtract, a, b);
+}
 
 // optax.clip_by_global_norm: g_norm = sqrt(0 + sum(g0^2) + sum(g1^2) + ...);
 // select(g_norm < max_norm, g, (g / g_norm) * max_norm).
-std::vector<Instruction*> ClipByGlobalNorm(Emitter& e, const std::vector<Instruction*>& grads, double max_norm) {
+std::vector<Instruction*> ClipByGlobalNorm(Emitter& e, const std::vector<Instruction*>& grads,
+                                           double max_norm) {
   Instruction* sq = nullptr;
   for (Instruction* g : grads) {
     std::vector<int64_t> all;
@@ -32,15 +43,18 @@ std::vector<Instruction*> ClipByGlobalNorm(Emitter& e, const std::vector<Instruc
   Instruction* trigger = e.b().Compare(norm, max, ir::Direction::kLt);
   std::vector<Instruction*> out;
   for (Instruction* g : grads) {
-    Instruction* scaled = Mul(e, Div(e, g, e.BroadcastInDims(norm, g->shape, {})), e.BroadcastInDims(max, g->shape, {}));
-    out.push_back(e.b().Select(e.BroadcastInDims(trigger, ir::Shape(ElementType::kPred, g->shape.dims()), {}), g, scaled));
+    Instruction* scaled = Mul(e, Div(e, g, e.BroadcastInDims(norm, g->shape, {})),
+                              e.BroadcastInDims(max, g->shape, {}));
+    out.push_back(e.b().Select(
+        e.BroadcastInDims(trigger, ir::Shape(ElementType::kPred, g->shape.dims()), {}), g, scaled));
   }
   return out;
 }
 
 }  // namespace
 
-Result<OptimizerIo> EmitOptimizerUpdate(Emitter& e, const OptimizerConfig& opt, const OptimizerIo& in) {
+Result<OptimizerIo> EmitOptimizerUpdate(Emitter& e, const OptimizerConfig& opt,
+                                        const OptimizerIo& in) {
   const bool adam = opt.kind == OptimizerKind::kAdam || opt.kind == OptimizerKind::kAdamW;
   if (in.params.size() != in.grads.size() || in.state.size() != in.params.size()) {
     return Internal("optimizer update: parameter, gradient and state counts differ");
@@ -49,7 +63,8 @@ Result<OptimizerIo> EmitOptimizerUpdate(Emitter& e, const OptimizerConfig& opt, 
   if (opt.clip_norm.has_value()) grads = ClipByGlobalNorm(e, grads, *opt.clip_norm);
   OptimizerIo out;
   Instruction* one = e.Full(ir::Shape::Scalar(ElementType::kS32), 1);
-  out.count = e.b().Binary(Opcode::kAdd, in.count, one);  // numerics.safe_increment (no overflow at our step counts)
+  out.count = e.b().Binary(Opcode::kAdd, in.count,
+                           one);  // numerics.safe_increment (no overflow at our step counts)
   Instruction* neg_lr = e.b().Unary(Opcode::kNegate, in.learning_rate);
   // Bias corrections of adam: 1 - b^count_inc, in f32.
   Instruction* bc1 = nullptr;
@@ -80,8 +95,10 @@ Result<OptimizerIo> EmitOptimizerUpdate(Emitter& e, const OptimizerConfig& opt, 
       // optax.scale_by_adam: mu = (1 - b1) * g + b1 * mu; nu = (1 - b2) * g^2 + b2 * nu;
       // u = (mu / bc1) / (sqrt(nu / bc2 + eps_root) + eps), eps_root = 0.
       double b1 = opt.b1, b2 = opt.b2, eps = opt.eps;
-      Instruction* mu = Add(e, Mul(e, Hyper(e, g, 1.0 - b1), g), Mul(e, Hyper(e, g, b1), in.state[i][0]));
-      Instruction* nu = Add(e, Mul(e, Hyper(e, g, 1.0 - b2), Mul(e, g, g)), Mul(e, Hyper(e, g, b2), in.state[i][1]));
+      Instruction* mu =
+          Add(e, Mul(e, Hyper(e, g, 1.0 - b1), g), Mul(e, Hyper(e, g, b1), in.state[i][0]));
+      Instruction* nu = Add(e, Mul(e, Hyper(e, g, 1.0 - b2), Mul(e, g, g)),
+                            Mul(e, Hyper(e, g, b2), in.state[i][1]));
       Instruction* mu_hat = Div(e, mu, e.BroadcastInDims(bc1, g->shape, {}));
       Instruction* nu_hat = Div(e, nu, e.BroadcastInDims(bc2, g->shape, {}));
       u = Div(e, mu_hat, Add(e, e.b().Unary(Opcode::kSqrt, nu_hat), Hyper(e, g, eps)));

@@ -32,16 +32,21 @@ class Parser {
 
   static std::string Describe(const Token& t) {
     switch (t.kind) {
-      case TokenKind::kIdent: return "'" + t.text + "'";
+      case TokenKind::kIdent:
+        return "'" + t.text + "'";
       case TokenKind::kInt:
-      case TokenKind::kFloat: return "number " + t.text;
-      case TokenKind::kString: return "a string";
-      default: return TokenKindName(t.kind);
+      case TokenKind::kFloat:
+        return "number " + t.text;
+      case TokenKind::kString:
+        return "a string";
+      default:
+        return TokenKindName(t.kind);
     }
   }
 
   Status Expected(std::string_view what) const {
-    return src_.Error(Peek().range, "expected " + std::string(what) + ", found " + Describe(Peek()));
+    return src_.Error(Peek().range,
+                      "expected " + std::string(what) + ", found " + Describe(Peek()));
   }
 
   Result<Token> Expect(TokenKind k, std::string_view what = "") {
@@ -96,7 +101,8 @@ class Parser {
 
   Result<TypeExpr> Type() {
     TypeExpr t;
-    DETRAIN_ASSIGN_OR_RETURN(Token head, Expect(TokenKind::kIdent, "a type such as f32[B, 30] or key"));
+    DETRAIN_ASSIGN_OR_RETURN(Token head,
+                             Expect(TokenKind::kIdent, "a type such as f32[B, 30] or key"));
     t.range = head.range;
     if (head.text == "key") {
       t.is_key = true;
@@ -166,7 +172,8 @@ class Parser {
       Take();
       s.is_return = true;
     } else {
-      DETRAIN_ASSIGN_OR_RETURN(Token target, Expect(TokenKind::kIdent, "a statement (NAME = ... or return ...)"));
+      DETRAIN_ASSIGN_OR_RETURN(Token target,
+                               Expect(TokenKind::kIdent, "a statement (NAME = ... or return ...)"));
       s.target = target.text;
       s.target_range = target.range;
       DETRAIN_RETURN_IF_ERROR(Expect(TokenKind::kAssign, "'='").status());
@@ -178,11 +185,14 @@ class Parser {
   static int Precedence(TokenKind k) {
     switch (k) {
       case TokenKind::kPlus:
-      case TokenKind::kMinus: return 1;
+      case TokenKind::kMinus:
+        return 1;
       case TokenKind::kStar:
       case TokenKind::kSlash:
-      case TokenKind::kAt: return 2;
-      default: return 0;
+      case TokenKind::kAt:
+        return 2;
+      default:
+        return 0;
     }
   }
 
@@ -220,18 +230,30 @@ class Parser {
     const Token& t = Peek();
     e->range = t.range;
     switch (t.kind) {
-      case TokenKind::kInt: e->kind = ExprKind::kInt; e->text = Take().text; return e;
-      case TokenKind::kFloat: e->kind = ExprKind::kFloat; e->text = Take().text; return e;
-      case TokenKind::kString: e->kind = ExprKind::kString; e->text = Take().text; return e;
+      case TokenKind::kInt:
+        e->kind = ExprKind::kInt;
+        e->text = Take().text;
+        return e;
+      case TokenKind::kFloat:
+        e->kind = ExprKind::kFloat;
+        e->text = Take().text;
+        return e;
+      case TokenKind::kString:
+        e->kind = ExprKind::kString;
+        e->text = Take().text;
+        return e;
       case TokenKind::kLParen: {
         Take();
         DETRAIN_ASSIGN_OR_RETURN(ExprPtr inner, Expression());
         DETRAIN_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')'").status());
         return inner;
       }
-      case TokenKind::kLBracket: return List();
-      case TokenKind::kIdent: break;
-      default: return Expected("an expression");
+      case TokenKind::kLBracket:
+        return List();
+      case TokenKind::kIdent:
+        break;
+      default:
+        return Expected("an expression");
     }
     Token name = Take();
     e->text = name.text;

@@ -13,9 +13,16 @@ constexpr double kPi = 3.141592653589793;  // the binary64 nearest to pi
 // below z^22/22! (cos) and z^21/21! (sin), i.e. < 2^-70 there. The coefficients are constant
 // expressions, rounded correctly by the compiler.
 double CosTaylor(double z) {
-  static constexpr double kC[] = {1.0 / 6402373705728000.0, 1.0 / 20922789888000.0, 1.0 / 87178291200.0,
-                                  1.0 / 479001600.0, 1.0 / 3628800.0, 1.0 / 40320.0, 1.0 / 720.0,
-                                  1.0 / 24.0, 1.0 / 2.0, 1.0};  // 1/18!, 1/16!, ..., 1/0!
+  static constexpr double kC[] = {1.0 / 6402373705728000.0,
+                                  1.0 / 20922789888000.0,
+                                  1.0 / 87178291200.0,
+                                  1.0 / 479001600.0,
+                                  1.0 / 3628800.0,
+                                  1.0 / 40320.0,
+                                  1.0 / 720.0,
+                                  1.0 / 24.0,
+                                  1.0 / 2.0,
+                                  1.0};  // 1/18!, 1/16!, ..., 1/0!
   double z2 = z * z;
   double p = 1.0 / 2432902008176640000.0;  // 1/20!
   for (double c : kC) p = c - z2 * p;
@@ -23,9 +30,15 @@ double CosTaylor(double z) {
 }
 
 double SinTaylor(double z) {
-  static constexpr double kS[] = {1.0 / 355687428096000.0, 1.0 / 1307674368000.0, 1.0 / 6227020800.0,
-                                  1.0 / 39916800.0, 1.0 / 362880.0, 1.0 / 5040.0, 1.0 / 120.0,
-                                  1.0 / 6.0, 1.0};  // 1/17!, 1/15!, ..., 1/1!
+  static constexpr double kS[] = {1.0 / 355687428096000.0,
+                                  1.0 / 1307674368000.0,
+                                  1.0 / 6227020800.0,
+                                  1.0 / 39916800.0,
+                                  1.0 / 362880.0,
+                                  1.0 / 5040.0,
+                                  1.0 / 120.0,
+                                  1.0 / 6.0,
+                                  1.0};  // 1/17!, 1/15!, ..., 1/1!
   double z2 = z * z;
   double p = 1.0 / 121645100408832000.0;  // 1/19!
   for (double c : kS) p = c - z2 * p;
@@ -64,9 +77,15 @@ double CosPi(double x) {
 float LearningRateAt(const ScheduleConfig& s, int64_t step) {
   double v = 0;
   switch (s.kind) {
-    case ScheduleKind::kConstant: v = s.value; break;
-    case ScheduleKind::kLinear: v = Linear(s.init, s.end, s.steps, step); break;
-    case ScheduleKind::kCosineDecay: v = Cosine(s.init, s.decay_steps, s.alpha, step); break;
+    case ScheduleKind::kConstant:
+      v = s.value;
+      break;
+    case ScheduleKind::kLinear:
+      v = Linear(s.init, s.end, s.steps, step);
+      break;
+    case ScheduleKind::kCosineDecay:
+      v = Cosine(s.init, s.decay_steps, s.alpha, step);
+      break;
     case ScheduleKind::kWarmupCosineDecay:
       // optax.warmup_cosine_decay_schedule: join(linear(init, peak, warmup),
       // cosine_decay(peak, decay_steps - warmup, alpha = end / peak)) at boundary warmup.

@@ -29,7 +29,8 @@ Status SourceFile::Error(SourceRange where, std::string_view message) const {
   if (eol == std::string::npos) eol = text_.size();
   std::string line_text = text_.substr(begin, eol - begin);
   out += "\n    " + line_text + "\n    ";
-  for (int i = 1; i < column; ++i) out += line_text[static_cast<size_t>(i - 1)] == '\t' ? '\t' : ' ';
+  for (int i = 1; i < column; ++i)
+    out += line_text[static_cast<size_t>(i - 1)] == '\t' ? '\t' : ' ';
   size_t width = std::max<size_t>(1, std::min<size_t>(where.end, eol) - where.begin);
   if (where.end <= where.begin) width = 1;
   out += '^';

@@ -30,7 +30,9 @@ class SourceFile {
 
   const std::string& name() const { return name_; }
   const std::string& text() const { return text_; }
-  std::string_view Slice(SourceRange r) const { return std::string_view(text_).substr(r.begin, r.end - r.begin); }
+  std::string_view Slice(SourceRange r) const {
+    return std::string_view(text_).substr(r.begin, r.end - r.begin);
+  }
 
   // 1-based line and column of a byte offset.
   void LineColumn(uint32_t offset, int* line, int* column) const;

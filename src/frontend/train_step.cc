@@ -80,7 +80,9 @@ std::vector<Instruction*> ShardTreeSum(ir::Builder& b,
 Result<std::unique_ptr<ir::Module>> LowerSourceGraph(const CheckedProgram& p) {
   ProgramShape shape = ShapeOf(p);
   auto m = std::make_unique<ir::Module>("source_graph");
-  DETRAIN_RETURN_IF_ERROR(LowerFunction(p, *p.loss, OptionsFor(p, shape.batch / shape.shards), m.get(), "loss").status());
+  DETRAIN_RETURN_IF_ERROR(
+      LowerFunction(p, *p.loss, OptionsFor(p, shape.batch / shape.shards), m.get(), "loss")
+          .status());
   return m;
 }
 
@@ -89,10 +91,12 @@ Result<std::unique_ptr<ir::Module>> LowerTrainStep(const CheckedProgram& p) {
   const int64_t per_shard = shape.batch / shape.shards;
   const int64_t n = static_cast<int64_t>(p.params.size());
   auto m = std::make_unique<ir::Module>("train_step");
-  DETRAIN_ASSIGN_OR_RETURN(ir::Computation * loss, LowerFunction(p, *p.loss, OptionsFor(p, per_shard), m.get(), "loss"));
+  DETRAIN_ASSIGN_OR_RETURN(ir::Computation * loss,
+                           LowerFunction(p, *p.loss, OptionsFor(p, per_shard), m.get(), "loss"));
   std::vector<int64_t> wrt;
   for (int64_t i = 0; i < n; ++i) wrt.push_back(i);
-  DETRAIN_ASSIGN_OR_RETURN(ir::Computation * vg, ValueAndGrad(m.get(), *loss, wrt, "loss_and_grad"));
+  DETRAIN_ASSIGN_OR_RETURN(ir::Computation * vg,
+                           ValueAndGrad(m.get(), *loss, wrt, "loss_and_grad"));
 
   ir::Builder b(m.get(), "train_step");
   Emitter e(m.get(), &b);
@@ -108,7 +112,8 @@ Result<std::unique_ptr<ir::Module>> LowerTrainStep(const CheckedProgram& p) {
   for (int64_t i = 0; i < n; ++i) {
     for (int k = 0; k < slots; ++k) {
       io.state[static_cast<size_t>(i)].push_back(
-          b.Parameter(num++, io.params[static_cast<size_t>(i)]->shape, p.params[static_cast<size_t>(i)].first + "_s" + std::to_string(k)));
+          b.Parameter(num++, io.params[static_cast<size_t>(i)]->shape,
+                      p.params[static_cast<size_t>(i)].first + "_s" + std::to_string(k)));
     }
   }
   io.count = b.Parameter(num++, Shape::Scalar(ElementType::kS32), "count");
@@ -128,7 +133,8 @@ Result<std::unique_ptr<ir::Module>> LowerTrainStep(const CheckedProgram& p) {
     for (Instruction* x : inputs) {
       std::vector<ir::SliceDim> slice;
       for (int64_t d = 0; d < x->shape.rank(); ++d) {
-        slice.push_back(d == 0 ? ir::SliceDim{s * per_shard, (s + 1) * per_shard, 1} : ir::SliceDim{0, x->shape.dim(static_cast<int>(d)), 1});
+        slice.push_back(d == 0 ? ir::SliceDim{s * per_shard, (s + 1) * per_shard, 1}
+                               : ir::SliceDim{0, x->shape.dim(static_cast<int>(d)), 1});
       }
       args.push_back(b.Slice(x, slice));
     }
@@ -141,7 +147,9 @@ Result<std::unique_ptr<ir::Module>> LowerTrainStep(const CheckedProgram& p) {
   std::vector<Instruction*> total = ShardTreeSum(b, std::move(per_shard_results));
   // The global mean: every shard is the mean over an equal number of examples.
   std::vector<Instruction*> mean;
-  for (Instruction* t : total) mean.push_back(b.Binary(Opcode::kDivide, t, e.Full(t->shape, static_cast<double>(shape.shards))));
+  for (Instruction* t : total)
+    mean.push_back(
+        b.Binary(Opcode::kDivide, t, e.Full(t->shape, static_cast<double>(shape.shards))));
   io.grads.assign(mean.begin() + 1, mean.end());
   DETRAIN_ASSIGN_OR_RETURN(OptimizerIo next, EmitOptimizerUpdate(e, opt, io));
   std::vector<Instruction*> outs = next.params;
@@ -171,12 +179,14 @@ Result<std::unique_ptr<ir::Module>> LowerEval(const CheckedProgram& p, int64_t r
     inputs.push_back(b.Parameter(num++, s, a->name));
   }
   std::vector<Instruction*> loss_args = inputs;
-  if (HasKey(*p.loss)) loss_args.push_back(e.Full(Shape(ElementType::kU32, {2}), 0));  // unused: dropout is off
-  DETRAIN_ASSIGN_OR_RETURN(Instruction* loss, LowerInline(p, *p.loss, o, e, params, loss_args));
+  if (HasKey(*p.loss))
+    loss_args.push_back(e.Full(Shape(ElementType::kU32, {2}), 0));  // unused: dropout is off
+  DETRAIN_ASSIGN_OR_RETURN(Instruction * loss, LowerInline(p, *p.loss, o, e, params, loss_args));
   std::vector<Instruction*> outs = {loss};
   if (p.predict != nullptr) {
     std::vector<Instruction*> features(inputs.begin(), inputs.end() - 1);  // all but the labels
-    DETRAIN_ASSIGN_OR_RETURN(Instruction* logits, LowerInline(p, *p.predict, o, e, params, features));
+    DETRAIN_ASSIGN_OR_RETURN(Instruction * logits,
+                             LowerInline(p, *p.predict, o, e, params, features));
     outs.push_back(e.Accuracy(logits, inputs.back()));
   }
   DETRAIN_ASSIGN_OR_RETURN(ir::Computation * c, b.Build(b.Tuple(outs)));

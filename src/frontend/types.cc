@@ -7,9 +7,12 @@ namespace detrain::frontend {
 
 ir::ElementType ToElementType(DType t) {
   switch (t) {
-    case DType::kF32: return ir::ElementType::kF32;
-    case DType::kS32: return ir::ElementType::kS32;
-    case DType::kPred: return ir::ElementType::kPred;
+    case DType::kF32:
+      return ir::ElementType::kF32;
+    case DType::kS32:
+      return ir::ElementType::kS32;
+    case DType::kPred:
+      return ir::ElementType::kPred;
   }
   return ir::ElementType::kF32;
 }
@@ -54,11 +57,16 @@ bool BroadcastDims(const std::vector<DimValue>& a, const std::vector<DimValue>& 
     const DimValue* da = has_a ? &a[a.size() - 1 - i] : nullptr;
     const DimValue* db = has_b ? &b[b.size() - 1 - i] : nullptr;
     DimValue& d = r[n - 1 - i];
-    if (!da) d = *db;
-    else if (!db) d = *da;
-    else if (*da == *db) d = *da;
-    else if (da->size == 1) d = *db;
-    else if (db->size == 1) d = *da;
+    if (!da)
+      d = *db;
+    else if (!db)
+      d = *da;
+    else if (*da == *db)
+      d = *da;
+    else if (da->size == 1)
+      d = *db;
+    else if (db->size == 1)
+      d = *da;
     else {
       *why = "dimensions " + da->ToString() + " and " + db->ToString() + " cannot be broadcast";
       return false;

@@ -44,14 +44,18 @@ struct Type {
   DType dtype = DType::kF32;
   std::vector<DimValue> dims;
 
-  static Type Tensor(DType t, std::vector<DimValue> dims) { return {ValueKind::kTensor, t, std::move(dims)}; }
+  static Type Tensor(DType t, std::vector<DimValue> dims) {
+    return {ValueKind::kTensor, t, std::move(dims)};
+  }
   static Type Scalar(DType t) { return {ValueKind::kTensor, t, {}}; }
   static Type Key() { return {ValueKind::kKey, DType::kF32, {}}; }
   static Type Literal() { return {ValueKind::kLiteral, DType::kF32, {}}; }
 
   bool is_tensor() const { return kind == ValueKind::kTensor; }
   int64_t rank() const { return static_cast<int64_t>(dims.size()); }
-  bool operator==(const Type& o) const { return kind == o.kind && dtype == o.dtype && dims == o.dims; }
+  bool operator==(const Type& o) const {
+    return kind == o.kind && dtype == o.dtype && dims == o.dims;
+  }
   // "f32[B,30]", "s32[]", "key", "number"
   std::string ToString() const;
 };

@@ -50,7 +50,8 @@ Result<std::vector<uint32_t>> Place(const pb::Plan& plan, int devices) {
     for (const auto& op : k.operands()) {
       for (int32_t b : op.buffers()) {
         int32_t def = plan.buffers(b).defined_by();
-        if (def < 0 || def >= n) return InvalidArgument("plan: buffer " + std::to_string(b) + " has no defining kernel");
+        if (def < 0 || def >= n)
+          return InvalidArgument("plan: buffer " + std::to_string(b) + " has no defining kernel");
         consumers[static_cast<size_t>(def)].push_back(k.id());
       }
     }
@@ -59,12 +60,15 @@ Result<std::vector<uint32_t>> Place(const pb::Plan& plan, int devices) {
   for (int i = n - 1; i >= 0; --i) {
     const pb::Kernel& k = plan.kernels(i);
     if (k.shard_hi() > k.shard_lo()) {
-      if (k.shard_lo() < 0 || k.shard_hi() > plan.shards()) return InvalidArgument("plan: kernel " + k.name() + " has a bad shard range");
+      if (k.shard_lo() < 0 || k.shard_hi() > plan.shards())
+        return InvalidArgument("plan: kernel " + k.name() + " has a bad shard range");
       mask[static_cast<size_t>(i)] = 1u << (k.shard_lo() / per_device);
       continue;
     }
     for (int32_t c : consumers[static_cast<size_t>(i)]) {
-      if (c <= i) return InvalidArgument("plan: kernel " + std::to_string(c) + " reads a value defined after it");
+      if (c <= i)
+        return InvalidArgument("plan: kernel " + std::to_string(c) +
+                               " reads a value defined after it");
       mask[static_cast<size_t>(i)] |= mask[static_cast<size_t>(c)];
     }
     if (mask[static_cast<size_t>(i)] == 0) mask[static_cast<size_t>(i)] = 1u;
@@ -74,8 +78,9 @@ Result<std::vector<uint32_t>> Place(const pb::Plan& plan, int devices) {
 
 Status CheckArgument(const ArrayRef& b, const ir::Literal& arg, const pb::EntryParameter& p) {
   if (arg.shape().is_tuple() || arg.shape().type() != b.type || arg.shape().dims() != b.dims) {
-    return InvalidArgument("parameter " + std::to_string(p.number()) + " ('" + p.name() + "') expects " +
-                           ir::Shape(b.type, b.dims).ToString() + ", got " + arg.shape().ToString());
+    return InvalidArgument("parameter " + std::to_string(p.number()) + " ('" + p.name() +
+                           "') expects " + ir::Shape(b.type, b.dims).ToString() + ", got " +
+                           arg.shape().ToString());
   }
   return Status::Ok();
 }
@@ -88,9 +93,11 @@ Status AllReduce(const pb::Kernel& k, const std::vector<ArrayRef>& buffers,
   }
   const ArrayRef& in = buffers[static_cast<size_t>(k.operands(0).buffers(0))];
   const ArrayRef& out = buffers[static_cast<size_t>(k.outputs(0))];
-  if (in.type != out.type || in.elements != out.elements) return InvalidArgument("plan: all-reduce shapes");
+  if (in.type != out.type || in.elements != out.elements)
+    return InvalidArgument("plan: all-reduce shapes");
   std::vector<std::vector<int64_t>> groups;
-  for (const auto& g : k.all_reduce().replica_groups()) groups.emplace_back(g.replicas().begin(), g.replicas().end());
+  for (const auto& g : k.all_reduce().replica_groups())
+    groups.emplace_back(g.replicas().begin(), g.replicas().end());
   if (groups.empty()) {
     groups.emplace_back();
     for (int64_t r = 0; r < replicas; ++r) groups.back().push_back(r);
@@ -99,12 +106,15 @@ Status AllReduce(const pb::Kernel& k, const std::vector<ArrayRef>& buffers,
   for (const auto& g : groups) {
     for (int64_t r : g) {
       if (r < 0 || r >= replicas || covered[static_cast<size_t>(r)]++) {
-        return InvalidArgument("all-reduce replica groups must name each of the " + std::to_string(replicas) + " replicas once");
+        return InvalidArgument("all-reduce replica groups must name each of the " +
+                               std::to_string(replicas) + " replicas once");
       }
     }
   }
-  if (std::count(covered.begin(), covered.end(), 0) != 0) return InvalidArgument("all-reduce replica groups must cover every replica");
-  DETRAIN_ASSIGN_OR_RETURN(auto combiner, cpu::DecodeProgram(k.all_reduce().combiner().program(), {in.type, in.type}));
+  if (std::count(covered.begin(), covered.end(), 0) != 0)
+    return InvalidArgument("all-reduce replica groups must cover every replica");
+  DETRAIN_ASSIGN_OR_RETURN(
+      auto combiner, cpu::DecodeProgram(k.all_reduce().combiner().program(), {in.type, in.type}));
   ir::DispatchElementType(in.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     auto combine = [&](T a, T b) {
@@ -122,12 +132,18 @@ Status AllReduce(const pb::Kernel& k, const std::vector<ArrayRef>& buffers,
         values.clear();
         for (int64_t r : g) {
           T v;
-          std::memcpy(&v, devices[static_cast<size_t>(r)]->arena() + in.offset + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+          std::memcpy(&v,
+                      devices[static_cast<size_t>(r)]->arena() + in.offset +
+                          i * static_cast<int64_t>(sizeof(T)),
+                      sizeof(T));
           values.push_back(v);
         }
-        T sum = semantics::PairwiseTreeInPlace(values.data(), static_cast<int64_t>(values.size()), combine);
+        T sum = semantics::PairwiseTreeInPlace(values.data(), static_cast<int64_t>(values.size()),
+                                               combine);
         for (int64_t r : g) {
-          std::memcpy(devices[static_cast<size_t>(r)]->arena() + out.offset + i * static_cast<int64_t>(sizeof(T)), &sum, sizeof(T));
+          std::memcpy(devices[static_cast<size_t>(r)]->arena() + out.offset +
+                          i * static_cast<int64_t>(sizeof(T)),
+                      &sum, sizeof(T));
         }
       }
     }
@@ -137,62 +153,78 @@ Status AllReduce(const pb::Kernel& k, const std::vector<ArrayRef>& buffers,
 
 }  // namespace
 
-Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes, const ExecutorOptions& options) {
+Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
+                                                   const ExecutorOptions& options) {
   std::unique_ptr<Executor> e(new Executor());
   State& s = *e->state_;
-  if (bytes.size() > static_cast<size_t>(INT32_MAX) || !s.plan.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return InvalidArgument("not a serialized detrain.plan.v2.Plan (" + std::to_string(bytes.size()) + " bytes)");
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !s.plan.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return InvalidArgument("not a serialized detrain.plan.v2.Plan (" +
+                           std::to_string(bytes.size()) + " bytes)");
   }
   if (s.plan.format_version() != 2) {
-    return InvalidArgument("plan format version " + std::to_string(s.plan.format_version()) + " (this detrain runs version 2)");
+    return InvalidArgument("plan format version " + std::to_string(s.plan.format_version()) +
+                           " (this detrain runs version 2)");
   }
-  if (options.threads < 1 || options.threads > 256) return InvalidArgument("threads must be between 1 and 256");
+  if (options.threads < 1 || options.threads > 256)
+    return InvalidArgument("threads must be between 1 and 256");
   s.isa = options.isa.value_or(BestIsa());
   if (!IsaSupported(s.isa)) {
-    return InvalidArgument("ISA '" + std::string(IsaName(s.isa)) + "' is not supported by this CPU (best: " +
-                           std::string(IsaName(BestIsa())) + ")");
+    return InvalidArgument(
+        "ISA '" + std::string(IsaName(s.isa)) +
+        "' is not supported by this CPU (best: " + std::string(IsaName(BestIsa())) + ")");
   }
   const int64_t shards = s.plan.shards();
-  if (!IsPowerOfTwo(shards) || shards > 4096) return InvalidArgument("plan: shard count " + std::to_string(shards));
+  if (!IsPowerOfTwo(shards) || shards > 4096)
+    return InvalidArgument("plan: shard count " + std::to_string(shards));
   const int d = options.devices;
   if (!(d == 1 || d == 2 || d == 4 || d == 8) || shards % d != 0) {
     std::string ok;
     for (int c : {1, 2, 4, 8}) {
       if (shards % c == 0) ok += (ok.empty() ? "" : ", ") + std::to_string(c);
     }
-    return InvalidArgument("--devices " + std::to_string(d) + ": the device count must be 1, 2, 4 or 8 and divide the program's " +
+    return InvalidArgument("--devices " + std::to_string(d) +
+                           ": the device count must be 1, 2, 4 or 8 and divide the program's " +
                            std::to_string(shards) + " shards (use " + ok + ")");
   }
   if (s.plan.replicated() && d != 1) {
-    return InvalidArgument("--devices " + std::to_string(d) + ": a replicated module (all-reduce) runs one device per replica");
+    return InvalidArgument("--devices " + std::to_string(d) +
+                           ": a replicated module (all-reduce) runs one device per replica");
   }
   s.options = options;
   DETRAIN_ASSIGN_OR_RETURN(s.buffers, cpu::CheckBuffers(s.plan));
   for (int i = 0; i < s.plan.kernels_size(); ++i) {
     const pb::Kernel& k = s.plan.kernels(i);
-    if (k.id() != i) return InvalidArgument("plan: kernel ids out of order at " + std::to_string(i));
+    if (k.id() != i)
+      return InvalidArgument("plan: kernel ids out of order at " + std::to_string(i));
     for (const auto& op : k.operands()) {
       for (int32_t b : op.buffers()) {
-        if (b < 0 || b >= s.plan.buffers_size()) return InvalidArgument("plan: kernel " + k.name() + " reads a missing buffer");
+        if (b < 0 || b >= s.plan.buffers_size())
+          return InvalidArgument("plan: kernel " + k.name() + " reads a missing buffer");
       }
     }
     for (int32_t b : k.outputs()) {
-      if (b < 0 || b >= s.plan.buffers_size()) return InvalidArgument("plan: kernel " + k.name() + " writes a missing buffer");
+      if (b < 0 || b >= s.plan.buffers_size())
+        return InvalidArgument("plan: kernel " + k.name() + " writes a missing buffer");
     }
   }
   for (int32_t b : s.plan.outputs()) {
-    if (b < 0 || b >= s.plan.buffers_size()) return InvalidArgument("plan: a missing output buffer");
+    if (b < 0 || b >= s.plan.buffers_size())
+      return InvalidArgument("plan: a missing output buffer");
   }
   for (int i = 0; i < s.plan.buffers_size(); ++i) {
     int32_t def = s.plan.buffers(i).defined_by();
-    if (def < 0 || def >= s.plan.kernels_size()) return InvalidArgument("plan: buffer " + std::to_string(i) + " has no defining kernel");
+    if (def < 0 || def >= s.plan.kernels_size())
+      return InvalidArgument("plan: buffer " + std::to_string(i) + " has no defining kernel");
   }
   s.param_kernel.assign(static_cast<size_t>(s.plan.parameters_size()), -1);
   for (int i = 0; i < s.plan.parameters_size(); ++i) {
     const pb::EntryParameter& p = s.plan.parameters(i);
-    if (p.number() != i || p.buffers_size() != 1) return InvalidArgument("plan: entry parameter " + std::to_string(i) + " is not one array");
+    if (p.number() != i || p.buffers_size() != 1)
+      return InvalidArgument("plan: entry parameter " + std::to_string(i) + " is not one array");
     int32_t b = p.buffers(0);
-    if (b < 0 || b >= s.plan.buffers_size()) return InvalidArgument("plan: entry parameter " + std::to_string(i) + " has no buffer");
+    if (b < 0 || b >= s.plan.buffers_size())
+      return InvalidArgument("plan: entry parameter " + std::to_string(i) + " has no buffer");
     s.param_kernel[static_cast<size_t>(i)] = s.plan.buffers(b).defined_by();
   }
   DETRAIN_ASSIGN_OR_RETURN(s.device_mask, Place(s.plan, d));
@@ -205,14 +237,16 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes, const
   return e;
 }
 
-Result<std::vector<std::vector<ir::Literal>>> Executor::Run(const std::vector<std::vector<ir::Literal>>& args) {
+Result<std::vector<std::vector<ir::Literal>>> Executor::Run(
+    const std::vector<std::vector<ir::Literal>>& args) {
   State& s = *state_;
   const size_t replicas = args.size();
   if (replicas == 0) return InvalidArgument("at least one replica is needed");
   const int nd = s.plan.replicated() ? static_cast<int>(replicas) : s.options.devices;
   auto& devices = s.devices;
   while (static_cast<int>(devices.size()) < nd) {  // a replicated plan: one device per replica
-    devices.push_back(std::make_unique<cpu::CpuDevice>(static_cast<int>(devices.size()), s.pool.get(), s.isa));
+    devices.push_back(
+        std::make_unique<cpu::CpuDevice>(static_cast<int>(devices.size()), s.pool.get(), s.isa));
     DETRAIN_RETURN_IF_ERROR(devices.back()->Load(s.plan));
   }
   auto run_one = [&](const std::vector<std::vector<ir::Literal>>& replica_args,
@@ -223,19 +257,24 @@ Result<std::vector<std::vector<ir::Literal>>> Executor::Run(const std::vector<st
     for (size_t r = 0; r < replica_args.size(); ++r) {
       const auto& a = replica_args[r];
       if (a.size() != static_cast<size_t>(s.plan.parameters_size())) {
-        return InvalidArgument("the entry computation takes " + std::to_string(s.plan.parameters_size()) +
-                               " argument(s), got " + std::to_string(a.size()));
+        return InvalidArgument("the entry computation takes " +
+                               std::to_string(s.plan.parameters_size()) + " argument(s), got " +
+                               std::to_string(a.size()));
       }
       for (int i = 0; i < s.plan.parameters_size(); ++i) {
         const pb::EntryParameter& p = s.plan.parameters(i);
         const ArrayRef& b = s.buffers[static_cast<size_t>(p.buffers(0))];
         DETRAIN_RETURN_IF_ERROR(CheckArgument(b, a[static_cast<size_t>(i)], p));
-        uint32_t mask = s.plan.replicated() ? 1u : s.device_mask[static_cast<size_t>(s.param_kernel[static_cast<size_t>(i)])];
+        uint32_t mask =
+            s.plan.replicated()
+                ? 1u
+                : s.device_mask[static_cast<size_t>(s.param_kernel[static_cast<size_t>(i)])];
         for (int d = 0; d < nd; ++d) {
           if (!s.plan.replicated() && !(mask & (1u << d))) continue;
           int dev = device_of(r, d);
           if (s.plan.replicated() && d != 0) continue;
-          DETRAIN_RETURN_IF_ERROR(devices[static_cast<size_t>(dev)]->CopyIn(b.id, a[static_cast<size_t>(i)].bytes().data(), b.bytes));
+          DETRAIN_RETURN_IF_ERROR(devices[static_cast<size_t>(dev)]->CopyIn(
+              b.id, a[static_cast<size_t>(i)].bytes().data(), b.bytes));
           present[static_cast<size_t>(dev)][static_cast<size_t>(b.id)] = 1;
         }
       }
@@ -247,8 +286,10 @@ Result<std::vector<std::vector<ir::Literal>>> Executor::Run(const std::vector<st
         if (!present[static_cast<size_t>(e)][static_cast<size_t>(b)]) continue;
         const ArrayRef& ref = s.buffers[static_cast<size_t>(b)];
         staging.resize(static_cast<size_t>(ref.bytes));
-        DETRAIN_RETURN_IF_ERROR(devices[static_cast<size_t>(e)]->CopyOut(b, staging.data(), ref.bytes));
-        DETRAIN_RETURN_IF_ERROR(devices[static_cast<size_t>(d)]->CopyIn(b, staging.data(), ref.bytes));
+        DETRAIN_RETURN_IF_ERROR(
+            devices[static_cast<size_t>(e)]->CopyOut(b, staging.data(), ref.bytes));
+        DETRAIN_RETURN_IF_ERROR(
+            devices[static_cast<size_t>(d)]->CopyIn(b, staging.data(), ref.bytes));
         present[static_cast<size_t>(d)][static_cast<size_t>(b)] = 1;
         ++s.stats.transfers;
         s.stats.transfer_bytes += ref.bytes;
@@ -260,11 +301,13 @@ Result<std::vector<std::vector<ir::Literal>>> Executor::Run(const std::vector<st
       if (k.has_alias()) continue;
       if (k.has_all_reduce()) {
         DETRAIN_RETURN_IF_ERROR(AllReduce(k, s.buffers, devices, nd));
-        for (int d = 0; d < nd; ++d) present[static_cast<size_t>(d)][static_cast<size_t>(k.outputs(0))] = 1;
+        for (int d = 0; d < nd; ++d)
+          present[static_cast<size_t>(d)][static_cast<size_t>(k.outputs(0))] = 1;
         continue;
       }
       for (int d = 0; d < nd; ++d) {
-        if (!s.plan.replicated() && !(s.device_mask[static_cast<size_t>(k.id())] & (1u << d))) continue;
+        if (!s.plan.replicated() && !(s.device_mask[static_cast<size_t>(k.id())] & (1u << d)))
+          continue;
         for (const auto& op : k.operands()) {
           for (int32_t b : op.buffers()) DETRAIN_RETURN_IF_ERROR(ensure(d, b));
         }
@@ -280,7 +323,8 @@ Result<std::vector<std::vector<ir::Literal>>> Executor::Run(const std::vector<st
         DETRAIN_RETURN_IF_ERROR(ensure(dev, b));
         const ArrayRef& ref = s.buffers[static_cast<size_t>(b)];
         ir::Literal lit(ir::Shape(ref.type, ref.dims));
-        DETRAIN_RETURN_IF_ERROR(devices[static_cast<size_t>(dev)]->CopyOut(b, lit.mutable_bytes().data(), ref.bytes));
+        DETRAIN_RETURN_IF_ERROR(
+            devices[static_cast<size_t>(dev)]->CopyOut(b, lit.mutable_bytes().data(), ref.bytes));
         out.push_back(std::move(lit));
       }
       results->push_back(std::move(out));

@@ -29,9 +29,9 @@
 namespace detrain::runtime {
 
 struct ExecutorOptions {
-  int threads = 1;          // the pool's size; never changes a bit
-  std::optional<Isa> isa;   // default BestIsa(); an unsupported one is an error. Never hashed.
-  int devices = 1;          // D in {1, 2, 4, 8}, dividing the plan's shard count S
+  int threads = 1;         // the pool's size; never changes a bit
+  std::optional<Isa> isa;  // default BestIsa(); an unsupported one is an error. Never hashed.
+  int devices = 1;         // D in {1, 2, 4, 8}, dividing the plan's shard count S
 };
 
 struct ExecutorStats {
@@ -43,13 +43,15 @@ struct ExecutorStats {
 class Executor {
  public:
   // Parses and checks a serialized plan (a hostile file gets an error, never a crash).
-  static Result<std::unique_ptr<Executor>> Create(std::string_view plan_bytes, const ExecutorOptions& options);
+  static Result<std::unique_ptr<Executor>> Create(std::string_view plan_bytes,
+                                                  const ExecutorOptions& options);
   ~Executor();
 
   // `args[r]`: the entry parameters of replica r (one replica unless the plan is replicated),
   // matching the plan's parameter shapes. Returns, per replica, the entry's result arrays in
   // tuple order (flattened).
-  Result<std::vector<std::vector<ir::Literal>>> Run(const std::vector<std::vector<ir::Literal>>& args);
+  Result<std::vector<std::vector<ir::Literal>>> Run(
+      const std::vector<std::vector<ir::Literal>>& args);
 
   const plan::v2::Plan& plan() const;
   const ExecutorStats& stats() const;

@@ -53,7 +53,8 @@ TEST(CanonicalJsonTest, NumbersFormatLikeEcmaScript) {
 }
 
 TEST(CanonicalJsonTest, SortsKeysAndDropsWhitespace) {
-  Result<nlohmann::json> j = ParseJson(R"( { "b" : [1, 2.5, true, null], "a" : {"z":1,"y":"x"} } )");
+  Result<nlohmann::json> j =
+      ParseJson(R"( { "b" : [1, 2.5, true, null], "a" : {"z":1,"y":"x"} } )");
   ASSERT_TRUE(j.ok());
   Result<std::string> c = CanonicalJson(*j);
   ASSERT_TRUE(c.ok());
@@ -71,7 +72,8 @@ TEST(CanonicalJsonTest, MinimalEscaping) {
 }
 
 TEST(CanonicalJsonTest, IntegersStayExact) {
-  nlohmann::json j = {{"seed", uint64_t{18446744073709551615ull}}, {"neg", int64_t{-9007199254740993}}};
+  nlohmann::json j = {{"seed", uint64_t{18446744073709551615ull}},
+                      {"neg", int64_t{-9007199254740993}}};
   EXPECT_EQ(*CanonicalJson(j), R"({"neg":-9007199254740993,"seed":18446744073709551615})");
 }
 

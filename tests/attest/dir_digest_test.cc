@@ -36,9 +36,8 @@ class DirDigestTest : public ::testing::Test {
     std::string bin;
     for (int i = 0; i < 256; ++i) bin += static_cast<char>(i);
     std::vector<std::pair<std::string, std::string>> files = {
-        {"a.txt", "hello\n"}, {"sub/b.bin", bin},       {"sub/dir2/c", ""},
-        {".gitignore", "x\n"}, {".git/config", "cfg"}, {"z space.txt", "z"},
-        {"B.txt", "B"}};
+        {"a.txt", "hello\n"},   {"sub/b.bin", bin},   {"sub/dir2/c", ""}, {".gitignore", "x\n"},
+        {".git/config", "cfg"}, {"z space.txt", "z"}, {"B.txt", "B"}};
     if (reversed) std::reverse(files.begin(), files.end());
     for (const auto& [path, data] : files) Write(path, data);
   }

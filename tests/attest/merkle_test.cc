@@ -65,8 +65,8 @@ TEST(MerkleTest, KnownAnswers) {
   std::string leaf0 = std::string(1, '\0') + std::string(kChunk, 'x');
   std::string leaf1 = std::string(1, '\0') + "y";
   Digest256 l0 = Sha256Of(leaf0), l1 = Sha256Of(leaf1);
-  std::string node = std::string(1, '\1') + std::string(l0.begin(), l0.end()) +
-                     std::string(l1.begin(), l1.end());
+  std::string node =
+      std::string(1, '\1') + std::string(l0.begin(), l0.end()) + std::string(l1.begin(), l1.end());
   EXPECT_EQ(Sha256::ToHex(MerkleRoot(data, nullptr)), Sha256Hex(node));
 }
 

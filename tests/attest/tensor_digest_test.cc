@@ -29,7 +29,8 @@ TEST(TensorDigestTest, KnownAnswer) {
 }
 
 TEST(TensorDigestTest, EveryNaNPayloadHashesTheSame) {
-  Digest256 canonical = *TensorDigest({"w", "f32", {2, 2}, F32Bytes({kOne, kMinus2p5, 0x7fc00000, kZero})}, nullptr);
+  Digest256 canonical =
+      *TensorDigest({"w", "f32", {2, 2}, F32Bytes({kOne, kMinus2p5, 0x7fc00000, kZero})}, nullptr);
   for (uint32_t nan : {0x7fc00001u, 0xffc00000u, 0x7f800001u, 0xffffffffu, 0x7fbfffffu}) {
     std::string data = F32Bytes({kOne, kMinus2p5, nan, kZero});
     EXPECT_EQ(*TensorDigest({"w", "f32", {2, 2}, data}, nullptr), canonical) << std::hex << nan;
@@ -51,7 +52,8 @@ TEST(TensorDigestTest, HeaderFieldsMatter) {
 TEST(TensorDigestTest, IntegerDataIsNotCanonicalized) {
   // 0x7fc00001 is a NaN pattern as f32 but an ordinary integer as u32.
   std::string a = F32Bytes({0x7fc00001}), b = F32Bytes({0x7fc00000});
-  EXPECT_NE(*TensorDigest({"t", "u32", {1}, a}, nullptr), *TensorDigest({"t", "u32", {1}, b}, nullptr));
+  EXPECT_NE(*TensorDigest({"t", "u32", {1}, a}, nullptr),
+            *TensorDigest({"t", "u32", {1}, b}, nullptr));
   EXPECT_EQ(CanonicalTensorBytes("u32", a), a);
 }
 

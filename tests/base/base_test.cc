@@ -88,7 +88,8 @@ TEST(ThreadPoolTest, EveryIndexExactlyOnce) {
     for (size_t n : {0, 1, 7, 1000}) {
       std::vector<std::atomic<int>> hits(n);
       pool.ParallelFor(n, [&](size_t i) { hits[i].fetch_add(1); });
-      for (size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << threads << " " << n << " " << i;
+      for (size_t i = 0; i < n; ++i)
+        ASSERT_EQ(hits[i].load(), 1) << threads << " " << n << " " << i;
     }
   }
 }

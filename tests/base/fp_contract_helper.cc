@@ -7,8 +7,8 @@ namespace detrain::testing {
 
 __attribute__((noinline)) float MulAdd(float a, float b, float c) { return a * b + c; }
 
-__attribute__((noinline)) void MulAddArray(const float* a, const float* b, const float* c, float* out,
-                                           int n) {
+__attribute__((noinline)) void MulAddArray(const float* a, const float* b, const float* c,
+                                           float* out, int n) {
   for (int i = 0; i < n; ++i) out[i] = a[i] * b[i] + c[i];
 }
 

@@ -14,7 +14,9 @@ namespace {
 namespace fs = std::filesystem;
 const std::string kExample = std::string(DETRAIN_SOURCE_DIR) + "/examples/breast_cancer/train.dt";
 
-bool HaveData() { return fs::exists("/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv"); }
+bool HaveData() {
+  return fs::exists("/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv");
+}
 
 TEST(CompileCliTest, HashesListEveryStage) {
   if (!HaveData()) GTEST_SKIP() << "python3-sklearn missing";
@@ -27,7 +29,8 @@ TEST(CompileCliTest, HashesListEveryStage) {
     names.push_back(line.substr(6, line.find(' ', 6) - 6));
     EXPECT_EQ(line.size(), line.find("sha256:") + 7 + 64) << line;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"program", "source", "hlo", "init", "eval", "opt-hlo", "plan"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"program", "source", "hlo", "init", "eval", "opt-hlo",
+                                             "plan"}));
   CliResult again = RunDetrain({"compile", kExample, "--hashes", "--threads", "2"});
   EXPECT_EQ(again.out, r.out);
 }
@@ -44,9 +47,10 @@ std::string Slurp(const std::string& path) {
 TEST(CompileCliTest, HashesEqualTheGoldens) {
   const std::string root = DETRAIN_SOURCE_DIR;
   for (const std::string ex : {"breast_cancer", "digits", "charlm"}) {
-    const std::string data = ex == "digits" ? root + "/examples/digits/digits.csv"
-                             : ex == "charlm" ? "/usr/share/common-licenses/GPL-3"
-                                              : "/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv";
+    const std::string data =
+        ex == "digits"   ? root + "/examples/digits/digits.csv"
+        : ex == "charlm" ? "/usr/share/common-licenses/GPL-3"
+                         : "/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv";
     if (!fs::exists(data)) continue;
     const std::string program = root + "/examples/" + ex + "/train.dt";
     CliResult r = RunDetrain({"compile", program, "--hashes"});
@@ -57,7 +61,8 @@ TEST(CompileCliTest, HashesEqualTheGoldens) {
     std::string lines;
     const nlohmann::json summary = nlohmann::json::parse(json.out);
     for (const auto& s : summary["stages"]) {
-      lines += "stage " + s["stage"].get<std::string>() + " sha256:" + s["sha256"].get<std::string>() + "\n";
+      lines += "stage " + s["stage"].get<std::string>() +
+               " sha256:" + s["sha256"].get<std::string>() + "\n";
     }
     EXPECT_EQ(lines, r.out) << ex;
     std::string dir = MakeTempDir() + "/dump";
@@ -75,7 +80,9 @@ TEST(CompileCliTest, EmitStages) {
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
   EXPECT_NE(plan.out.find("module_name: \"train_step\""), std::string::npos);
   CliResult init = RunDetrain({"compile", kExample, "--emit", "init"});
-  EXPECT_NE(nlohmann::json::parse(init.out)["params"][0]["key_path"].get<std::string>().find("fold_in"), std::string::npos);
+  EXPECT_NE(
+      nlohmann::json::parse(init.out)["params"][0]["key_path"].get<std::string>().find("fold_in"),
+      std::string::npos);
 }
 
 TEST(CompileCliTest, DumpDirHoldsStagesPassesAndSummary) {
@@ -86,7 +93,8 @@ TEST(CompileCliTest, DumpDirHoldsStagesPassesAndSummary) {
   nlohmann::json summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
   EXPECT_EQ(summary["stages"].size(), 7u);
   EXPECT_FALSE(summary["pipeline"].get<std::string>().empty());
-  for (const auto& s : summary["stages"]) EXPECT_TRUE(fs::exists(dir + "/" + s["file"].get<std::string>())) << s;
+  for (const auto& s : summary["stages"])
+    EXPECT_TRUE(fs::exists(dir + "/" + s["file"].get<std::string>())) << s;
   size_t pass_files = 0;
   for (const auto& e : fs::directory_iterator(dir + "/passes")) pass_files += e.is_regular_file();
   EXPECT_EQ(pass_files, summary["passes"].size());
@@ -98,7 +106,8 @@ TEST(CompileCliTest, ProgramErrorsArePositioned) {
   std::ofstream(dir + "/bad.dt") << "param w: f32[2, 2] = zeros\nparam b f32[2] = zeros\n";
   CliResult r = RunDetrain({"compile", dir + "/bad.dt"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err.substr(0, r.err.find('\n')), dir + "/bad.dt:2:9: error: expected ':' and the parameter's type, found 'f32'");
+  EXPECT_EQ(r.err.substr(0, r.err.find('\n')),
+            dir + "/bad.dt:2:9: error: expected ':' and the parameter's type, found 'f32'");
   EXPECT_NE(r.err.find("    param b f32[2] = zeros\n            ^~~"), std::string::npos) << r.err;
 }
 

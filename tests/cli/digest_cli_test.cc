@@ -86,8 +86,10 @@ TEST_F(DigestCliTest, DirectoryDigestMatchesShellPipeline) {
   Write("d/a.txt", "alpha\n");
   Write("d/sub/b.txt", "beta");
   Write("d/C", "gamma");
-  std::string expected = Shell("cd '" + dir_ + "/d' && find . -type f | cut -c3- | LC_ALL=C sort | "
-                               "xargs -r sha256sum | sha256sum").substr(0, 64);
+  std::string expected = Shell("cd '" + dir_ +
+                               "/d' && find . -type f | cut -c3- | LC_ALL=C sort | "
+                               "xargs -r sha256sum | sha256sum")
+                             .substr(0, 64);
   CliResult r = RunDetrain({"digest", dir_ + "/d"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("  dirhash1  " + expected + "\n"), std::string::npos) << r.out;

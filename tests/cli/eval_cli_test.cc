@@ -35,10 +35,11 @@ TEST(EvalCli, CpuBackendEqualsJaxAndTheInterpreterOnEveryIsaAndThreadCount) {
     for (const char* threads : {"1", "2"}) {
       SCOPED_TRACE(std::string(IsaName(isa)) + " threads " + threads);
       std::string dir = testing::MakeTempDir();
-      auto r = RunDetrain({"eval", Jax("data_movement/module.hlo"), "--input", "x=" + Jax("data_movement/in/p0.npy"),
-                           "--input", "n=" + Jax("data_movement/in/p1.npy"), "--input",
-                           "i=" + Jax("data_movement/in/p2.npy"), "-o", dir, "--backend", "cpu", "--threads", threads,
-                           "--isa", std::string(IsaName(isa))});
+      auto r = RunDetrain({"eval", Jax("data_movement/module.hlo"), "--input",
+                           "x=" + Jax("data_movement/in/p0.npy"), "--input",
+                           "n=" + Jax("data_movement/in/p1.npy"), "--input",
+                           "i=" + Jax("data_movement/in/p2.npy"), "-o", dir, "--backend", "cpu",
+                           "--threads", threads, "--isa", std::string(IsaName(isa))});
       ASSERT_EQ(r.exit_code, 0) << r.err;
       for (int i = 0; i < 10; ++i) {
         std::string name = "out" + std::to_string(i) + ".npy";
@@ -68,7 +69,8 @@ TEST(EvalCli, TrainStepOfAProgramIsTheSameOnBothBackends) {
   }
   std::string a = testing::MakeTempDir(), b = testing::MakeTempDir();
   std::vector<std::string> interp = {"eval", program, "-o", a};
-  std::vector<std::string> cpu = {"eval", program, "-o", b, "--backend", "cpu", "--devices", "4", "--threads", "2"};
+  std::vector<std::string> cpu = {"eval", program,     "-o", b,           "--backend",
+                                  "cpu",  "--devices", "4",  "--threads", "2"};
   interp.insert(interp.end(), flags.begin(), flags.end());
   cpu.insert(cpu.end(), flags.begin(), flags.end());
   auto ri = RunDetrain(interp);
@@ -92,7 +94,8 @@ TEST(EvalCli, TrainStepOfAProgramIsTheSameOnBothBackends) {
 
 TEST(EvalCli, BadBackendOptionsAreExit2WithWhatWouldWork) {
   std::string program = std::string(DETRAIN_SOURCE_DIR) + "/examples/breast_cancer/train.dt";
-  auto r = RunDetrain({"eval", Jax("data_movement/module.hlo"), "--backend", "cpu", "--devices", "2"});
+  auto r =
+      RunDetrain({"eval", Jax("data_movement/module.hlo"), "--backend", "cpu", "--devices", "2"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("must be 1, 2, 4 or 8 and divide"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("(use 1)"), std::string::npos) << r.err;
@@ -106,7 +109,8 @@ TEST(EvalCli, BadBackendOptionsAreExit2WithWhatWouldWork) {
   EXPECT_NE(r.err.find("program's 8 shards (use 1, 2, 4, 8)"), std::string::npos) << r.err;
   for (Isa isa : kAllIsas) {
     if (IsaSupported(isa)) continue;
-    r = RunDetrain({"eval", Jax("data_movement/module.hlo"), "--backend", "cpu", "--isa", std::string(IsaName(isa))});
+    r = RunDetrain({"eval", Jax("data_movement/module.hlo"), "--backend", "cpu", "--isa",
+                    std::string(IsaName(isa))});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("is not supported by this CPU"), std::string::npos) << r.err;
   }

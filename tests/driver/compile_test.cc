@@ -15,8 +15,8 @@
 #include "attest/prng/initializers.h"
 #include "attest/prng/jax_random.h"
 #include "attest/sha256.h"
-#include "compiler/interp/interpreter.h"
 #include "compiler/codegen/cpu/plan.h"
+#include "compiler/interp/interpreter.h"
 #include "compiler/ir/verifier.h"
 #include "frontend/data.h"
 #include "test_util.h"
@@ -40,8 +40,8 @@ TEST_P(ExampleStagesTest, MatchGoldenTextAndDigests) {
   for (const StageRecord& s : c->stages.records()) {
     hashes += "stage " + s.name + " sha256:" + attest::Sha256Hex(s.bytes) + "\n";
     if (s.name == "program" || s.name == "opt-hlo" || s.name == "plan") continue;  // digests only
-    EXPECT_EQ(s.bytes, Slurp(golden + s.name + ".txt")) << ex << " stage " << s.name
-                                                         << " differs from its golden text (tools/update_goldens.sh)";
+    EXPECT_EQ(s.bytes, Slurp(golden + s.name + ".txt"))
+        << ex << " stage " << s.name << " differs from its golden text (tools/update_goldens.sh)";
   }
   EXPECT_EQ(hashes, Slurp(golden + "hashes.txt"));
 }
@@ -79,24 +79,31 @@ TEST_P(ExampleStagesTest, StagesParseBackAsIr) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, ExampleStagesTest, ::testing::Values("breast_cancer", "digits", "charlm"));
+INSTANTIATE_TEST_SUITE_P(Examples, ExampleStagesTest,
+                         ::testing::Values("breast_cancer", "digits", "charlm"));
 
 TEST(StagesTest, DataShapeMismatchIsAnError) {
   std::string dir = ::testing::TempDir() + "/stages_shape";
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/d.csv") << "1,2,3,0\n4,5,6,1\n7,8,9,0\n1,1,1,1\n";
-  std::ofstream(dir + "/p.dt") << "data d = csv(\"d.csv\")\n"
-                                  "param w: f32[2, 2] = zeros\n"
-                                  "def loss(x: f32[B, 2], y: s32[B]) -> f32[] { return mean(softmax_cross_entropy(x @ w, y)) }\n"
-                                  "optimizer = sgd(learning_rate = 0.1)\ntrain(steps = 1, batch = 2, shards = 2)\n";
+  std::ofstream(dir + "/p.dt")
+      << "data d = csv(\"d.csv\")\n"
+         "param w: f32[2, 2] = zeros\n"
+         "def loss(x: f32[B, 2], y: s32[B]) -> f32[] { return mean(softmax_cross_entropy(x @ w, "
+         "y)) }\n"
+         "optimizer = sgd(learning_rate = 0.1)\ntrain(steps = 1, batch = 2, shards = 2)\n";
   Result<CompileResult> c = Compile(dir + "/p.dt", {});
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message().substr(0, c.status().message().find('\n')),
-            dir + "/p.dt:3:13: error: the data source gives features of shape [B, 3] (f32), but loss takes f32[B, 2]");
-  std::ofstream(dir + "/p.dt") << "data d = csv(\"missing.csv\")\n"
-                                  "param w: f32[3, 2] = zeros\n"
-                                  "def loss(x: f32[B, 3], y: s32[B]) -> f32[] { return mean(softmax_cross_entropy(x @ w, y)) }\n"
-                                  "optimizer = sgd(learning_rate = 0.1)\ntrain(steps = 1, batch = 2, shards = 2)\n";
+            dir +
+                "/p.dt:3:13: error: the data source gives features of shape [B, 3] (f32), but loss "
+                "takes f32[B, 2]");
+  std::ofstream(dir + "/p.dt")
+      << "data d = csv(\"missing.csv\")\n"
+         "param w: f32[3, 2] = zeros\n"
+         "def loss(x: f32[B, 3], y: s32[B]) -> f32[] { return mean(softmax_cross_entropy(x @ w, "
+         "y)) }\n"
+         "optimizer = sgd(learning_rate = 0.1)\ntrain(steps = 1, batch = 2, shards = 2)\n";
   c = Compile(dir + "/p.dt", {});
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message(), dir + "/missing.csv: no such file");
@@ -114,8 +121,8 @@ TEST(StagesTest, CompiledTrainStepTrainsOnRealData) {
   ASSERT_TRUE(step.ok());
   using frontend::Dataset;
   using frontend::LabelType;
-  Result<Dataset> ds =
-      frontend::LoadProgramData(c->config->data, kRoot + "/examples/breast_cancer", LabelType::kS32);
+  Result<Dataset> ds = frontend::LoadProgramData(c->config->data, kRoot + "/examples/breast_cancer",
+                                                 LabelType::kS32);
   ASSERT_TRUE(ds.ok());
   const int64_t f = ds->features, batch = 64;
   // Standardize every column (statistics over all rows: this is a smoke test, not the runtime).
@@ -123,7 +130,8 @@ TEST(StagesTest, CompiledTrainStepTrainsOnRealData) {
     double mean = 0, var = 0;
     for (int64_t i = 0; i < ds->rows; ++i) mean += ds->x[static_cast<size_t>(i * f + j)];
     mean /= static_cast<double>(ds->rows);
-    for (int64_t i = 0; i < ds->rows; ++i) var += std::pow(ds->x[static_cast<size_t>(i * f + j)] - mean, 2);
+    for (int64_t i = 0; i < ds->rows; ++i)
+      var += std::pow(ds->x[static_cast<size_t>(i * f + j)] - mean, 2);
     double sd = std::sqrt(var / static_cast<double>(ds->rows));
     for (int64_t i = 0; i < ds->rows; ++i) {
       float& v = ds->x[static_cast<size_t>(i * f + j)];
@@ -137,7 +145,8 @@ TEST(StagesTest, CompiledTrainStepTrainsOnRealData) {
     const ir::Instruction* param = (*step)->entry()->Parameters()[static_cast<size_t>(i)];
     ir::Literal lit(param->shape);
     std::vector<float> values(static_cast<size_t>(lit.element_count()));
-    Status st = prng::InitializeNamed(std::string(frontend::InitializerName(p.init.kind)), prng::FoldIn(init, static_cast<uint32_t>(i)),
+    Status st = prng::InitializeNamed(std::string(frontend::InitializerName(p.init.kind)),
+                                      prng::FoldIn(init, static_cast<uint32_t>(i)),
                                       param->shape.dims(), values, {});
     ASSERT_TRUE(st.ok()) << st.message();
     std::memcpy(lit.mutable_bytes().data(), values.data(), values.size() * 4);
@@ -145,7 +154,8 @@ TEST(StagesTest, CompiledTrainStepTrainsOnRealData) {
     ++i;
   }
   const size_t n_params = args.size();
-  for (size_t k = 0; k < 2 * n_params; ++k) args.emplace_back(args[k / 2].shape());  // adam mu, nu per parameter
+  for (size_t k = 0; k < 2 * n_params; ++k)
+    args.emplace_back(args[k / 2].shape());  // adam mu, nu per parameter
   std::vector<float> losses;
   for (int t = 0; t < 25; ++t) {
     std::vector<ir::Literal> call(args.begin(), args.begin() + static_cast<long>(3 * n_params));
@@ -155,7 +165,8 @@ TEST(StagesTest, CompiledTrainStepTrainsOnRealData) {
     ir::Literal y(ir::Shape(ir::ElementType::kS32, {batch}));
     for (int64_t r = 0; r < batch; ++r) {
       int64_t row = (t * batch + r) % ds->rows;
-      for (int64_t j = 0; j < f; ++j) x.Set<float>(r * f + j, ds->x[static_cast<size_t>(row * f + j)]);
+      for (int64_t j = 0; j < f; ++j)
+        x.Set<float>(r * f + j, ds->x[static_cast<size_t>(row * f + j)]);
       y.Set<int32_t>(r, ds->y_s32[static_cast<size_t>(row)]);
     }
     call.push_back(std::move(x));
@@ -169,7 +180,8 @@ TEST(StagesTest, CompiledTrainStepTrainsOnRealData) {
     EXPECT_EQ(outs[3 * n_params].Get<int32_t>(0), t + 1);
     losses.push_back(outs.back().Get<float>(0));
   }
-  std::cout << "[ train ] breast_cancer loss " << losses.front() << " -> " << losses.back() << " over 25 steps\n";
+  std::cout << "[ train ] breast_cancer loss " << losses.front() << " -> " << losses.back()
+            << " over 25 steps\n";
   EXPECT_GT(losses.front(), 0.4f);
   EXPECT_LT(losses.back(), 0.25f) << "first loss " << losses.front();
 }

@@ -42,7 +42,8 @@ uint32_t Bits(float f) {
 
 TEST_F(DatasetTest, BreastCancerFromDebian) {
   const std::string path = "/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv";
-  if (!fs::exists(path)) GTEST_SKIP() << "python3-sklearn is not installed (tools/setup.sh installs it)";
+  if (!fs::exists(path))
+    GTEST_SKIP() << "python3-sklearn is not installed (tools/setup.sh installs it)";
   Result<Dataset> d = LoadCsv(path, {-1, 1, LabelType::kS32});
   ASSERT_TRUE(d.ok()) << d.status().message();
   EXPECT_EQ(d->rows, 569);
@@ -58,7 +59,8 @@ TEST_F(DatasetTest, BreastCancerFromDebian) {
 TEST_F(DatasetTest, ParsesCorrectlyRoundedFloat32) {
   // 0.1 and 1e-45 (the smallest subnormal after rounding) parse directly to float, not via
   // double; 16777217 rounds to even (16777216).
-  Result<Dataset> d = LoadCsv(Write("a.csv", "0.1, 1e-45 ,16777217,3\n-2.5,+7,0,1\r\n"), {-1, 0, LabelType::kS32});
+  Result<Dataset> d =
+      LoadCsv(Write("a.csv", "0.1, 1e-45 ,16777217,3\n-2.5,+7,0,1\r\n"), {-1, 0, LabelType::kS32});
   ASSERT_TRUE(d.ok()) << d.status().message();
   EXPECT_EQ(Bits(d->x[0]), 0x3dcccccdu);
   EXPECT_EQ(Bits(d->x[1]), 0x00000001u);
@@ -68,7 +70,8 @@ TEST_F(DatasetTest, ParsesCorrectlyRoundedFloat32) {
 }
 
 TEST_F(DatasetTest, LabelColumnAndFloatLabels) {
-  Result<Dataset> d = LoadCsv(Write("b.csv", "h1,h2,h3\n1.5,2,3\n4,5,6\n"), {0, 1, LabelType::kF32});
+  Result<Dataset> d =
+      LoadCsv(Write("b.csv", "h1,h2,h3\n1.5,2,3\n4,5,6\n"), {0, 1, LabelType::kF32});
   ASSERT_TRUE(d.ok()) << d.status().message();
   EXPECT_EQ(d->features, 2);
   EXPECT_EQ(d->y_f32, (std::vector<float>{1.5f, 4.0f}));
@@ -78,13 +81,16 @@ TEST_F(DatasetTest, LabelColumnAndFloatLabels) {
 
 TEST_F(DatasetTest, MalformedCsvIsReportedWithPosition) {
   EXPECT_EQ(Error("1,2,0\n3,x,1\n"), "t.csv:2:3: expected a number, found 'x'");
-  EXPECT_EQ(Error("1,2,0\n3,4\n"), "t.csv:2: expected 3 columns (as on the first data line), found 2");
+  EXPECT_EQ(Error("1,2,0\n3,4\n"),
+            "t.csv:2: expected 3 columns (as on the first data line), found 2");
   EXPECT_EQ(Error("1,2,0.5\n"), "t.csv:1:5: expected an integer class label, found '0.5'");
-  EXPECT_EQ(Error("1,2,0\n", {5, 0, LabelType::kS32}), "t.csv:1: label column 5 is outside the 3 columns");
+  EXPECT_EQ(Error("1,2,0\n", {5, 0, LabelType::kS32}),
+            "t.csv:1: label column 5 is outside the 3 columns");
   EXPECT_EQ(Error("1,,0\n"), "t.csv:1:3: expected a number, found ''");
   EXPECT_EQ(Error("1e39,2,0\n"), "t.csv:1:1: expected a number, found '1e39'");
   EXPECT_EQ(Error("header\n", {-1, 1, LabelType::kS32}), "t.csv: no data rows (after skipping 1)");
-  EXPECT_EQ(Error("7\n"), "t.csv:1: expected a label and at least one feature column, found 1 column");
+  EXPECT_EQ(Error("7\n"),
+            "t.csv:1: expected a label and at least one feature column, found 1 column");
 }
 
 TEST_F(DatasetTest, MissingFile) {

@@ -13,10 +13,10 @@
 #include <sstream>
 
 #include "compiler/interp/interpreter.h"
-#include "ulp.h"
 #include "frontend/check.h"
 #include "frontend/lower.h"
 #include "frontend/parser.h"
+#include "ulp.h"
 
 namespace detrain::frontend {
 namespace {
@@ -35,12 +35,14 @@ Literal Decode(const nlohmann::json& v) {
   std::vector<int64_t> dims = v["shape"].get<std::vector<int64_t>>();
   if (v["dtype"] == "f32") {
     Literal l(ir::Shape(ElementType::kF32, dims));
-    for (size_t i = 0; i < v["bits"].size(); ++i) l.Set<uint32_t>(static_cast<int64_t>(i), v["bits"][i].get<uint32_t>());
+    for (size_t i = 0; i < v["bits"].size(); ++i)
+      l.Set<uint32_t>(static_cast<int64_t>(i), v["bits"][i].get<uint32_t>());
     return l;
   }
   ElementType t = v["dtype"] == "s32" ? ElementType::kS32 : ElementType::kU32;
   Literal l(ir::Shape(t, dims));
-  for (size_t i = 0; i < v["values"].size(); ++i) l.Set<uint32_t>(static_cast<int64_t>(i), static_cast<uint32_t>(v["values"][i].get<int64_t>()));
+  for (size_t i = 0; i < v["values"].size(); ++i)
+    l.Set<uint32_t>(static_cast<int64_t>(i), static_cast<uint32_t>(v["values"][i].get<int64_t>()));
   return l;
 }
 
@@ -64,9 +66,10 @@ TEST(LayersTest, MatchJax) {
   nlohmann::json v = Vectors();
   for (const auto& c : v["cases"]) {
     const std::string name = c["name"];
-    std::string text = "data d = csv(\"unused.csv\")\n" + c["program"].get<std::string>() +
-                       "def loss(x: f32[B, 2], y: s32[B]) -> f32[] { return mean(softmax_cross_entropy(x, y)) }\n"
-                       "optimizer = sgd(learning_rate = 0.1)\ntrain(steps = 1, batch = 8)\n";
+    std::string text =
+        "data d = csv(\"unused.csv\")\n" + c["program"].get<std::string>() +
+        "def loss(x: f32[B, 2], y: s32[B]) -> f32[] { return mean(softmax_cross_entropy(x, y)) }\n"
+        "optimizer = sgd(learning_rate = 0.1)\ntrain(steps = 1, batch = 8)\n";
     SourceFile src(name + ".dt", text);
     Result<Program> program = Parse(src);
     ASSERT_TRUE(program.ok()) << program.status().message();
@@ -88,14 +91,15 @@ TEST(LayersTest, MatchJax) {
     int64_t worst = 0, equal = 0;
     for (int64_t i = 0; i < want.element_count(); ++i) {
       if (name.rfind("dropout", 0) == 0) {  // the same elements dropped: the random bits agree
-        EXPECT_EQ(out->Get<float>(i) == 0.0f, want.Get<float>(i) == 0.0f) << name << " element " << i;
+        EXPECT_EQ(out->Get<float>(i) == 0.0f, want.Get<float>(i) == 0.0f)
+            << name << " element " << i;
       }
       int64_t d = testing::UlpDistance(out->Get<float>(i), want.Get<float>(i));
       worst = std::max(worst, d);
       equal += d == 0;
     }
-    std::cout << "[ jax ] " << name << ": max " << worst << " ulp, " << equal << "/" << want.element_count()
-              << " bit-identical\n";
+    std::cout << "[ jax ] " << name << ": max " << worst << " ulp, " << equal << "/"
+              << want.element_count() << " bit-identical\n";
     EXPECT_LE(worst, Allowed(name)) << name;
   }
 }

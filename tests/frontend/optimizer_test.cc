@@ -3,6 +3,8 @@
 // the update built as IR and run on the reference interpreter. optax evaluates in f32 with XLA's
 // pow, cos and reduction orders, so agreement is to a tolerance, not bit for bit; the measured
 // maximum differences are printed and documented in docs/optimizers.md.
+#include "frontend/optimizer.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,9 +14,8 @@
 #include <sstream>
 
 #include "compiler/interp/interpreter.h"
-#include "ulp.h"
-#include "frontend/optimizer.h"
 #include "frontend/schedule.h"
+#include "ulp.h"
 
 namespace detrain::frontend {
 namespace {
@@ -38,7 +39,8 @@ float FromBits(uint32_t b) {
 
 Literal F32(const nlohmann::json& bits, std::vector<int64_t> dims) {
   Literal l(Shape(ElementType::kF32, std::move(dims)));
-  for (size_t i = 0; i < bits.size(); ++i) l.Set<float>(static_cast<int64_t>(i), FromBits(bits[i].get<uint32_t>()));
+  for (size_t i = 0; i < bits.size(); ++i)
+    l.Set<float>(static_cast<int64_t>(i), FromBits(bits[i].get<uint32_t>()));
   return l;
 }
 
@@ -83,25 +85,33 @@ TEST(OptimizerTest, MatchesOptaxOverTwentySteps) {
     auto m = UpdateModule(opt, slots);
     Literal w = F32(v["initial"]["w"], {4, 3}), b = F32(v["initial"]["b"], {3});
     std::vector<Literal> state;
-    for (int s = 0; s < 2 * slots; ++s) state.emplace_back(Shape(ElementType::kF32, s % 2 == 0 ? std::vector<int64_t>{4, 3} : std::vector<int64_t>{3}));
+    for (int s = 0; s < 2 * slots; ++s)
+      state.emplace_back(Shape(ElementType::kF32,
+                               s % 2 == 0 ? std::vector<int64_t>{4, 3} : std::vector<int64_t>{3}));
     int64_t worst = 0;
     for (int t = 0; t < 20; ++t) {
-      std::vector<Literal> args = {w, b, F32(v["gradients"][t]["w"], {4, 3}), F32(v["gradients"][t]["b"], {3})};
+      std::vector<Literal> args = {w, b, F32(v["gradients"][t]["w"], {4, 3}),
+                                   F32(v["gradients"][t]["b"], {3})};
       for (const Literal& s : state) args.push_back(s);
       args.push_back(Literal::Scalar<int32_t>(ElementType::kS32, t));
-      args.push_back(Literal::Scalar<float>(ElementType::kF32, LearningRateAt(opt.learning_rate, t)));
+      args.push_back(
+          Literal::Scalar<float>(ElementType::kF32, LearningRateAt(opt.learning_rate, t)));
       Result<Literal> r = interp::Evaluate(*m, args);
       ASSERT_TRUE(r.ok()) << r.status().message();
       const auto& outs = r->tuple_elements();
       w = outs[0];
       b = outs[1];
-      for (int s = 0; s < 2 * slots; ++s) state[static_cast<size_t>(s)] = outs[static_cast<size_t>(2 + s)];
+      for (int s = 0; s < 2 * slots; ++s)
+        state[static_cast<size_t>(s)] = outs[static_cast<size_t>(2 + s)];
       EXPECT_EQ(outs.back().Get<int32_t>(0), t + 1);
       Literal ew = F32(c["steps"][t]["w"], {4, 3}), eb = F32(c["steps"][t]["b"], {3});
-      for (int64_t i = 0; i < 12; ++i) worst = std::max(worst, testing::UlpDistance(w.Get<float>(i), ew.Get<float>(i)));
-      for (int64_t i = 0; i < 3; ++i) worst = std::max(worst, testing::UlpDistance(b.Get<float>(i), eb.Get<float>(i)));
+      for (int64_t i = 0; i < 12; ++i)
+        worst = std::max(worst, testing::UlpDistance(w.Get<float>(i), ew.Get<float>(i)));
+      for (int64_t i = 0; i < 3; ++i)
+        worst = std::max(worst, testing::UlpDistance(b.Get<float>(i), eb.Get<float>(i)));
     }
-    std::cout << "[ optax ] " << c["optimizer"].dump() << ": max " << worst << " ulp after 20 steps\n";
+    std::cout << "[ optax ] " << c["optimizer"].dump() << ": max " << worst
+              << " ulp after 20 steps\n";
     EXPECT_LE(worst, 64) << c["optimizer"].dump();
   }
 }

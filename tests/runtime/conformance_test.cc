@@ -20,7 +20,8 @@ namespace {
 bool CheckModule(const ir::Module& module, uint64_t seed, int replicas) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::vector<std::vector<ir::Literal>> args;
-  for (int r = 0; r < replicas; ++r) args.push_back(testing::RandomArguments(module, seed * 31 + r));
+  for (int r = 0; r < replicas; ++r)
+    args.push_back(testing::RandomArguments(module, seed * 31 + r));
   auto expected = interp::EvaluateReplicated(module, args);
   if (!expected.ok()) {
     // The interpreter refuses some random modules (e.g. an index out of range it checks); the
@@ -48,7 +49,8 @@ bool CheckModule(const ir::Module& module, uint64_t seed, int replicas) {
       if (!got.ok()) return false;
       EXPECT_EQ(got->size(), static_cast<size_t>(replicas));
       for (int r = 0; r < replicas && ok; ++r) {
-        ExpectSameBits(FlattenLiteral((*expected)[static_cast<size_t>(r)]), (*got)[static_cast<size_t>(r)]);
+        ExpectSameBits(FlattenLiteral((*expected)[static_cast<size_t>(r)]),
+                       (*got)[static_cast<size_t>(r)]);
         ok = !::testing::Test::HasFailure();
       }
     }
@@ -80,7 +82,9 @@ TEST(Conformance, PassTargetedModules) {
 
 // all-reduce on 3 replicas: the pairwise tree over each replica group.
 TEST(Conformance, ReplicatedModules) {
-  CheckMany(100, 90, 3, [](uint64_t seed) { return testing::RandomModule(seed, testing::RandomModuleOptions::Replicated()); });
+  CheckMany(100, 90, 3, [](uint64_t seed) {
+    return testing::RandomModule(seed, testing::RandomModuleOptions::Replicated());
+  });
 }
 
 }  // namespace

@@ -44,8 +44,8 @@ void CheckExample(const std::string& name) {
   for (Isa isa : SupportedIsas()) {
     for (int threads : {1, 2, 4}) {
       for (int devices : {1, 2, 4, 8}) {
-        SCOPED_TRACE(name + " " + std::string(IsaName(isa)) + " threads " + std::to_string(threads) + " devices " +
-                     std::to_string(devices));
+        SCOPED_TRACE(name + " " + std::string(IsaName(isa)) + " threads " +
+                     std::to_string(threads) + " devices " + std::to_string(devices));
         ExecutorOptions options;
         options.isa = isa;
         options.threads = threads;
@@ -60,7 +60,9 @@ void CheckExample(const std::string& name) {
           if (::testing::Test::HasFatalFailure() || ::testing::Test::HasFailure()) return;
           a = NextArguments(**step, std::move(a), (*got)[0], t);
         }
-        if (devices > 1) EXPECT_GT((*executor)->stats().transfers, 0) << "a mesh of devices that never exchanged data";
+        if (devices > 1)
+          EXPECT_GT((*executor)->stats().transfers, 0)
+              << "a mesh of devices that never exchanged data";
       }
     }
   }

@@ -22,7 +22,8 @@ struct Example {
 };
 
 Example Load(const std::string& name) {
-  auto compiled = driver::Compile(std::string(DETRAIN_SOURCE_DIR) + "/examples/" + name + "/train.dt", {});
+  auto compiled =
+      driver::Compile(std::string(DETRAIN_SOURCE_DIR) + "/examples/" + name + "/train.dt", {});
   EXPECT_TRUE(compiled.ok()) << compiled.status().message();
   auto step = ir::ParseAndVerify(compiled->stages.Find("hlo")->bytes);
   return {compiled->stages.Find("plan")->bytes, TrainStepArguments(**step, 5)};
@@ -68,8 +69,12 @@ TEST(PlanReader, ByteMutationsNeverCrash) {
   for (int trial = 0; trial < 300; ++trial) {
     std::string bytes = e.plan;
     switch (trial % 3) {
-      case 0: bytes[rng() % bytes.size()] ^= static_cast<char>(1 << (rng() % 8)); break;
-      case 1: bytes.resize(rng() % bytes.size()); break;
+      case 0:
+        bytes[rng() % bytes.size()] ^= static_cast<char>(1 << (rng() % 8));
+        break;
+      case 1:
+        bytes.resize(rng() % bytes.size());
+        break;
       default:
         for (int k = 0; k < 8; ++k) bytes[rng() % bytes.size()] = static_cast<char>(rng());
     }
@@ -84,43 +89,68 @@ TEST(PlanReader, FieldMutationsNeverCrash) {
     plan::v2::Plan base;
     ASSERT_TRUE(base.ParseFromString(e.plan));
     std::mt19937_64 rng(7);
-    const int64_t hostile[] = {-1, 0, 1, 2, 7, 1 << 20, INT32_MAX, int64_t{1} << 40, INT64_MAX, INT64_MIN};
+    const int64_t hostile[] = {-1,        0,        1, 2, 7, 1 << 20, INT32_MAX, int64_t{1} << 40,
+                               INT64_MAX, INT64_MIN};
     auto pick = [&] { return hostile[rng() % (sizeof(hostile) / sizeof(hostile[0]))]; };
     for (int trial = 0; trial < 200; ++trial) {
       plan::v2::Plan p = base;
       plan::v2::Buffer* b = p.mutable_buffers(static_cast<int>(rng() % p.buffers_size()));
       plan::v2::Kernel* k = p.mutable_kernels(static_cast<int>(rng() % p.kernels_size()));
       switch (trial % 10) {
-        case 0: b->set_offset(pick()); break;
-        case 1: b->set_size(pick()); break;
-        case 2: if (b->dims_size() > 0) b->set_dims(0, pick()); else b->add_dims(pick()); break;
-        case 3: b->set_defined_by(static_cast<int32_t>(pick())); break;
-        case 4: if (k->operands_size() > 0 && k->operands(0).buffers_size() > 0) k->mutable_operands(0)->set_buffers(0, static_cast<int32_t>(rng() % p.buffers_size())); break;
-        case 5: if (k->outputs_size() > 0) k->set_outputs(0, static_cast<int32_t>(rng() % p.buffers_size())); break;
+        case 0:
+          b->set_offset(pick());
+          break;
+        case 1:
+          b->set_size(pick());
+          break;
+        case 2:
+          if (b->dims_size() > 0)
+            b->set_dims(0, pick());
+          else
+            b->add_dims(pick());
+          break;
+        case 3:
+          b->set_defined_by(static_cast<int32_t>(pick()));
+          break;
+        case 4:
+          if (k->operands_size() > 0 && k->operands(0).buffers_size() > 0)
+            k->mutable_operands(0)->set_buffers(0, static_cast<int32_t>(rng() % p.buffers_size()));
+          break;
+        case 5:
+          if (k->outputs_size() > 0)
+            k->set_outputs(0, static_cast<int32_t>(rng() % p.buffers_size()));
+          break;
         case 6:
           k->set_shard_lo(pick());
           k->set_shard_hi(pick());
           break;
         case 7:
           if (k->has_dot()) k->mutable_dot()->set_k(pick());
-          if (k->has_slice() && k->slice().starts_size() > 0) k->mutable_slice()->set_starts(0, pick());
-          if (k->has_reduce() && k->reduce().dimensions_size() > 0) k->mutable_reduce()->set_dimensions(0, pick());
-          if (k->has_broadcast() && k->broadcast().dimensions_size() > 0) k->mutable_broadcast()->set_dimensions(0, pick());
-          if (k->has_transpose() && k->transpose().permutation_size() > 0) k->mutable_transpose()->set_permutation(0, pick());
+          if (k->has_slice() && k->slice().starts_size() > 0)
+            k->mutable_slice()->set_starts(0, pick());
+          if (k->has_reduce() && k->reduce().dimensions_size() > 0)
+            k->mutable_reduce()->set_dimensions(0, pick());
+          if (k->has_broadcast() && k->broadcast().dimensions_size() > 0)
+            k->mutable_broadcast()->set_dimensions(0, pick());
+          if (k->has_transpose() && k->transpose().permutation_size() > 0)
+            k->mutable_transpose()->set_permutation(0, pick());
           if (k->has_convolution()) k->mutable_convolution()->set_in_feature(pick());
           if (k->has_pad() && k->pad().lo_size() > 0) k->mutable_pad()->set_lo(0, pick());
-          if (k->has_reduce_window() && k->reduce_window().window_size() > 0) k->mutable_reduce_window()->mutable_window(0)->set_stride(pick());
+          if (k->has_reduce_window() && k->reduce_window().window_size() > 0)
+            k->mutable_reduce_window()->mutable_window(0)->set_stride(pick());
           break;
         case 8:
           if (k->has_elementwise() && k->elementwise().program().ops_size() > 0) {
-            auto* op = k->mutable_elementwise()->mutable_program()->mutable_ops(static_cast<int>(rng() % k->elementwise().program().ops_size()));
+            auto* op = k->mutable_elementwise()->mutable_program()->mutable_ops(
+                static_cast<int>(rng() % k->elementwise().program().ops_size()));
             op->set_input(static_cast<int32_t>(pick()));
             if (op->args_size() > 0) op->set_args(0, static_cast<int32_t>(pick()));
           }
           break;
         default:
           p.set_shards(pick());
-          if (p.parameters_size() > 0) p.mutable_parameters(0)->set_buffers(0, static_cast<int32_t>(pick()));
+          if (p.parameters_size() > 0)
+            p.mutable_parameters(0)->set_buffers(0, static_cast<int32_t>(pick()));
       }
       TryPlan(Serialize(p), e.args, trial % 3 == 0 ? 2 : 1);
     }

@@ -17,11 +17,18 @@ std::vector<ir::Literal> TrainStepArguments(const ir::Module& step, uint64_t see
     for (int64_t i = 0; i < lit.element_count(); ++i) {
       switch (p->shape.type()) {
         case ir::ElementType::kF32:
-          lit.Set<float>(i, static_cast<float>(static_cast<int64_t>(next() >> 40) - (int64_t{1} << 23)) / 8388608.0f);
+          lit.Set<float>(
+              i, static_cast<float>(static_cast<int64_t>(next() >> 40) - (int64_t{1} << 23)) /
+                     8388608.0f);
           break;
-        case ir::ElementType::kS32: lit.Set<int32_t>(i, static_cast<int32_t>(next() & 1)); break;
-        case ir::ElementType::kU32: lit.Set<uint32_t>(i, static_cast<uint32_t>(next())); break;
-        default: break;
+        case ir::ElementType::kS32:
+          lit.Set<int32_t>(i, static_cast<int32_t>(next() & 1));
+          break;
+        case ir::ElementType::kU32:
+          lit.Set<uint32_t>(i, static_cast<uint32_t>(next()));
+          break;
+        default:
+          break;
       }
     }
     if (p->name == "count") lit.Set<int32_t>(0, 0);

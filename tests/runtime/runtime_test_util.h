@@ -24,7 +24,8 @@ inline std::vector<Isa> SupportedIsas() {
 }
 
 // Bitwise equality of two lists of arrays; a failure names the array and the first element.
-inline void ExpectSameBits(const std::vector<ir::Literal>& want, const std::vector<ir::Literal>& got) {
+inline void ExpectSameBits(const std::vector<ir::Literal>& want,
+                           const std::vector<ir::Literal>& got) {
   ASSERT_EQ(want.size(), got.size()) << "number of result arrays";
   for (size_t i = 0; i < want.size(); ++i) {
     ASSERT_EQ(want[i].shape().ToString(), got[i].shape().ToString()) << "result " << i;
@@ -38,8 +39,8 @@ inline void ExpectSameBits(const std::vector<ir::Literal>& want, const std::vect
     uint64_t x = 0, y = 0;
     std::memcpy(&x, a.data() + element * size, size);
     std::memcpy(&y, b.data() + element * size, size);
-    FAIL() << "result " << i << " (" << want[i].shape().ToString() << ") differs first at element " << element
-           << ": bits 0x" << std::hex << x << " expected, 0x" << y << " got";
+    FAIL() << "result " << i << " (" << want[i].shape().ToString() << ") differs first at element "
+           << element << ": bits 0x" << std::hex << x << " expected, 0x" << y << " got";
   }
 }
 

@@ -8,9 +8,14 @@
 
 namespace detrain::crmath_verify {
 
-const char* const kPowCategoryNames[kPowCategories] = {
-    "uniform bits",      "x near 1",        "integer y",     "exact cases (perfect powers)",
-    "near overflow/underflow/subnormal", "x power of two", "half-integer y", "ordinary range"};
+const char* const kPowCategoryNames[kPowCategories] = {"uniform bits",
+                                                       "x near 1",
+                                                       "integer y",
+                                                       "exact cases (perfect powers)",
+                                                       "near overflow/underflow/subnormal",
+                                                       "x power of two",
+                                                       "half-integer y",
+                                                       "ordinary range"};
 
 uint64_t Mix64(uint64_t i) {
   uint64_t z = i + 0x9e3779b97f4a7c15ull;
@@ -68,14 +73,15 @@ PowInput PowPair(uint64_t i) {
       break;
     }
     case 2: {
-      int n = r.Coin() ? static_cast<int>(r.Below(64)) + 2 : static_cast<int>(r.Below(1u << r.Below(16))) + 2;
+      int n = r.Coin() ? static_cast<int>(r.Below(64)) + 2
+                       : static_cast<int>(r.Below(1u << r.Below(16))) + 2;
       y = static_cast<float>(r.Coin() ? -n : n);
       x = WithExponent(r, static_cast<int>(std::lround(r.Uniform(-155, 130) / std::fabs(y))));
       x = r.Coin() ? -x : x;
       break;
     }
     case 3: {
-      int k = static_cast<int>(r.Below(4));           // y = n / 2^k
+      int k = static_cast<int>(r.Below(4));             // y = n / 2^k
       uint32_t s = 2 * r.Below(1u << r.Below(12)) + 1;  // odd base
       double m = std::pow(static_cast<double>(s), 1 << k);
       if (m >= 0x1p24) m = 3;
@@ -97,7 +103,8 @@ PowInput PowPair(uint64_t i) {
     case 5: {
       int e = static_cast<int>(r.Below(277)) - 149;
       x = static_cast<float>(std::ldexp(1.0, e));
-      y = static_cast<float>(std::ldexp(static_cast<double>(static_cast<int>(r.Below(2048)) - 1024), -static_cast<int>(r.Below(8))));
+      y = static_cast<float>(std::ldexp(static_cast<double>(static_cast<int>(r.Below(2048)) - 1024),
+                                        -static_cast<int>(r.Below(8))));
       if (r.Below(4) == 0) y = Step(y, 1);
       break;
     }

@@ -19,17 +19,28 @@ constexpr mpfr_prec_t kPrec = 200;
 
 double DoubleRef(Fn fn, double x, double y) {
   switch (fn) {
-    case Fn::kExp: return std::exp(x);
-    case Fn::kExpm1: return std::expm1(x);
-    case Fn::kExp2: return std::exp2(x);
-    case Fn::kLog: return std::log(x);
-    case Fn::kLog1p: return std::log1p(x);
-    case Fn::kLog2: return std::log2(x);
-    case Fn::kTanh: return std::tanh(x);
-    case Fn::kLogistic: return 1.0 / (1.0 + std::exp(-x));
-    case Fn::kErf: return std::erf(x);
-    case Fn::kRsqrt: return 1.0 / std::sqrt(x);
-    case Fn::kPow: return std::pow(x, y);
+    case Fn::kExp:
+      return std::exp(x);
+    case Fn::kExpm1:
+      return std::expm1(x);
+    case Fn::kExp2:
+      return std::exp2(x);
+    case Fn::kLog:
+      return std::log(x);
+    case Fn::kLog1p:
+      return std::log1p(x);
+    case Fn::kLog2:
+      return std::log2(x);
+    case Fn::kTanh:
+      return std::tanh(x);
+    case Fn::kLogistic:
+      return 1.0 / (1.0 + std::exp(-x));
+    case Fn::kErf:
+      return std::erf(x);
+    case Fn::kRsqrt:
+      return 1.0 / std::sqrt(x);
+    case Fn::kPow:
+      return std::pow(x, y);
   }
   return 0;
 }
@@ -48,22 +59,42 @@ void MpfrEval(Fn fn, float x, float y, MpfrVars& m) {
   mpfr_set_flt(m.a, x, MPFR_RNDN);
   mpfr_set_flt(m.b, y, MPFR_RNDN);
   switch (fn) {
-    case Fn::kExp: mpfr_exp(m.v, m.a, MPFR_RNDN); break;
-    case Fn::kExpm1: mpfr_expm1(m.v, m.a, MPFR_RNDN); break;
-    case Fn::kExp2: mpfr_exp2(m.v, m.a, MPFR_RNDN); break;
-    case Fn::kLog: mpfr_log(m.v, m.a, MPFR_RNDN); break;
-    case Fn::kLog1p: mpfr_log1p(m.v, m.a, MPFR_RNDN); break;
-    case Fn::kLog2: mpfr_log2(m.v, m.a, MPFR_RNDN); break;
-    case Fn::kTanh: mpfr_tanh(m.v, m.a, MPFR_RNDN); break;
+    case Fn::kExp:
+      mpfr_exp(m.v, m.a, MPFR_RNDN);
+      break;
+    case Fn::kExpm1:
+      mpfr_expm1(m.v, m.a, MPFR_RNDN);
+      break;
+    case Fn::kExp2:
+      mpfr_exp2(m.v, m.a, MPFR_RNDN);
+      break;
+    case Fn::kLog:
+      mpfr_log(m.v, m.a, MPFR_RNDN);
+      break;
+    case Fn::kLog1p:
+      mpfr_log1p(m.v, m.a, MPFR_RNDN);
+      break;
+    case Fn::kLog2:
+      mpfr_log2(m.v, m.a, MPFR_RNDN);
+      break;
+    case Fn::kTanh:
+      mpfr_tanh(m.v, m.a, MPFR_RNDN);
+      break;
     case Fn::kLogistic:
       mpfr_neg(m.a, m.a, MPFR_RNDN);
       mpfr_exp(m.v, m.a, MPFR_RNDN);
       mpfr_add_ui(m.v, m.v, 1, MPFR_RNDN);
       mpfr_ui_div(m.v, 1, m.v, MPFR_RNDN);
       break;
-    case Fn::kErf: mpfr_erf(m.v, m.a, MPFR_RNDN); break;
-    case Fn::kRsqrt: mpfr_rec_sqrt(m.v, m.a, MPFR_RNDN); break;
-    case Fn::kPow: mpfr_pow(m.v, m.a, m.b, MPFR_RNDN); break;
+    case Fn::kErf:
+      mpfr_erf(m.v, m.a, MPFR_RNDN);
+      break;
+    case Fn::kRsqrt:
+      mpfr_rec_sqrt(m.v, m.a, MPFR_RNDN);
+      break;
+    case Fn::kPow:
+      mpfr_pow(m.v, m.a, m.b, MPFR_RNDN);
+      break;
   }
 }
 
@@ -84,12 +115,18 @@ float RoundToFloat(MpfrVars& m) {
     double up_mid = std::isinf(up) ? 0x1.ffffffp127 : 0.5 * (double(f) + double(up));
     mpfr_set_d(m.mid, up_mid, MPFR_RNDN);
     int c = mpfr_cmp(m.a, m.mid);
-    if (c > 0 || (c == 0 && odd)) { f = up; continue; }
+    if (c > 0 || (c == 0 && odd)) {
+      f = up;
+      continue;
+    }
     if (f > 0.0f) {
       float dn = NextDown(f);
       mpfr_set_d(m.mid, 0.5 * (double(f) + double(dn)), MPFR_RNDN);
       c = mpfr_cmp(m.a, m.mid);
-      if (c < 0 || (c == 0 && odd)) { f = dn; continue; }
+      if (c < 0 || (c == 0 && odd)) {
+        f = dn;
+        continue;
+      }
     }
     break;
   }

@@ -46,10 +46,10 @@ void CounterXorScalar(const Injections& inj, uint32_t hi, uint32_t lo, uint32_t*
 #ifdef DETRAIN_PRNG_X86
 
 // The rotation amounts of even (R0) and odd (R1) groups, as template arguments.
-#define DETRAIN_R0 ThreefryRotation(0, 0), ThreefryRotation(0, 1), ThreefryRotation(0, 2), \
-                   ThreefryRotation(0, 3)
-#define DETRAIN_R1 ThreefryRotation(1, 0), ThreefryRotation(1, 1), ThreefryRotation(1, 2), \
-                   ThreefryRotation(1, 3)
+#define DETRAIN_R0 \
+  ThreefryRotation(0, 0), ThreefryRotation(0, 1), ThreefryRotation(0, 2), ThreefryRotation(0, 3)
+#define DETRAIN_R1 \
+  ThreefryRotation(1, 0), ThreefryRotation(1, 1), ThreefryRotation(1, 2), ThreefryRotation(1, 3)
 
 #define DETRAIN_AVX2 __attribute__((target("avx2")))
 #define DETRAIN_AVX512 __attribute__((target("avx512f")))

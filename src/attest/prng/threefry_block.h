@@ -22,8 +22,14 @@ inline constexpr int kThreefryGroups = 5;
 // {17, 29, 16, 24} in odd ones. A function rather than an array so that device code can use it
 // and SIMD code can take it as a template argument.
 DETRAIN_HD constexpr int ThreefryRotation(int g, int r) {
-  return g % 2 == 0 ? (r == 0 ? 13 : r == 1 ? 15 : r == 2 ? 26 : 6)
-                    : (r == 0 ? 17 : r == 1 ? 29 : r == 2 ? 16 : 24);
+  return g % 2 == 0 ? (r == 0   ? 13
+                       : r == 1 ? 15
+                       : r == 2 ? 26
+                                : 6)
+                    : (r == 0   ? 17
+                       : r == 1 ? 29
+                       : r == 2 ? 16
+                                : 24);
 }
 
 // The key schedule: ks, and the injections after each group g: x0 += a[g], x1 += b[g].

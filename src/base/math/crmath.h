@@ -11,7 +11,6 @@
 #define DETRAIN_BASE_MATH_CRMATH_H_
 
 #include "base/host_device.h"  // <cstddef> on host, cuda/std under NVRTC
-
 #include "base/math/crmath_pow.h"
 #include "base/math/crmath_scalar.h"
 
@@ -19,11 +18,11 @@ namespace detrain::crmath {
 
 namespace internal {
 // The out-of-line remainder of each function: the general rounding test, then the dd path.
-#define DETRAIN_CRMATH_SLOW_PATH(Name)                           \
-  DETRAIN_HD_SLOW float Name##SlowPath(float x) {                \
-    float r;                                                     \
-    if (Name##Retry(x, &r)) return r;                            \
-    return Name##Slow(x);                                        \
+#define DETRAIN_CRMATH_SLOW_PATH(Name)            \
+  DETRAIN_HD_SLOW float Name##SlowPath(float x) { \
+    float r;                                      \
+    if (Name##Retry(x, &r)) return r;             \
+    return Name##Slow(x);                         \
   }
 DETRAIN_CRMATH_SLOW_PATH(Exp)
 DETRAIN_CRMATH_SLOW_PATH(Expm1)
@@ -40,11 +39,11 @@ DETRAIN_HD_SLOW float PowSlowPath(float x, float y) { return PowSlow(x, y); }
 }  // namespace internal
 
 // Each function: the inlined fast path with its rounding test (FFast), else the slow path.
-#define DETRAIN_CRMATH_UNARY(Name)                               \
-  DETRAIN_HD inline float Name(float x) {                        \
-    float r;                                                     \
-    if (DETRAIN_LIKELY(internal::Name##Fast(x, &r))) return r;   \
-    return internal::Name##SlowPath(x);                          \
+#define DETRAIN_CRMATH_UNARY(Name)                             \
+  DETRAIN_HD inline float Name(float x) {                      \
+    float r;                                                   \
+    if (DETRAIN_LIKELY(internal::Name##Fast(x, &r))) return r; \
+    return internal::Name##SlowPath(x);                        \
   }
 DETRAIN_CRMATH_UNARY(Exp)
 DETRAIN_CRMATH_UNARY(Expm1)

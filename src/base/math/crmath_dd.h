@@ -69,9 +69,7 @@ DETRAIN_HD inline double BitsDouble(uint64_t u) {
 #endif
 }
 // 2^k as a double, for -1022 <= k <= 1023.
-DETRAIN_HD inline double Pow2(int k) {
-  return BitsDouble(static_cast<uint64_t>(k + 1023) << 52);
-}
+DETRAIN_HD inline double Pow2(int k) { return BitsDouble(static_cast<uint64_t>(k + 1023) << 52); }
 // Exact fused multiply-add (one rounding), as IEEE 754 specifies it on every platform.
 DETRAIN_HD inline double Fma(double a, double b, double c) {
 #if defined(__CUDA_ARCH__)
@@ -173,7 +171,8 @@ DETRAIN_HD inline float RoundDdToFloat(Dd a) {
 DETRAIN_HD inline Dd Expm1DdSmall(Dd r) {
   Dd s = DdScale(r, 0x1p-8);
   Dd e = {kInvFactorialDd[10][0], kInvFactorialDd[10][1]};
-  for (int n = 9; n >= 1; --n) e = DdAdd(DdMul(s, e), Dd{kInvFactorialDd[n][0], kInvFactorialDd[n][1]});
+  for (int n = 9; n >= 1; --n)
+    e = DdAdd(DdMul(s, e), Dd{kInvFactorialDd[n][0], kInvFactorialDd[n][1]});
   e = DdMul(s, e);  // sum_{n=1..10} s^n / n!
   for (int i = 0; i < 8; ++i) e = DdMul(e, DdAddD(e, 2.0));
   return e;

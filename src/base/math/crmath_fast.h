@@ -35,8 +35,8 @@ DETRAIN_HD_FAST bool RoundOrFlagRel(double y, double rel, float* out) {
   uint64_t b = DoubleBits(y);
   uint64_t tol = static_cast<uint64_t>(static_cast<int64_t>(rel * 0x1p53)) + 1;
   uint64_t low = b & 0x1fffffffu;
-  bool far = low - 0x10000000u + tol > 2 * tol;                 // |low - 0x10000000| > tol
-  bool normal = ((b >> 52) & 0x7ff) - (1023 - 126) < 254;      // 2^-126 <= |y| < 2^128
+  bool far = low - 0x10000000u + tol > 2 * tol;            // |low - 0x10000000| > tol
+  bool normal = ((b >> 52) & 0x7ff) - (1023 - 126) < 254;  // 2^-126 <= |y| < 2^128
   *out = static_cast<float>(y);
   return far & normal;
 }
@@ -85,8 +85,8 @@ DETRAIN_HD_FAST double ExpFastD(double x) {
 DETRAIN_HD_FAST double Expm1FastD(double x) {
   ExpSplit s = ExpReduce(x);
   double r = s.r, r2 = r * r;
-  double p = (r + r2 * (kExpPoly[0] + r * kExpPoly[1])) +
-             (r2 * r2) * (kExpPoly[2] + r * kExpPoly[3]);
+  double p =
+      (r + r2 * (kExpPoly[0] + r * kExpPoly[1])) + (r2 * r2) * (kExpPoly[2] + r * kExpPoly[3]);
   return (s.scale * s.t_hi - 1.0) + s.scale * (s.t_lo + s.t_hi * p);
 }
 

@@ -28,14 +28,14 @@ struct Approx {
 
 // FFast: the cheap test (normal-range results); FRetry: the general test, which also decides
 // subnormal and overflowing results. Both return false when the dd path is needed.
-#define DETRAIN_CRMATH_TESTS(Name)                                     \
-  DETRAIN_HD_FAST bool Name##Fast(float x, float* out) {               \
-    Approx a = Name##Approx(x);                                        \
-    return RoundOrFlagRel(a.y, a.rel, out) & a.ok;                     \
-  }                                                                    \
-  DETRAIN_HD inline bool Name##Retry(float x, float* out) {            \
-    Approx a = Name##Approx(x);                                        \
-    return a.ok && RoundOrFlag(a.y, Abs(a.y) * a.rel, out);            \
+#define DETRAIN_CRMATH_TESTS(Name)                          \
+  DETRAIN_HD_FAST bool Name##Fast(float x, float* out) {    \
+    Approx a = Name##Approx(x);                             \
+    return RoundOrFlagRel(a.y, a.rel, out) & a.ok;          \
+  }                                                         \
+  DETRAIN_HD inline bool Name##Retry(float x, float* out) { \
+    Approx a = Name##Approx(x);                             \
+    return a.ok && RoundOrFlag(a.y, Abs(a.y) * a.rel, out); \
   }
 
 DETRAIN_HD inline bool IsNanF(float x) { return x != x; }
@@ -102,10 +102,22 @@ DETRAIN_HD_FAST Approx LogApprox(float x) {
 DETRAIN_CRMATH_TESTS(Log)
 // Special values shared by log and log2: returns true with *out set when x is not in (0, inf).
 DETRAIN_HD inline bool LogSpecial(float x, float* out) {
-  if (IsNanF(x)) { *out = QuietNan(x); return true; }
-  if (x == 0.0f) { *out = -InfF(); return true; }
-  if (x < 0.0f) { *out = NanF(); return true; }
-  if (x == InfF()) { *out = x; return true; }
+  if (IsNanF(x)) {
+    *out = QuietNan(x);
+    return true;
+  }
+  if (x == 0.0f) {
+    *out = -InfF();
+    return true;
+  }
+  if (x < 0.0f) {
+    *out = NanF();
+    return true;
+  }
+  if (x == InfF()) {
+    *out = x;
+    return true;
+  }
   return false;
 }
 DETRAIN_HD inline float LogSlow(float x) {
@@ -238,8 +250,8 @@ DETRAIN_HD inline float RsqrtSlow(float x) {
   float lo = (y >= static_cast<double>(f)) ? f : BitsFloat(fb - 1);
   float hi = BitsFloat(FloatBits(lo) + 1);
   double mid = 0.5 * (static_cast<double>(lo) + static_cast<double>(hi));  // exact
-  Dd p = TwoProd(static_cast<double>(x), mid * mid);                         // exact
-  double s = 1.0 - p.hi;                                                     // exact
+  Dd p = TwoProd(static_cast<double>(x), mid * mid);                       // exact
+  double s = 1.0 - p.hi;                                                   // exact
   return s > p.lo ? hi : lo;
 }
 

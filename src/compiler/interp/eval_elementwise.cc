@@ -19,7 +19,8 @@ Result<Literal> EvalElementwise(const Instruction& instr, const Operands& ops) {
     if (auto u = AsUnaryOp(instr.opcode)) {
       for (int64_t i = 0; i < n; ++i) out.Set<T>(i, ApplyUnary<T>(*u, a.Get<T>(i)));
     } else if (auto b = AsBinaryOp(instr.opcode)) {
-      for (int64_t i = 0; i < n; ++i) out.Set<T>(i, ApplyBinary<T>(*b, a.Get<T>(i), ops[1]->Get<T>(i)));
+      for (int64_t i = 0; i < n; ++i)
+        out.Set<T>(i, ApplyBinary<T>(*b, a.Get<T>(i), ops[1]->Get<T>(i)));
     } else if (instr.opcode == ir::Opcode::kCompare) {
       Direction d = instr.FindAttr(ir::Attr::kDirection)->direction;
       for (int64_t i = 0; i < n; ++i) {
@@ -36,8 +37,8 @@ Result<Literal> EvalElementwise(const Instruction& instr, const Operands& ops) {
     DispatchElementType(instr.shape.type(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       for (int64_t i = 0; i < n; ++i) {
-        out.Set<T>(i, semantics::Select<T>(ops[0]->Get<uint8_t>(i), ops[1]->Get<T>(i),
-                                           ops[2]->Get<T>(i)));
+        out.Set<T>(
+            i, semantics::Select<T>(ops[0]->Get<uint8_t>(i), ops[1]->Get<T>(i), ops[2]->Get<T>(i)));
       }
     });
   }

@@ -8,15 +8,19 @@
 namespace detrain::interp::internal {
 namespace {
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool Contains(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 // The index vector of `indices` at batch position `batch` (dims of indices without ivd).
-std::vector<int64_t> IndexVector(const Literal& indices, int64_t ivd, const std::vector<int64_t>& batch) {
+std::vector<int64_t> IndexVector(const Literal& indices, int64_t ivd,
+                                 const std::vector<int64_t>& batch) {
   const auto& dims = indices.shape().dims();
   auto strides = ir::RowMajorStrides(dims);
   std::vector<int64_t> full;
   size_t b = 0;
-  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) full.push_back(d == ivd ? 0 : batch[b++]);
+  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d)
+    full.push_back(d == ivd ? 0 : batch[b++]);
   int64_t len = ivd == static_cast<int64_t>(dims.size()) ? 1 : dims[static_cast<size_t>(ivd)];
   std::vector<int64_t> vec;
   for (int64_t k = 0; k < len; ++k) {
@@ -51,14 +55,17 @@ Result<Literal> EvalGather(const Instruction& instr, const Operands& ops) {
     auto vec = IndexVector(*ops[1], ivd, batch);
     std::vector<int64_t> src(in_dims.size(), 0);
     for (size_t k = 0; k < start_map.size(); ++k) src[static_cast<size_t>(start_map[k])] = vec[k];
-    for (size_t d = 0; d < src.size(); ++d) src[d] = std::clamp<int64_t>(src[d], 0, in_dims[d] - sizes[d]);
-    for (size_t k = 0; k < offset.size(); ++k) src[static_cast<size_t>(window_operand_dims[k])] += offset[k];
+    for (size_t d = 0; d < src.size(); ++d)
+      src[d] = std::clamp<int64_t>(src[d], 0, in_dims[d] - sizes[d]);
+    for (size_t k = 0; k < offset.size(); ++k)
+      src[static_cast<size_t>(window_operand_dims[k])] += offset[k];
     CopyElement(in, Ravel(src, in_strides), out, i);
   }
   return out;
 }
 
-Result<Literal> EvalScatter(const Instruction& instr, const Operands& ops, const ComputationFn& eval) {
+Result<Literal> EvalScatter(const Instruction& instr, const Operands& ops,
+                            const ComputationFn& eval) {
   Literal out = *ops[0];
   const Literal& updates = *ops[2];
   const auto& out_dims = out.shape().dims();
@@ -71,7 +78,8 @@ Result<Literal> EvalScatter(const Instruction& instr, const Operands& ops, const
     if (!Contains(inserted, d)) window_operand_dims.push_back(d);
   }
   for (size_t k = 0; k < window_dims.size(); ++k) {
-    window_sizes[static_cast<size_t>(window_operand_dims[k])] = updates.shape().dims()[static_cast<size_t>(window_dims[k])];
+    window_sizes[static_cast<size_t>(window_operand_dims[k])] =
+        updates.shape().dims()[static_cast<size_t>(window_dims[k])];
   }
   Combiner combine(instr.ComputationAttr(ir::Attr::kToApply), eval);
   auto out_strides = ir::RowMajorStrides(out_dims);
@@ -85,11 +93,15 @@ Result<Literal> EvalScatter(const Instruction& instr, const Operands& ops, const
       }
       auto vec = IndexVector(*ops[1], ivd, batch);
       std::vector<int64_t> dst(out_dims.size(), 0);
-      for (size_t k = 0; k < to_operand.size(); ++k) dst[static_cast<size_t>(to_operand[k])] = vec[k];
+      for (size_t k = 0; k < to_operand.size(); ++k)
+        dst[static_cast<size_t>(to_operand[k])] = vec[k];
       bool in_bounds = true;
-      for (size_t d = 0; d < dst.size(); ++d) in_bounds = in_bounds && dst[d] >= 0 && dst[d] <= out_dims[d] - window_sizes[d];  // no overflow near INT64_MAX
+      for (size_t d = 0; d < dst.size(); ++d)
+        in_bounds = in_bounds && dst[d] >= 0 &&
+                    dst[d] <= out_dims[d] - window_sizes[d];  // no overflow near INT64_MAX
       if (!in_bounds) continue;
-      for (size_t k = 0; k < window.size(); ++k) dst[static_cast<size_t>(window_operand_dims[k])] += window[k];
+      for (size_t k = 0; k < window.size(); ++k)
+        dst[static_cast<size_t>(window_operand_dims[k])] += window[k];
       int64_t o = Ravel(dst, out_strides);
       out.Set<T>(o, combine.Apply<T>(out.Get<T>(o), updates.Get<T>(u)));
     }

@@ -77,7 +77,8 @@ Result<Literal> EvalDot(const Instruction& instr, const Operands& ops) {
 Result<Literal> EvalConvolution(const Instruction& instr, const Operands& ops) {
   const Literal& in = *ops[0];
   const Literal& kernel = *ops[1];
-  DETRAIN_ASSIGN_OR_RETURN(ir::ConvDims cd, ir::ParseDimLabels(instr.FindAttr(ir::Attr::kDimLabels)->s));
+  DETRAIN_ASSIGN_OR_RETURN(ir::ConvDims cd,
+                           ir::ParseDimLabels(instr.FindAttr(ir::Attr::kDimLabels)->s));
   const auto& window = instr.FindAttr(ir::Attr::kWindow)->window;
   size_t ns = cd.in_spatial.size();
   std::vector<int64_t> taps_dims;
@@ -99,7 +100,8 @@ Result<Literal> EvalConvolution(const Instruction& instr, const Operands& ops) {
       bool inside = true;
       for (size_t s = 0; s < ns; ++s) {
         const ir::WindowDim& w = window[s];
-        int64_t pos = idx[static_cast<size_t>(cd.out_spatial[s])] * w.stride + w_idx[s] * w.rhs_dilate - w.pad_lo;
+        int64_t pos = idx[static_cast<size_t>(cd.out_spatial[s])] * w.stride +
+                      w_idx[s] * w.rhs_dilate - w.pad_lo;
         int64_t limit = in.shape().dim(static_cast<int>(cd.in_spatial[s]));
         inside = inside && pos >= 0 && pos % w.lhs_dilate == 0 && pos / w.lhs_dilate < limit;
         ii[static_cast<size_t>(cd.in_spatial[s])] = pos / w.lhs_dilate;

@@ -118,7 +118,9 @@ Result<Literal> EvalPad(const Instruction& instr, const Operands& ops) {
 Result<Literal> EvalReverse(const Instruction& instr, const Operands& ops) {
   const auto& dims = instr.IntsAttr(ir::Attr::kDimensions);
   return Gather1(instr.shape, *ops[0], [&](std::vector<int64_t> idx) {
-    for (int64_t d : dims) idx[static_cast<size_t>(d)] = instr.shape.dims()[static_cast<size_t>(d)] - 1 - idx[static_cast<size_t>(d)];
+    for (int64_t d : dims)
+      idx[static_cast<size_t>(d)] =
+          instr.shape.dims()[static_cast<size_t>(d)] - 1 - idx[static_cast<size_t>(d)];
     return idx;
   });
 }
@@ -126,7 +128,8 @@ Result<Literal> EvalReverse(const Instruction& instr, const Operands& ops) {
 namespace {
 
 // Start indices clamped so that a window of `sizes` fits in `dims` (XLA semantics).
-std::vector<int64_t> ClampedStarts(const Operands& ops, size_t first, const std::vector<int64_t>& dims,
+std::vector<int64_t> ClampedStarts(const Operands& ops, size_t first,
+                                   const std::vector<int64_t>& dims,
                                    const std::vector<int64_t>& sizes) {
   std::vector<int64_t> starts;
   for (size_t d = 0; d < dims.size(); ++d) {

@@ -21,7 +21,8 @@ Combiner::Combiner(const ir::Computation* computation, ComputationFn eval)
   }
 }
 
-Result<Literal> EvalReduce(const Instruction& instr, const Operands& ops, const ComputationFn& eval) {
+Result<Literal> EvalReduce(const Instruction& instr, const Operands& ops,
+                           const ComputationFn& eval) {
   const Literal& in = *ops[0];
   const auto& in_dims = in.shape().dims();
   std::vector<int64_t> reduced = instr.IntsAttr(ir::Attr::kDimensions);
@@ -56,7 +57,8 @@ Result<Literal> EvalReduce(const Instruction& instr, const Operands& ops, const 
   return out;
 }
 
-Result<Literal> EvalReduceWindow(const Instruction& instr, const Operands& ops, const ComputationFn& eval) {
+Result<Literal> EvalReduceWindow(const Instruction& instr, const Operands& ops,
+                                 const ComputationFn& eval) {
   const Literal& in = *ops[0];
   const auto& in_dims = in.shape().dims();
   const auto& window = instr.FindAttr(ir::Attr::kWindow)->window;
@@ -93,7 +95,8 @@ Result<Literal> EvalReduceWindow(const Instruction& instr, const Operands& ops, 
   return out;
 }
 
-Result<std::vector<Literal>> EvalAllReduce(const Instruction& instr, const std::vector<const Literal*>& values,
+Result<std::vector<Literal>> EvalAllReduce(const Instruction& instr,
+                                           const std::vector<const Literal*>& values,
                                            const ComputationFn& eval) {
   int64_t replicas = static_cast<int64_t>(values.size());
   std::vector<std::vector<int64_t>> groups;
@@ -105,11 +108,14 @@ Result<std::vector<Literal>> EvalAllReduce(const Instruction& instr, const std::
   std::vector<int> covered(static_cast<size_t>(replicas), 0);
   for (const auto& group : groups) {
     for (int64_t r : group) {
-      if (r >= replicas) return InvalidArgument("all-reduce replica group names replica " + std::to_string(r) + " of " + std::to_string(replicas));
+      if (r >= replicas)
+        return InvalidArgument("all-reduce replica group names replica " + std::to_string(r) +
+                               " of " + std::to_string(replicas));
       covered[static_cast<size_t>(r)] = 1;
     }
   }
-  if (std::count(covered.begin(), covered.end(), 0) != 0) return InvalidArgument("all-reduce replica groups must cover every replica");
+  if (std::count(covered.begin(), covered.end(), 0) != 0)
+    return InvalidArgument("all-reduce replica groups must cover every replica");
   std::vector<Literal> results(static_cast<size_t>(replicas), Literal(instr.shape));
   Combiner combine(instr.ComputationAttr(ir::Attr::kToApply), eval);
   DispatchElementType(instr.shape.type(), [&](auto tag) {

@@ -84,13 +84,17 @@ Result<Literal> EvalReverse(const Instruction& instr, const Operands& ops);
 Result<Literal> EvalDynamicSlice(const Instruction& instr, const Operands& ops);
 Result<Literal> EvalDynamicUpdateSlice(const Instruction& instr, const Operands& ops);
 Result<Literal> EvalGather(const Instruction& instr, const Operands& ops);
-Result<Literal> EvalScatter(const Instruction& instr, const Operands& ops, const ComputationFn& eval);
-Result<Literal> EvalReduce(const Instruction& instr, const Operands& ops, const ComputationFn& eval);
-Result<Literal> EvalReduceWindow(const Instruction& instr, const Operands& ops, const ComputationFn& eval);
+Result<Literal> EvalScatter(const Instruction& instr, const Operands& ops,
+                            const ComputationFn& eval);
+Result<Literal> EvalReduce(const Instruction& instr, const Operands& ops,
+                           const ComputationFn& eval);
+Result<Literal> EvalReduceWindow(const Instruction& instr, const Operands& ops,
+                                 const ComputationFn& eval);
 Result<Literal> EvalDot(const Instruction& instr, const Operands& ops);
 Result<Literal> EvalConvolution(const Instruction& instr, const Operands& ops);
 // All-reduce over replicas: values[r] is replica r's operand; returns one result per replica.
-Result<std::vector<Literal>> EvalAllReduce(const Instruction& instr, const std::vector<const Literal*>& values,
+Result<std::vector<Literal>> EvalAllReduce(const Instruction& instr,
+                                           const std::vector<const Literal*>& values,
                                            const ComputationFn& eval);
 
 // ---- template definitions ----------------------------------------------------------------

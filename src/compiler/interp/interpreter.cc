@@ -16,7 +16,8 @@ using ir::Opcode;
 class Evaluator {
  public:
   // args[r][i]: argument i of replica r. Returns the root value of each replica.
-  Result<std::vector<Literal>> Run(const Computation& c, const std::vector<std::vector<Literal>>& args) {
+  Result<std::vector<Literal>> Run(const Computation& c,
+                                   const std::vector<std::vector<Literal>>& args) {
     size_t replicas = args.size();
     DETRAIN_ASSIGN_OR_RETURN(auto order, c.PostOrder());
     // Looked up by pointer only; never iterated, so its order cannot leak into results.
@@ -24,11 +25,14 @@ class Evaluator {
     for (const Instruction* instr : order) {
       std::vector<Literal> results;
       if (instr->opcode == Opcode::kParameter) {
-        for (size_t r = 0; r < replicas; ++r) results.push_back(args[r].at(static_cast<size_t>(instr->parameter_number)));
+        for (size_t r = 0; r < replicas; ++r)
+          results.push_back(args[r].at(static_cast<size_t>(instr->parameter_number)));
       } else if (instr->opcode == Opcode::kAllReduce) {
         std::vector<const Literal*> per_replica;
-        for (size_t r = 0; r < replicas; ++r) per_replica.push_back(&values.at(instr->operands[0])[r]);
-        DETRAIN_ASSIGN_OR_RETURN(results, EvalAllReduce(*instr, per_replica, ComputationCallback()));
+        for (size_t r = 0; r < replicas; ++r)
+          per_replica.push_back(&values.at(instr->operands[0])[r]);
+        DETRAIN_ASSIGN_OR_RETURN(results,
+                                 EvalAllReduce(*instr, per_replica, ComputationCallback()));
       } else if (instr->opcode == Opcode::kCall || instr->opcode == Opcode::kFusion) {
         std::vector<std::vector<Literal>> call_args(replicas);
         for (size_t r = 0; r < replicas; ++r) {
@@ -62,9 +66,12 @@ class Evaluator {
       case Opcode::kParameter:
       case Opcode::kCall:
       case Opcode::kFusion:
-      case Opcode::kAllReduce: return Internal("evaluated by the driver");
-      case Opcode::kConstant: return instr.literal;
-      case Opcode::kIota: return EvalIota(instr);
+      case Opcode::kAllReduce:
+        return Internal("evaluated by the driver");
+      case Opcode::kConstant:
+        return instr.literal;
+      case Opcode::kIota:
+        return EvalIota(instr);
 #define OP(e, s, n, c, o, x, a, t)
 #define UNARY(e, s, x, t) case Opcode::e:
 #define BINARY(e, s, x, t) case Opcode::e:
@@ -72,31 +79,50 @@ class Evaluator {
 #undef OP
       case Opcode::kCompare:
       case Opcode::kSelect:
-      case Opcode::kClamp: return EvalElementwise(instr, ops);
+      case Opcode::kClamp:
+        return EvalElementwise(instr, ops);
       case Opcode::kConvert:
-      case Opcode::kBitcastConvert: return EvalConvert(instr, ops);
-      case Opcode::kBroadcast: return EvalBroadcast(instr, ops);
-      case Opcode::kReshape: return EvalReshape(instr, ops);
-      case Opcode::kTranspose: return EvalTranspose(instr, ops);
-      case Opcode::kSlice: return EvalSlice(instr, ops);
-      case Opcode::kConcatenate: return EvalConcatenate(instr, ops);
-      case Opcode::kPad: return EvalPad(instr, ops);
-      case Opcode::kReverse: return EvalReverse(instr, ops);
-      case Opcode::kDynamicSlice: return EvalDynamicSlice(instr, ops);
-      case Opcode::kDynamicUpdateSlice: return EvalDynamicUpdateSlice(instr, ops);
-      case Opcode::kGather: return EvalGather(instr, ops);
-      case Opcode::kScatter: return EvalScatter(instr, ops, ComputationCallback());
-      case Opcode::kReduce: return EvalReduce(instr, ops, ComputationCallback());
-      case Opcode::kReduceWindow: return EvalReduceWindow(instr, ops, ComputationCallback());
-      case Opcode::kDot: return EvalDot(instr, ops);
-      case Opcode::kConvolution: return EvalConvolution(instr, ops);
+      case Opcode::kBitcastConvert:
+        return EvalConvert(instr, ops);
+      case Opcode::kBroadcast:
+        return EvalBroadcast(instr, ops);
+      case Opcode::kReshape:
+        return EvalReshape(instr, ops);
+      case Opcode::kTranspose:
+        return EvalTranspose(instr, ops);
+      case Opcode::kSlice:
+        return EvalSlice(instr, ops);
+      case Opcode::kConcatenate:
+        return EvalConcatenate(instr, ops);
+      case Opcode::kPad:
+        return EvalPad(instr, ops);
+      case Opcode::kReverse:
+        return EvalReverse(instr, ops);
+      case Opcode::kDynamicSlice:
+        return EvalDynamicSlice(instr, ops);
+      case Opcode::kDynamicUpdateSlice:
+        return EvalDynamicUpdateSlice(instr, ops);
+      case Opcode::kGather:
+        return EvalGather(instr, ops);
+      case Opcode::kScatter:
+        return EvalScatter(instr, ops, ComputationCallback());
+      case Opcode::kReduce:
+        return EvalReduce(instr, ops, ComputationCallback());
+      case Opcode::kReduceWindow:
+        return EvalReduceWindow(instr, ops, ComputationCallback());
+      case Opcode::kDot:
+        return EvalDot(instr, ops);
+      case Opcode::kConvolution:
+        return EvalConvolution(instr, ops);
       case Opcode::kTuple: {
         std::vector<Literal> elements;
         for (const Literal* op : ops) elements.push_back(*op);
         return Literal::Tuple(std::move(elements));
       }
-      case Opcode::kGetTupleElement: return ops[0]->tuple_elements().at(static_cast<size_t>(instr.IntAttr(ir::Attr::kIndex)));
-      case Opcode::kCustomCall: return EvalThreefry(instr, ops);  // the only target the verifier admits
+      case Opcode::kGetTupleElement:
+        return ops[0]->tuple_elements().at(static_cast<size_t>(instr.IntAttr(ir::Attr::kIndex)));
+      case Opcode::kCustomCall:
+        return EvalThreefry(instr, ops);  // the only target the verifier admits
     }
     return Internal("unknown opcode");
   }
@@ -125,11 +151,12 @@ Result<ir::Literal> Evaluate(const ir::Module& module, const std::vector<ir::Lit
   return std::move(results[0]);
 }
 
-Result<std::vector<ir::Literal>> EvaluateReplicated(const ir::Module& module,
-                                                    const std::vector<std::vector<ir::Literal>>& args) {
+Result<std::vector<ir::Literal>> EvaluateReplicated(
+    const ir::Module& module, const std::vector<std::vector<ir::Literal>>& args) {
   if (module.entry() == nullptr) return InvalidArgument("the module has no entry computation");
   if (args.empty()) return InvalidArgument("at least one replica is needed");
-  for (const auto& replica_args : args) DETRAIN_RETURN_IF_ERROR(CheckArguments(module, replica_args));
+  for (const auto& replica_args : args)
+    DETRAIN_RETURN_IF_ERROR(CheckArguments(module, replica_args));
   return Evaluator().Run(*module.entry(), args);
 }
 

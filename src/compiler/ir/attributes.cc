@@ -108,8 +108,10 @@ bool IsFusionKind(std::string_view kind) {
 
 bool IsDefaultAttrValue(Attr attr, const AttrValue& value) {
   switch (AttrKindOf(attr)) {
-    case AttrKind::kInts: return value.ints.empty();
-    case AttrKind::kIntLists: return value.lists.empty();
+    case AttrKind::kInts:
+      return value.ints.empty();
+    case AttrKind::kIntLists:
+      return value.lists.empty();
     case AttrKind::kInt:
     case AttrKind::kString:
     case AttrKind::kDirection:
@@ -118,7 +120,8 @@ bool IsDefaultAttrValue(Attr attr, const AttrValue& value) {
     case AttrKind::kPadding:
     case AttrKind::kWindow:
     case AttrKind::kDimLabels:
-    case AttrKind::kFusionKind: return false;
+    case AttrKind::kFusionKind:
+      return false;
   }
   return false;
 }
@@ -126,18 +129,24 @@ bool IsDefaultAttrValue(Attr attr, const AttrValue& value) {
 std::string FormatAttrValue(Attr attr, const AttrValue& v,
                             const std::function<std::string(const Computation*)>& comp_name) {
   switch (AttrKindOf(attr)) {
-    case AttrKind::kInt: return std::to_string(v.i);
-    case AttrKind::kInts: return IntListToString(v.ints);
+    case AttrKind::kInt:
+      return std::to_string(v.i);
+    case AttrKind::kInts:
+      return IntListToString(v.ints);
     case AttrKind::kIntLists: {
       std::string s = "{";
       for (size_t i = 0; i < v.lists.size(); ++i) s += (i ? "," : "") + IntListToString(v.lists[i]);
       return s + "}";
     }
-    case AttrKind::kString: return "\"" + v.s + "\"";  // the parser admits no quotes or escapes
+    case AttrKind::kString:
+      return "\"" + v.s + "\"";  // the parser admits no quotes or escapes
     case AttrKind::kDimLabels:
-    case AttrKind::kFusionKind: return v.s;
-    case AttrKind::kDirection: return std::string(DirectionName(v.direction));
-    case AttrKind::kComputation: return comp_name(v.computation);
+    case AttrKind::kFusionKind:
+      return v.s;
+    case AttrKind::kDirection:
+      return std::string(DirectionName(v.direction));
+    case AttrKind::kComputation:
+      return comp_name(v.computation);
     case AttrKind::kSlice: {
       std::string s = "{";
       for (size_t i = 0; i < v.slice.size(); ++i) {
@@ -157,7 +166,8 @@ std::string FormatAttrValue(Attr attr, const AttrValue& v,
       }
       return s;
     }
-    case AttrKind::kWindow: return FormatWindow(v.window);
+    case AttrKind::kWindow:
+      return FormatWindow(v.window);
   }
   return "";
 }

@@ -66,15 +66,15 @@ Result<ConvDims> ParseDimLabels(std::string_view labels);
 
 // One attribute's value; which field is meaningful depends on AttrKindOf(attr).
 struct AttrValue {
-  int64_t i = 0;                               // kInt
-  std::vector<int64_t> ints;                   // kInts
-  std::vector<std::vector<int64_t>> lists;     // kIntLists
-  std::string s;                               // kString, kDimLabels
-  Direction direction = Direction::kEq;        // kDirection
-  const Computation* computation = nullptr;    // kComputation
-  std::vector<SliceDim> slice;                 // kSlice
-  std::vector<PadDim> padding;                 // kPadding
-  std::vector<WindowDim> window;               // kWindow
+  int64_t i = 0;                             // kInt
+  std::vector<int64_t> ints;                 // kInts
+  std::vector<std::vector<int64_t>> lists;   // kIntLists
+  std::string s;                             // kString, kDimLabels
+  Direction direction = Direction::kEq;      // kDirection
+  const Computation* computation = nullptr;  // kComputation
+  std::vector<SliceDim> slice;               // kSlice
+  std::vector<PadDim> padding;               // kPadding
+  std::vector<WindowDim> window;             // kWindow
 };
 
 // Ordered by Attr, which attrs.def keeps in alphabetical order of spelling.

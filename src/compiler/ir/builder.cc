@@ -163,7 +163,8 @@ Instruction* Builder::ReduceWindow(Instruction* x, Instruction* init, std::vecto
                                    const Computation* combiner) {
   AttrValue w;
   w.window = std::move(window);
-  return Emit(Opcode::kReduceWindow, {x, init}, {{Attr::kWindow, w}, {Attr::kToApply, Comp(combiner)}});
+  return Emit(Opcode::kReduceWindow, {x, init},
+              {{Attr::kWindow, w}, {Attr::kToApply, Comp(combiner)}});
 }
 
 Instruction* Builder::Dot(Instruction* a, Instruction* b, const DotDims& d) {
@@ -186,10 +187,13 @@ Instruction* Builder::AllReduce(Instruction* x, const Computation* combiner,
                                 std::vector<std::vector<int64_t>> groups) {
   AttrValue g;
   g.lists = std::move(groups);
-  return Emit(Opcode::kAllReduce, {x}, {{Attr::kToApply, Comp(combiner)}, {Attr::kReplicaGroups, g}});
+  return Emit(Opcode::kAllReduce, {x},
+              {{Attr::kToApply, Comp(combiner)}, {Attr::kReplicaGroups, g}});
 }
 
-Instruction* Builder::Tuple(std::vector<Instruction*> xs) { return Emit(Opcode::kTuple, std::move(xs)); }
+Instruction* Builder::Tuple(std::vector<Instruction*> xs) {
+  return Emit(Opcode::kTuple, std::move(xs));
+}
 
 Instruction* Builder::GetTupleElement(Instruction* t, int64_t index) {
   return Emit(Opcode::kGetTupleElement, {t}, {{Attr::kIndex, Int(index)}});
@@ -199,7 +203,8 @@ Instruction* Builder::Call(const Computation* computation, std::vector<Instructi
   return Emit(Opcode::kCall, std::move(args), {{Attr::kToApply, Comp(computation)}});
 }
 
-Instruction* Builder::Threefry2x32(Instruction* k0, Instruction* k1, Instruction* x0, Instruction* x1) {
+Instruction* Builder::Threefry2x32(Instruction* k0, Instruction* k1, Instruction* x0,
+                                   Instruction* x1) {
   AttrValue target;
   target.s = std::string(kThreefryTarget);
   return Emit(Opcode::kCustomCall, {k0, k1, x0, x1}, {{Attr::kCustomCallTarget, target}});
@@ -211,7 +216,8 @@ Result<Computation*> Builder::Build(Instruction* root) {
   return computation_;
 }
 
-Computation* Builder::ScalarCombiner(Module* module, std::string name, Opcode op, ElementType type) {
+Computation* Builder::ScalarCombiner(Module* module, std::string name, Opcode op,
+                                     ElementType type) {
   Builder b(module, std::move(name));
   Instruction* x = b.Parameter(0, Shape::Scalar(type));
   Instruction* y = b.Parameter(1, Shape::Scalar(type));

@@ -62,8 +62,10 @@ class Builder {
   Instruction* Concatenate(std::vector<Instruction*> xs, int64_t dimension);
   Instruction* Pad(Instruction* x, Instruction* value, std::vector<PadDim> padding);
   Instruction* Reverse(Instruction* x, std::vector<int64_t> dimensions);
-  Instruction* DynamicSlice(Instruction* x, std::vector<Instruction*> starts, std::vector<int64_t> sizes);
-  Instruction* DynamicUpdateSlice(Instruction* x, Instruction* update, std::vector<Instruction*> starts);
+  Instruction* DynamicSlice(Instruction* x, std::vector<Instruction*> starts,
+                            std::vector<int64_t> sizes);
+  Instruction* DynamicUpdateSlice(Instruction* x, Instruction* update,
+                                  std::vector<Instruction*> starts);
   Instruction* Gather(Instruction* x, Instruction* indices, const GatherDims& dims);
   Instruction* Scatter(Instruction* x, Instruction* indices, Instruction* updates,
                        const ScatterDims& dims, const Computation* combiner);

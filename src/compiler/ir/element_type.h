@@ -15,13 +15,14 @@
 
 namespace detrain::ir {
 
-// X(enum, spelling, C++ storage type, kind) — kind: 'b' boolean, 's' signed, 'u' unsigned, 'f' float.
-#define DETRAIN_ELEMENT_TYPES(X)   \
-  X(kPred, "pred", uint8_t, 'b')   \
-  X(kS32, "s32", int32_t, 's')     \
-  X(kU32, "u32", uint32_t, 'u')    \
-  X(kS64, "s64", int64_t, 's')     \
-  X(kU64, "u64", uint64_t, 'u')    \
+// X(enum, spelling, C++ storage type, kind) — kind: 'b' boolean, 's' signed, 'u' unsigned, 'f'
+// float.
+#define DETRAIN_ELEMENT_TYPES(X) \
+  X(kPred, "pred", uint8_t, 'b') \
+  X(kS32, "s32", int32_t, 's')   \
+  X(kU32, "u32", uint32_t, 'u')  \
+  X(kS64, "s64", int64_t, 's')   \
+  X(kU64, "u64", uint64_t, 'u')  \
   X(kF32, "f32", float, 'f')
 
 enum class ElementType : uint8_t {

@@ -152,7 +152,8 @@ Status Cursor::SkipValue() {
   char c = Peek();
   if (c == '"') return ReadString().status();
   if (c != '{') {
-    std::string word = ReadRun("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-%");
+    std::string word =
+        ReadRun("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-%");
     if (word.empty()) return Error("expected an attribute value, found " + Found());
     return Status::Ok();
   }

@@ -32,7 +32,7 @@ class Cursor {
     return c;
   }
   bool LookingAt(std::string_view s);  // after SkipSpace
-  std::string_view Rest() {  // the unread text, after SkipSpace (for lookahead)
+  std::string_view Rest() {            // the unread text, after SkipSpace (for lookahead)
     SkipSpace();
     return text_.substr(pos_);
   }

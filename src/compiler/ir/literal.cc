@@ -78,8 +78,8 @@ std::string ParseF32(std::string_view text, float* out) {
   std::string_view body = text;
   if (!body.empty() && (body.front() == '-' || body.front() == '+')) body.remove_prefix(1);
   if (body == "inf") {
-    *out = negative ? -std::numeric_limits<float>::infinity()
-                    : std::numeric_limits<float>::infinity();
+    *out =
+        negative ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
     return "";
   }
   if (body == "nan") {
@@ -111,8 +111,9 @@ std::string ParseF32(std::string_view text, float* out) {
     std::from_chars(digits.data(), digits.data() + digits.size(), d);
     v = static_cast<float>(d);
     if (std::fabs(d) < 1) v = negative ? -0.0f : 0.0f;
-    if (std::fabs(d) >= 1) v = negative ? -std::numeric_limits<float>::infinity()
-                                         : std::numeric_limits<float>::infinity();
+    if (std::fabs(d) >= 1)
+      v = negative ? -std::numeric_limits<float>::infinity()
+                   : std::numeric_limits<float>::infinity();
   }
   *out = v;
   return "";

@@ -62,8 +62,8 @@ Result<std::vector<const Instruction*>> Computation::PostOrder() const {
         std::string where = instr->loc.line > 0 ? std::to_string(instr->loc.line) + ":" +
                                                       std::to_string(instr->loc.column) + ": "
                                                 : "";
-        return InvalidArgument(where + "computation '" + name_ + "' has a cycle through an operand of '" +
-                               instr->name + "'");
+        return InvalidArgument(where + "computation '" + name_ +
+                               "' has a cycle through an operand of '" + instr->name + "'");
       }
       if (s == 0) {
         s = 1;

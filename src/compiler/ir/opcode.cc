@@ -80,10 +80,10 @@ bool OpcodeAcceptsType(Opcode op, ElementType type) {
 std::optional<UnaryOp> AsUnaryOp(Opcode op) {
   switch (op) {
 #define OP(e, s, n, c, o, x, a, t) \
-  case Opcode::e:               \
+  case Opcode::e:                  \
     return std::nullopt;
 #define UNARY(e, s, x, t) \
-  case Opcode::e:      \
+  case Opcode::e:         \
     return UnaryOp::e;
 #include "compiler/ir/ops.def"
 #undef OP
@@ -94,10 +94,10 @@ std::optional<UnaryOp> AsUnaryOp(Opcode op) {
 std::optional<BinaryOp> AsBinaryOp(Opcode op) {
   switch (op) {
 #define OP(e, s, n, c, o, x, a, t) \
-  case Opcode::e:               \
+  case Opcode::e:                  \
     return std::nullopt;
 #define BINARY(e, s, x, t) \
-  case Opcode::e:       \
+  case Opcode::e:          \
     return BinaryOp::e;
 #include "compiler/ir/ops.def"
 #undef OP

@@ -25,7 +25,13 @@ enum class Opcode : uint8_t {
 };
 
 enum class OpCategory : uint8_t {
-  kLeaf, kUnary, kBinary, kElementwise, kDataMovement, kReduction, kStructural
+  kLeaf,
+  kUnary,
+  kBinary,
+  kElementwise,
+  kDataMovement,
+  kReduction,
+  kStructural
 };
 enum class ReductionOrder : uint8_t { kNone, kFmaChain, kPairwise64, kUpdateOrder, kShardTree };
 enum class Exactness : uint8_t { kExact, kRounded, kOrdered };
@@ -36,7 +42,16 @@ enum class Attr : uint8_t {
 #undef ATTR
 };
 enum class AttrKind : uint8_t {
-  kInt, kInts, kIntLists, kString, kDirection, kComputation, kSlice, kPadding, kWindow, kDimLabels,
+  kInt,
+  kInts,
+  kIntLists,
+  kString,
+  kDirection,
+  kComputation,
+  kSlice,
+  kPadding,
+  kWindow,
+  kDimLabels,
   kFusionKind  // an identifier accepted by IsFusionKind (attributes.h)
 };
 

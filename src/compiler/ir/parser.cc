@@ -37,8 +37,10 @@ class Parser {
   Result<std::unique_ptr<Module>> Parse() {
     DETRAIN_RETURN_IF_ERROR(cur_.Expect("HloModule", "at the start of the module"));
     std::string name = cur_.ReadName();
-    if (name.empty()) return cur_.Error("expected a module name after 'HloModule', found " + cur_.Found());
-    cur_.SkipLine();  // XLA's header attributes (entry_computation_layout=...) carry no meaning here
+    if (name.empty())
+      return cur_.Error("expected a module name after 'HloModule', found " + cur_.Found());
+    cur_.SkipLine();  // XLA's header attributes (entry_computation_layout=...) carry no meaning
+                      // here
     module_ = std::make_unique<Module>(name);
     while (!cur_.AtEnd()) DETRAIN_RETURN_IF_ERROR(ParseComputation());
     if (module_->entry() == nullptr) return cur_.Error("the module has no ENTRY computation");
@@ -58,7 +60,8 @@ class Parser {
     SourceLoc loc = (cur_.SkipSpace(), cur_.Loc());
     std::string name = cur_.ReadName();
     if (name.empty()) return cur_.Error("expected a computation name, found " + cur_.Found());
-    if (computations_.count(name)) return Cursor::ErrorAt(loc, "duplicate computation name '" + name + "'");
+    if (computations_.count(name))
+      return Cursor::ErrorAt(loc, "duplicate computation name '" + name + "'");
     if (cur_.Peek() == '(') {  // XLA signature "(a: f32[], b: f32[]) -> f32[]": implied by the body
       int depth = 0;
       do {
@@ -70,10 +73,12 @@ class Parser {
       DETRAIN_RETURN_IF_ERROR(ParseShape(cur_).status());
     }
     DETRAIN_RETURN_IF_ERROR(cur_.Expect("{", "to open computation '" + name + "'"));
-    PendingComputation pending{module_->AddComputation(std::make_unique<Computation>(name)), {}, {}};
+    PendingComputation pending{
+        module_->AddComputation(std::make_unique<Computation>(name)), {}, {}};
     computations_[name] = pending.computation;
     if (is_entry) {
-      if (module_->entry()) return Cursor::ErrorAt(loc, "a second ENTRY computation '" + name + "'");
+      if (module_->entry())
+        return Cursor::ErrorAt(loc, "a second ENTRY computation '" + name + "'");
       module_->set_entry(pending.computation);
     }
     Instruction* last = nullptr;
@@ -81,7 +86,8 @@ class Parser {
       if (cur_.AtEnd()) return cur_.Error("expected '}' to close computation '" + name + "'");
       DETRAIN_ASSIGN_OR_RETURN(last, ParseInstruction(pending));
     }
-    if (last == nullptr) return Cursor::ErrorAt(loc, "computation '" + name + "' has no instructions");
+    if (last == nullptr)
+      return Cursor::ErrorAt(loc, "computation '" + name + "' has no instructions");
     if (pending.computation->root() == nullptr) pending.computation->set_root(last);
     DETRAIN_RETURN_IF_ERROR(ResolveOperands(pending));
     return NameParameters(*pending.computation);
@@ -93,7 +99,8 @@ class Parser {
     auto instr = std::make_unique<Instruction>();
     instr->loc = loc;
     instr->name = cur_.ReadName();
-    if (instr->name.empty()) return cur_.Error("expected an instruction name, found " + cur_.Found());
+    if (instr->name.empty())
+      return cur_.Error("expected an instruction name, found " + cur_.Found());
     if (pending.by_name.count(instr->name)) {
       return Cursor::ErrorAt(loc, "duplicate instruction name '" + instr->name + "'");
     }
@@ -103,8 +110,9 @@ class Parser {
     std::string op_name = cur_.ReadWord();
     auto opcode = OpcodeFromName(op_name);
     if (!opcode) {
-      return Cursor::ErrorAt(op_loc, op_name.empty() ? "expected an op name, found " + cur_.Found()
-                                                     : "unknown or unsupported op '" + op_name + "'");
+      return Cursor::ErrorAt(op_loc, op_name.empty()
+                                         ? "expected an op name, found " + cur_.Found()
+                                         : "unknown or unsupported op '" + op_name + "'");
     }
     instr->opcode = *opcode;
     std::vector<OperandRef> operands;
@@ -121,7 +129,8 @@ class Parser {
   }
 
   Status ParseOperands(Instruction& instr, std::vector<OperandRef>* operands) {
-    DETRAIN_RETURN_IF_ERROR(cur_.Expect("(", "after op name '" + std::string(OpcodeName(instr.opcode)) + "'"));
+    DETRAIN_RETURN_IF_ERROR(
+        cur_.Expect("(", "after op name '" + std::string(OpcodeName(instr.opcode)) + "'"));
     if (instr.opcode == Opcode::kParameter) {
       DETRAIN_ASSIGN_OR_RETURN(instr.parameter_number, cur_.ReadInt("parameter number"));
       if (instr.parameter_number < 0) return cur_.Error("parameter numbers must be non-negative");
@@ -149,13 +158,15 @@ class Parser {
     if (instr.attrs.count(*attr)) return Cursor::ErrorAt(loc, "duplicate attribute '" + name + "'");
     std::string comp_name;
     DETRAIN_RETURN_IF_ERROR(ParseAttrValue(cur_, *attr, &instr.attrs[*attr], &comp_name));
-    if (AttrKindOf(*attr) == AttrKind::kComputation) comp_refs_.push_back({&instr, *attr, comp_name, loc});
+    if (AttrKindOf(*attr) == AttrKind::kComputation)
+      comp_refs_.push_back({&instr, *attr, comp_name, loc});
     return Status::Ok();
   }
 
   Status ParseForeignAttribute(const std::string& name, SourceLoc loc) {
     switch (ClassifyForeignAttr(name)) {
-      case ForeignAttr::kIgnore: return cur_.SkipValue();
+      case ForeignAttr::kIgnore:
+        return cur_.SkipValue();
       case ForeignAttr::kDefaultOnly: {
         SourceLoc vloc = (cur_.SkipSpace(), cur_.Loc());
         std::string v = cur_.ReadWord();
@@ -167,7 +178,8 @@ class Parser {
         }
         return Status::Ok();
       }
-      case ForeignAttr::kUnknown: break;
+      case ForeignAttr::kUnknown:
+        break;
     }
     return Cursor::ErrorAt(loc, "unknown or unsupported attribute '" + name + "'");
   }

@@ -9,11 +9,22 @@ namespace {
 constexpr int64_t kMaxElements = int64_t{1} << 40;
 constexpr int64_t kMaxConstantElements = int64_t{1} << 26;
 
-constexpr std::string_view kIgnoredAttrs[] = {
-    "api_version", "backend_config", "channel_id", "control-predecessors",
-    "custom_call_has_side_effect", "frontend_attributes", "indices_are_sorted", "metadata",
-    "operand_precision", "origin", "output_to_operand_aliasing", "result_accuracy", "schedule",
-    "sharding", "statistics", "unique_indices"};
+constexpr std::string_view kIgnoredAttrs[] = {"api_version",
+                                              "backend_config",
+                                              "channel_id",
+                                              "control-predecessors",
+                                              "custom_call_has_side_effect",
+                                              "frontend_attributes",
+                                              "indices_are_sorted",
+                                              "metadata",
+                                              "operand_precision",
+                                              "origin",
+                                              "output_to_operand_aliasing",
+                                              "result_accuracy",
+                                              "schedule",
+                                              "sharding",
+                                              "statistics",
+                                              "unique_indices"};
 constexpr std::string_view kDefaultOnlyAttrs[] = {"batch_group_count", "feature_group_count",
                                                   "type"};
 
@@ -31,7 +42,8 @@ Result<std::vector<int64_t>> ParseIntList(Cursor& cur, std::string_view what) {
 
 // Splits "a_bxc_d" style text: outer separator 'x', inner '_'.
 Result<std::vector<std::vector<int64_t>>> SplitDims(Cursor& cur, SourceLoc loc,
-                                                    const std::string& text, std::string_view what) {
+                                                    const std::string& text,
+                                                    std::string_view what) {
   std::vector<std::vector<int64_t>> out;
   if (text.empty()) return out;  // a rank-0 window or padding
   size_t pos = 0;
@@ -64,10 +76,12 @@ Status ParsePadding(Cursor& cur, AttrValue* value) {
   cur.SkipSpace();
   loc = cur.Loc();
   std::string text = cur.ReadRun("-0123456789_x");
-  DETRAIN_ASSIGN_OR_RETURN(auto dims, SplitDims(cur, loc, text, "padding (expected lo_hi[_interior]x...)"));
+  DETRAIN_ASSIGN_OR_RETURN(auto dims,
+                           SplitDims(cur, loc, text, "padding (expected lo_hi[_interior]x...)"));
   for (const auto& d : dims) {
     if (d.size() != 2 && d.size() != 3) {
-      return Cursor::ErrorAt(loc, "malformed padding '" + text + "' (expected lo_hi[_interior] per dimension)");
+      return Cursor::ErrorAt(
+          loc, "malformed padding '" + text + "' (expected lo_hi[_interior] per dimension)");
     }
     value->padding.push_back({d[0], d[1], d.size() == 3 ? d[2] : 0});
   }
@@ -93,13 +107,19 @@ Status ParseWindow(Cursor& cur, AttrValue* value) {
     for (size_t i = 0; i < dims.size(); ++i) {
       size_t want = field == "pad" ? 2 : 1;
       if (dims[i].size() != want) return Cursor::ErrorAt(loc, "malformed window " + field);
-      if (field == "size") w[i].size = dims[i][0];
-      else if (field == "stride") w[i].stride = dims[i][0];
-      else if (field == "lhs_dilate") w[i].lhs_dilate = dims[i][0];
-      else if (field == "rhs_dilate") w[i].rhs_dilate = dims[i][0];
-      else if (field == "pad") w[i].pad_lo = dims[i][0], w[i].pad_hi = dims[i][1];
-      else return Cursor::ErrorAt(loc, "unsupported window field '" + field +
-                                           "' (expected size, stride, pad, lhs_dilate, rhs_dilate)");
+      if (field == "size")
+        w[i].size = dims[i][0];
+      else if (field == "stride")
+        w[i].stride = dims[i][0];
+      else if (field == "lhs_dilate")
+        w[i].lhs_dilate = dims[i][0];
+      else if (field == "rhs_dilate")
+        w[i].rhs_dilate = dims[i][0];
+      else if (field == "pad")
+        w[i].pad_lo = dims[i][0], w[i].pad_hi = dims[i][1];
+      else
+        return Cursor::ErrorAt(loc, "unsupported window field '" + field +
+                                        "' (expected size, stride, pad, lhs_dilate, rhs_dilate)");
     }
   }
   return Status::Ok();
@@ -125,7 +145,8 @@ Status ParseSlice(Cursor& cur, AttrValue* value) {
 
 std::string ReadElementToken(Cursor& cur) {
   cur.SkipSpace();
-  std::string tok = cur.ReadRun("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.+-_");
+  std::string tok =
+      cur.ReadRun("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.+-_");
   if (tok.ends_with("nan") && cur.PeekRaw() == '(') {
     tok += cur.ReadRun("(");
     tok += cur.ReadRun("0123456789abcdefxABCDEF");
@@ -182,8 +203,9 @@ Result<Shape> ParseShape(Cursor& cur) {
   std::string type_name = cur.ReadRun("abcdefghijklmnopqrstuvwxyz0123456789");
   auto type = ElementTypeFromName(type_name);
   if (!type) {
-    return Cursor::ErrorAt(loc, "expected a shape (pred, s32, u32, s64, u64 or f32 element type), found '" +
-                                    type_name + "'");
+    return Cursor::ErrorAt(
+        loc, "expected a shape (pred, s32, u32, s64, u64 or f32 element type), found '" +
+                 type_name + "'");
   }
   DETRAIN_RETURN_IF_ERROR(cur.Expect("[", "after the element type of a shape"));
   std::vector<int64_t> dims;
@@ -254,26 +276,33 @@ Status ParseAttrValue(Cursor& cur, Attr attr, AttrValue* value, std::string* com
       SourceLoc loc = (cur.SkipSpace(), cur.Loc());
       std::string word = cur.ReadWord();
       auto d = DirectionFromName(word);
-      if (!d) return Cursor::ErrorAt(loc, "expected a direction (EQ, NE, LT, LE, GT, GE), found '" + word + "'");
+      if (!d)
+        return Cursor::ErrorAt(
+            loc, "expected a direction (EQ, NE, LT, LE, GT, GE), found '" + word + "'");
       value->direction = *d;
       return Status::Ok();
     }
     case AttrKind::kComputation: {
       *comp_name = cur.ReadName();
-      if (comp_name->empty()) return cur.Error("expected a computation name " + what + ", found " + cur.Found());
+      if (comp_name->empty())
+        return cur.Error("expected a computation name " + what + ", found " + cur.Found());
       return Status::Ok();
     }
     case AttrKind::kFusionKind: {
       SourceLoc loc = (cur.SkipSpace(), cur.Loc());
       value->s = cur.ReadWord();
       if (!IsFusionKind(value->s)) {
-        return Cursor::ErrorAt(loc, "expected a fusion kind (kLoop, kInput, kOutput), found '" + value->s + "'");
+        return Cursor::ErrorAt(
+            loc, "expected a fusion kind (kLoop, kInput, kOutput), found '" + value->s + "'");
       }
       return Status::Ok();
     }
-    case AttrKind::kSlice: return ParseSlice(cur, value);
-    case AttrKind::kPadding: return ParsePadding(cur, value);
-    case AttrKind::kWindow: return ParseWindow(cur, value);
+    case AttrKind::kSlice:
+      return ParseSlice(cur, value);
+    case AttrKind::kPadding:
+      return ParsePadding(cur, value);
+    case AttrKind::kWindow:
+      return ParseWindow(cur, value);
   }
   return Status::Ok();
 }

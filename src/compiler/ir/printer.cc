@@ -85,10 +85,10 @@ Result<CanonicalNames> ComputeCanonicalNames(const Module& module) {
     DETRAIN_ASSIGN_OR_RETURN(auto instrs, c->PostOrder());
     int k = 0;
     for (const Instruction* instr : instrs) {
-      names.instructions[instr] = instr->opcode == Opcode::kParameter
-                                      ? ParameterName(*instr, is_entry)
-                                      : std::string(OpcodeName(instr->opcode)) + "." +
-                                            std::to_string(k++);
+      names.instructions[instr] =
+          instr->opcode == Opcode::kParameter
+              ? ParameterName(*instr, is_entry)
+              : std::string(OpcodeName(instr->opcode)) + "." + std::to_string(k++);
     }
   }
   return names;

@@ -12,7 +12,8 @@ namespace shape_internal {
 Result<Shape> ArrayOperand(const Instruction& instr, size_t i) {
   if (i >= instr.operands.size()) return Fail("missing operand " + std::to_string(i));
   const Shape& s = instr.operands[i]->shape;
-  if (s.is_tuple()) return Fail("operand " + std::to_string(i) + " must be an array, got tuple " + s.ToString());
+  if (s.is_tuple())
+    return Fail("operand " + std::to_string(i) + " must be an array, got tuple " + s.ToString());
   return s;
 }
 
@@ -24,7 +25,8 @@ Status CheckDimList(const std::vector<int64_t>& dims, int64_t rank, std::string_
                   std::to_string(d) + " outside [0, " + std::to_string(rank) + ")");
     }
     if (seen[static_cast<size_t>(d)]) {
-      return Fail(std::string(what) + " " + IntListToString(dims) + " repeats dimension " + std::to_string(d));
+      return Fail(std::string(what) + " " + IntListToString(dims) + " repeats dimension " +
+                  std::to_string(d));
     }
     seen[static_cast<size_t>(d)] = true;
   }
@@ -81,8 +83,8 @@ Result<Shape> InferElementwise(const Instruction& instr) {
   for (size_t i = 1; i < instr.operands.size(); ++i) {
     DETRAIN_ASSIGN_OR_RETURN(Shape b, ArrayOperand(instr, i));
     if (!(a == b)) {
-      return Fail("operands of " + OpName(instr) + " must have the same shape, got " + a.ToString() +
-                  " and " + b.ToString());
+      return Fail("operands of " + OpName(instr) + " must have the same shape, got " +
+                  a.ToString() + " and " + b.ToString());
     }
   }
   DETRAIN_RETURN_IF_ERROR(CheckOperandTypes(instr.opcode, a.type()));
@@ -95,8 +97,8 @@ Result<Shape> InferSelectOrClamp(const Instruction& instr) {
   DETRAIN_ASSIGN_OR_RETURN(Shape c, ArrayOperand(instr, 2));
   if (instr.opcode == Opcode::kSelect) {
     if (a.type() != ElementType::kPred || a.dims() != b.dims() || !(b == c)) {
-      return Fail("select needs pred[d] and two operands of shape T[d], got " + a.ToString() + ", " +
-                  b.ToString() + ", " + c.ToString());
+      return Fail("select needs pred[d] and two operands of shape T[d], got " + a.ToString() +
+                  ", " + b.ToString() + ", " + c.ToString());
     }
     return b;
   }
@@ -129,14 +131,16 @@ Result<Shape> InferBroadcast(const Instruction& instr) {
   const auto& dims = instr.IntsAttr(Attr::kDimensions);
   if (out.is_tuple() || out.type() != a.type()) return Fail("broadcast keeps the element type");
   if (static_cast<int>(dims.size()) != a.rank()) {
-    return Fail("broadcast dimensions " + IntListToString(dims) + " must name one output dimension per operand dimension (" +
+    return Fail("broadcast dimensions " + IntListToString(dims) +
+                " must name one output dimension per operand dimension (" +
                 std::to_string(a.rank()) + ")");
   }
   DETRAIN_RETURN_IF_ERROR(CheckDimList(dims, out.rank(), "broadcast dimensions"));
   for (int i = 0; i < a.rank(); ++i) {
     if (a.dim(i) != out.dim(static_cast<int>(dims[static_cast<size_t>(i)]))) {
-      return Fail("broadcast operand dimension " + std::to_string(i) + " (size " + std::to_string(a.dim(i)) +
-                  ") must equal result dimension " + std::to_string(dims[static_cast<size_t>(i)]));
+      return Fail("broadcast operand dimension " + std::to_string(i) + " (size " +
+                  std::to_string(a.dim(i)) + ") must equal result dimension " +
+                  std::to_string(dims[static_cast<size_t>(i)]));
     }
   }
   return out;
@@ -147,13 +151,16 @@ Result<Shape> InferReshapeOrIota(const Instruction& instr) {
   if (out.is_tuple()) return Fail(OpName(instr) + " produces an array");
   if (instr.opcode == Opcode::kIota) {
     int64_t d = instr.IntAttr(Attr::kIotaDimension);
-    if (d < 0 || d >= out.rank()) return Fail("iota_dimension " + std::to_string(d) + " is outside the result's rank");
-    if (!OpcodeAcceptsType(Opcode::kIota, out.type())) return Fail("iota needs a numeric element type");
+    if (d < 0 || d >= out.rank())
+      return Fail("iota_dimension " + std::to_string(d) + " is outside the result's rank");
+    if (!OpcodeAcceptsType(Opcode::kIota, out.type()))
+      return Fail("iota needs a numeric element type");
     return out;
   }
   DETRAIN_ASSIGN_OR_RETURN(Shape a, ArrayOperand(instr, 0));
   if (a.type() != out.type() || a.ElementCount() != out.ElementCount()) {
-    return Fail("reshape keeps the element type and count: operand " + a.ToString() + ", result " + out.ToString());
+    return Fail("reshape keeps the element type and count: operand " + a.ToString() + ", result " +
+                out.ToString());
   }
   return out;
 }
@@ -163,7 +170,8 @@ Result<Shape> InferTransposeOrReverse(const Instruction& instr) {
   const auto& dims = instr.IntsAttr(Attr::kDimensions);
   DETRAIN_RETURN_IF_ERROR(CheckDimList(dims, a.rank(), OpName(instr) + " dimensions"));
   if (instr.opcode == Opcode::kReverse) return a;
-  if (static_cast<int>(dims.size()) != a.rank()) return Fail("transpose dimensions must be a permutation of the operand's dimensions");
+  if (static_cast<int>(dims.size()) != a.rank())
+    return Fail("transpose dimensions must be a permutation of the operand's dimensions");
   std::vector<int64_t> out;
   for (int64_t d : dims) out.push_back(a.dim(static_cast<int>(d)));
   return Shape(a.type(), out);
@@ -172,13 +180,14 @@ Result<Shape> InferTransposeOrReverse(const Instruction& instr) {
 Result<Shape> InferSlice(const Instruction& instr) {
   DETRAIN_ASSIGN_OR_RETURN(Shape a, ArrayOperand(instr, 0));
   const AttrValue* v = instr.FindAttr(Attr::kSlice);
-  if (!v || static_cast<int>(v->slice.size()) != a.rank()) return Fail("slice needs one [start:limit:stride] per operand dimension");
+  if (!v || static_cast<int>(v->slice.size()) != a.rank())
+    return Fail("slice needs one [start:limit:stride] per operand dimension");
   std::vector<int64_t> out;
   for (int i = 0; i < a.rank(); ++i) {
     const SliceDim& s = v->slice[static_cast<size_t>(i)];
     if (s.start < 0 || s.start > s.limit || s.limit > a.dim(i) || s.stride < 1) {
-      return Fail("slice dimension " + std::to_string(i) + " needs 0 <= start <= limit <= " +
-                  std::to_string(a.dim(i)) + " and stride >= 1");
+      return Fail("slice dimension " + std::to_string(i) +
+                  " needs 0 <= start <= limit <= " + std::to_string(a.dim(i)) + " and stride >= 1");
     }
     out.push_back((s.limit - s.start + s.stride - 1) / s.stride);
   }
@@ -197,7 +206,9 @@ Result<Shape> InferConcatenate(const Instruction& instr) {
     DETRAIN_ASSIGN_OR_RETURN(Shape b, ArrayOperand(instr, i));
     bool ok = b.type() == a.type() && b.rank() == a.rank();
     for (int d = 0; ok && d < a.rank(); ++d) ok = d == cd || b.dim(d) == a.dim(d);
-    if (!ok) return Fail("concatenate operands must agree except in dimension " + std::to_string(cd) + ", got " + a.ToString() + " and " + b.ToString());
+    if (!ok)
+      return Fail("concatenate operands must agree except in dimension " + std::to_string(cd) +
+                  ", got " + a.ToString() + " and " + b.ToString());
     out[static_cast<size_t>(cd)] += b.dim(cd);
   }
   return Shape(a.type(), out);
@@ -206,15 +217,19 @@ Result<Shape> InferConcatenate(const Instruction& instr) {
 Result<Shape> InferPad(const Instruction& instr) {
   DETRAIN_ASSIGN_OR_RETURN(Shape a, ArrayOperand(instr, 0));
   DETRAIN_ASSIGN_OR_RETURN(Shape v, ArrayOperand(instr, 1));
-  if (!(v == Shape::Scalar(a.type()))) return Fail("pad's padding value must be a scalar of the operand's type");
+  if (!(v == Shape::Scalar(a.type())))
+    return Fail("pad's padding value must be a scalar of the operand's type");
   const AttrValue* p = instr.FindAttr(Attr::kPadding);
-  if (!p || static_cast<int>(p->padding.size()) != a.rank()) return Fail("pad needs one lo_hi[_interior] per operand dimension");
+  if (!p || static_cast<int>(p->padding.size()) != a.rank())
+    return Fail("pad needs one lo_hi[_interior] per operand dimension");
   std::vector<int64_t> out;
   for (int i = 0; i < a.rank(); ++i) {
     const PadDim& d = p->padding[static_cast<size_t>(i)];
     int64_t n = a.dim(i);
     int64_t size = d.lo + d.hi + n + (n > 0 ? (n - 1) * d.interior : 0);
-    if (d.interior < 0 || size < 0) return Fail("pad dimension " + std::to_string(i) + " needs interior >= 0 and a non-negative result size");
+    if (d.interior < 0 || size < 0)
+      return Fail("pad dimension " + std::to_string(i) +
+                  " needs interior >= 0 and a non-negative result size");
     out.push_back(size);
   }
   return Shape(a.type(), out);
@@ -225,22 +240,27 @@ Result<Shape> InferDynamicSlice(const Instruction& instr) {
   DETRAIN_ASSIGN_OR_RETURN(Shape a, ArrayOperand(instr, 0));
   size_t first_index = update ? 2 : 1;
   if (instr.operands.size() != first_index + static_cast<size_t>(a.rank())) {
-    return Fail(OpName(instr) + " needs one scalar start index operand per operand dimension (" + std::to_string(a.rank()) + ")");
+    return Fail(OpName(instr) + " needs one scalar start index operand per operand dimension (" +
+                std::to_string(a.rank()) + ")");
   }
   for (size_t i = first_index; i < instr.operands.size(); ++i) {
     DETRAIN_ASSIGN_OR_RETURN(Shape s, ArrayOperand(instr, i));
-    if (s.rank() != 0 || !IsInteger(s.type())) return Fail(OpName(instr) + " start indices must be integer scalars, got " + s.ToString());
+    if (s.rank() != 0 || !IsInteger(s.type()))
+      return Fail(OpName(instr) + " start indices must be integer scalars, got " + s.ToString());
   }
   std::vector<int64_t> sizes = instr.IntsAttr(Attr::kDynamicSliceSizes);
   if (update) {
     DETRAIN_ASSIGN_OR_RETURN(Shape u, ArrayOperand(instr, 1));
-    if (u.type() != a.type() || u.rank() != a.rank()) return Fail("dynamic-update-slice update must have the operand's type and rank");
+    if (u.type() != a.type() || u.rank() != a.rank())
+      return Fail("dynamic-update-slice update must have the operand's type and rank");
     sizes = u.dims();
   }
-  if (static_cast<int>(sizes.size()) != a.rank()) return Fail("dynamic_slice_sizes needs one size per operand dimension");
+  if (static_cast<int>(sizes.size()) != a.rank())
+    return Fail("dynamic_slice_sizes needs one size per operand dimension");
   for (int i = 0; i < a.rank(); ++i) {
     if (sizes[static_cast<size_t>(i)] < 0 || sizes[static_cast<size_t>(i)] > a.dim(i)) {
-      return Fail("slice size " + std::to_string(sizes[static_cast<size_t>(i)]) + " exceeds operand dimension " + std::to_string(i));
+      return Fail("slice size " + std::to_string(sizes[static_cast<size_t>(i)]) +
+                  " exceeds operand dimension " + std::to_string(i));
     }
   }
   return update ? a : Shape(a.type(), sizes);
@@ -256,7 +276,8 @@ Result<Shape> InferGetTupleElement(const Instruction& instr) {
   const Shape& t = instr.operands.at(0)->shape;
   int64_t i = instr.IntAttr(Attr::kIndex);
   if (!t.is_tuple() || i < 0 || i >= static_cast<int64_t>(t.tuple_elements().size())) {
-    return Fail("get-tuple-element index " + std::to_string(i) + " is not an element of " + t.ToString());
+    return Fail("get-tuple-element index " + std::to_string(i) + " is not an element of " +
+                t.ToString());
   }
   return t.tuple_elements()[static_cast<size_t>(i)];
 }
@@ -265,14 +286,17 @@ Result<Shape> InferCall(const Instruction& instr) {
   bool fusion = instr.opcode == Opcode::kFusion;
   const Computation* c = instr.ComputationAttr(fusion ? Attr::kCalls : Attr::kToApply);
   std::string op = fusion ? "fusion" : "call";
-  if (!c || !c->root()) return Fail(op + " needs a " + (fusion ? "calls" : "to_apply") + " computation");
+  if (!c || !c->root())
+    return Fail(op + " needs a " + (fusion ? "calls" : "to_apply") + " computation");
   if (fusion) {
     const AttrValue* kind = instr.FindAttr(Attr::kKind);
-    if (!kind || !IsFusionKind(kind->s)) return Fail("fusion kind must be kLoop, kInput or kOutput");
+    if (!kind || !IsFusionKind(kind->s))
+      return Fail("fusion kind must be kLoop, kInput or kOutput");
   }
   auto params = c->Parameters();
   bool ok = params.size() == instr.operands.size();
-  for (size_t i = 0; ok && i < params.size(); ++i) ok = params[i]->shape == instr.operands[i]->shape;
+  for (size_t i = 0; ok && i < params.size(); ++i)
+    ok = params[i]->shape == instr.operands[i]->shape;
   if (!ok) return Fail(op + " operands must match the parameters of '" + c->name() + "'");
   return c->root()->shape;
 }
@@ -280,14 +304,15 @@ Result<Shape> InferCall(const Instruction& instr) {
 Result<Shape> InferCustomCall(const Instruction& instr) {
   const AttrValue* target = instr.FindAttr(Attr::kCustomCallTarget);
   if (!target || target->s != kThreefryTarget) {
-    return Fail("unsupported custom_call_target \"" + (target ? target->s : "") + "\" (supported: \"" +
-                std::string(kThreefryTarget) + "\")");
+    return Fail("unsupported custom_call_target \"" + (target ? target->s : "") +
+                "\" (supported: \"" + std::string(kThreefryTarget) + "\")");
   }
   if (instr.operands.size() != 4) return Fail("threefry2x32 takes 4 operands (k0, k1, x0, x1)");
   DETRAIN_ASSIGN_OR_RETURN(Shape a, ArrayOperand(instr, 0));
   for (size_t i = 0; i < 4; ++i) {
     DETRAIN_ASSIGN_OR_RETURN(Shape s, ArrayOperand(instr, i));
-    if (s.type() != ElementType::kU32 || !(s == a)) return Fail("threefry2x32 operands must all be u32 of one shape, got " + s.ToString());
+    if (s.type() != ElementType::kU32 || !(s == a))
+      return Fail("threefry2x32 operands must all be u32 of one shape, got " + s.ToString());
   }
   return Shape::Tuple({a, a});
 }
@@ -303,12 +328,15 @@ Result<Shape> InferShape(const Instruction& instr) {
                 (reduction ? " (variadic reductions are not supported)" : ""));
   }
   switch (instr.opcode) {
-    case Opcode::kParameter: return instr.shape;
+    case Opcode::kParameter:
+      return instr.shape;
     case Opcode::kConstant:
-      if (!(instr.literal.shape() == instr.shape)) return Fail("constant value does not have the declared shape " + instr.shape.ToString());
+      if (!(instr.literal.shape() == instr.shape))
+        return Fail("constant value does not have the declared shape " + instr.shape.ToString());
       return instr.shape;
     case Opcode::kIota:
-    case Opcode::kReshape: return InferReshapeOrIota(instr);
+    case Opcode::kReshape:
+      return InferReshapeOrIota(instr);
 #define OP(e, s, n, c, o, x, a, t)
 #define UNARY(e, s, x, t) case Opcode::e:
 #define BINARY(e, s, x, t) case Opcode::e:
@@ -320,29 +348,48 @@ Result<Shape> InferShape(const Instruction& instr) {
       return Shape(ElementType::kPred, a.dims());
     }
     case Opcode::kSelect:
-    case Opcode::kClamp: return InferSelectOrClamp(instr);
+    case Opcode::kClamp:
+      return InferSelectOrClamp(instr);
     case Opcode::kConvert:
-    case Opcode::kBitcastConvert: return InferConvert(instr);
-    case Opcode::kBroadcast: return InferBroadcast(instr);
+    case Opcode::kBitcastConvert:
+      return InferConvert(instr);
+    case Opcode::kBroadcast:
+      return InferBroadcast(instr);
     case Opcode::kTranspose:
-    case Opcode::kReverse: return InferTransposeOrReverse(instr);
-    case Opcode::kSlice: return InferSlice(instr);
-    case Opcode::kConcatenate: return InferConcatenate(instr);
-    case Opcode::kPad: return InferPad(instr);
+    case Opcode::kReverse:
+      return InferTransposeOrReverse(instr);
+    case Opcode::kSlice:
+      return InferSlice(instr);
+    case Opcode::kConcatenate:
+      return InferConcatenate(instr);
+    case Opcode::kPad:
+      return InferPad(instr);
     case Opcode::kDynamicSlice:
-    case Opcode::kDynamicUpdateSlice: return InferDynamicSlice(instr);
-    case Opcode::kGather: return InferGather(instr);
-    case Opcode::kScatter: return InferScatter(instr);
-    case Opcode::kReduce: return InferReduce(instr);
-    case Opcode::kReduceWindow: return InferReduceWindow(instr);
-    case Opcode::kDot: return InferDot(instr);
-    case Opcode::kConvolution: return InferConvolution(instr);
-    case Opcode::kAllReduce: return InferAllReduce(instr);
-    case Opcode::kTuple: return InferTuple(instr);
-    case Opcode::kGetTupleElement: return InferGetTupleElement(instr);
+    case Opcode::kDynamicUpdateSlice:
+      return InferDynamicSlice(instr);
+    case Opcode::kGather:
+      return InferGather(instr);
+    case Opcode::kScatter:
+      return InferScatter(instr);
+    case Opcode::kReduce:
+      return InferReduce(instr);
+    case Opcode::kReduceWindow:
+      return InferReduceWindow(instr);
+    case Opcode::kDot:
+      return InferDot(instr);
+    case Opcode::kConvolution:
+      return InferConvolution(instr);
+    case Opcode::kAllReduce:
+      return InferAllReduce(instr);
+    case Opcode::kTuple:
+      return InferTuple(instr);
+    case Opcode::kGetTupleElement:
+      return InferGetTupleElement(instr);
     case Opcode::kCall:
-    case Opcode::kFusion: return InferCall(instr);
-    case Opcode::kCustomCall: return InferCustomCall(instr);
+    case Opcode::kFusion:
+      return InferCall(instr);
+    case Opcode::kCustomCall:
+      return InferCustomCall(instr);
   }
   return Fail("unknown opcode");
 }

@@ -28,7 +28,8 @@ class Verifier {
       auto it = names_.instructions.find(&instr);
       if (name.empty() && it != names_.instructions.end()) name = it->second;
     }
-    std::string text = "instruction '" + name + "' (" + std::string(OpcodeName(instr.opcode)) + "): " + message;
+    std::string text =
+        "instruction '" + name + "' (" + std::string(OpcodeName(instr.opcode)) + "): " + message;
     if (instr.loc.line > 0) {
       text = std::to_string(instr.loc.line) + ":" + std::to_string(instr.loc.column) + ": " + text;
     }
@@ -44,11 +45,14 @@ class Verifier {
     for (size_t i = 0; i < params.size(); ++i) {
       if (params[i]->parameter_number != static_cast<int64_t>(i)) {
         return Error(*params[i], "parameters of '" + c.name() + "' must be numbered 0.." +
-                                     std::to_string(params.size() - 1) + " without gaps or repeats");
+                                     std::to_string(params.size() - 1) +
+                                     " without gaps or repeats");
       }
       if (&c == module_.entry() && !params[i]->name.empty()) {
-        if (!IsValidParameterName(params[i]->name)) return Error(*params[i], "'" + params[i]->name + "' is not a valid parameter name");
-        if (!param_names.insert(params[i]->name).second) return Error(*params[i], "duplicate parameter name '" + params[i]->name + "'");
+        if (!IsValidParameterName(params[i]->name))
+          return Error(*params[i], "'" + params[i]->name + "' is not a valid parameter name");
+        if (!param_names.insert(params[i]->name).second)
+          return Error(*params[i], "duplicate parameter name '" + params[i]->name + "'");
       }
     }
     DETRAIN_RETURN_IF_ERROR(c.PostOrder().status());  // cycles among live instructions
@@ -62,7 +66,8 @@ class Verifier {
       auto inferred = InferShape(*instr);
       if (!inferred.ok()) return Error(*instr, inferred.status().message());
       if (!(*inferred == instr->shape)) {
-        return Error(*instr, "declared shape " + instr->shape.ToString() + " but the operands give " + inferred->ToString());
+        return Error(*instr, "declared shape " + instr->shape.ToString() +
+                                 " but the operands give " + inferred->ToString());
       }
     }
     return Status::Ok();
@@ -73,13 +78,16 @@ class Verifier {
     for (const auto& [attr, value] : instr.attrs) {
       bool allowed = false;
       for (const AttrSpec& s : specs) allowed = allowed || s.attr == attr;
-      if (!allowed) return Error(instr, "attribute '" + std::string(AttrName(attr)) + "' is not allowed on " + std::string(OpcodeName(instr.opcode)));
+      if (!allowed)
+        return Error(instr, "attribute '" + std::string(AttrName(attr)) + "' is not allowed on " +
+                                std::string(OpcodeName(instr.opcode)));
       if (AttrKindOf(attr) == AttrKind::kComputation && value.computation == nullptr) {
         return Error(instr, "attribute '" + std::string(AttrName(attr)) + "' names no computation");
       }
     }
     for (const AttrSpec& s : specs) {
-      if (!s.optional && !instr.HasAttr(s.attr)) return Error(instr, "missing required attribute '" + std::string(AttrName(s.attr)) + "'");
+      if (!s.optional && !instr.HasAttr(s.attr))
+        return Error(instr, "missing required attribute '" + std::string(AttrName(s.attr)) + "'");
     }
     return Status::Ok();
   }

@@ -18,7 +18,9 @@ void FlattenShape(const ir::Shape& shape, std::vector<ir::Shape>* leaves) {
   for (const ir::Shape& e : shape.tuple_elements()) FlattenShape(e, leaves);
 }
 
-int64_t AlignUp(int64_t bytes) { return (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment; }
+int64_t AlignUp(int64_t bytes) {
+  return (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+}
 
 // First-fit allocator over one arena; free blocks keyed by offset (ordered, so deterministic).
 class Arena {
@@ -80,7 +82,8 @@ void ComputeLiveness(const ir::Computation& entry, BufferAssignment* a) {
     } else if (instr->opcode == Opcode::kGetTupleElement) {
       const Instruction* t = instr->operands[0];
       int64_t skip = 0, index = instr->IntAttr(ir::Attr::kIndex);
-      for (int64_t j = 0; j < index; ++j) skip += LeafCount(t->shape.tuple_elements()[static_cast<size_t>(j)]);
+      for (int64_t j = 0; j < index; ++j)
+        skip += LeafCount(t->shape.tuple_elements()[static_cast<size_t>(j)]);
       const auto& l = a->leaves.at(t);
       mine.assign(l.begin() + skip, l.begin() + skip + LeafCount(instr->shape));
     } else {
@@ -121,7 +124,8 @@ int64_t LeafCount(const ir::Shape& shape) {
 }
 
 Result<BufferAssignment> AssignBuffers(const ir::Module& module) {
-  if (module.entry() == nullptr) return InvalidArgument("buffer assignment: the module has no entry");
+  if (module.entry() == nullptr)
+    return InvalidArgument("buffer assignment: the module has no entry");
   BufferAssignment a;
   DETRAIN_ASSIGN_OR_RETURN(a.schedule, module.entry()->PostOrder());
   ComputeLiveness(*module.entry(), &a);
@@ -131,7 +135,8 @@ Result<BufferAssignment> AssignBuffers(const ir::Module& module) {
   Arena arena;
   size_t next = 0;  // buffers are defined in id order along the schedule
   for (size_t pos = 0; pos < a.schedule.size(); ++pos) {
-    for (; next < a.buffers.size() && a.buffers[next].defined_at == static_cast<int64_t>(pos); ++next) {
+    for (; next < a.buffers.size() && a.buffers[next].defined_at == static_cast<int64_t>(pos);
+         ++next) {
       LogicalBuffer& b = a.buffers[next];
       b.offset = b.size == 0 ? 0 : arena.Allocate(AlignUp(b.size));
       a.total_bytes += AlignUp(b.size);

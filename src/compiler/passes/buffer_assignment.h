@@ -32,14 +32,14 @@ namespace detrain::passes {
 inline constexpr int64_t kBufferAlignment = 64;
 
 struct LogicalBuffer {
-  int64_t id = 0;                            // index in BufferAssignment::buffers
+  int64_t id = 0;  // index in BufferAssignment::buffers
   const ir::Instruction* defined_by = nullptr;
-  int64_t leaf = 0;                          // which array leaf of defined_by's shape
-  ir::Shape shape;                           // an array shape
-  int64_t size = 0;                          // bytes, unaligned
-  int64_t offset = 0;                        // in the arena, a multiple of kBufferAlignment
-  int64_t defined_at = 0, last_use = 0;      // schedule positions, inclusive
-  bool is_output = false;                    // part of the entry's result: live to the end
+  int64_t leaf = 0;                      // which array leaf of defined_by's shape
+  ir::Shape shape;                       // an array shape
+  int64_t size = 0;                      // bytes, unaligned
+  int64_t offset = 0;                    // in the arena, a multiple of kBufferAlignment
+  int64_t defined_at = 0, last_use = 0;  // schedule positions, inclusive
+  bool is_output = false;                // part of the entry's result: live to the end
 };
 
 struct BufferAssignment {

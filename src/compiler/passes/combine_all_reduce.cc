@@ -30,10 +30,12 @@ using ir::Opcode;
 constexpr int64_t kMaxBucketBytes = int64_t{32} << 20;
 
 std::string BucketKey(const Instruction& ar) {
-  std::string key = std::to_string(reinterpret_cast<uintptr_t>(ar.ComputationAttr(ir::Attr::kToApply)));
+  std::string key =
+      std::to_string(reinterpret_cast<uintptr_t>(ar.ComputationAttr(ir::Attr::kToApply)));
   key += std::string(ir::ElementTypeName(ar.shape.type()));
   if (const ir::AttrValue* g = ar.FindAttr(ir::Attr::kReplicaGroups)) {
-    key += ir::FormatAttrValue(ir::Attr::kReplicaGroups, *g, [](const ir::Computation*) { return ""; });
+    key += ir::FormatAttrValue(ir::Attr::kReplicaGroups, *g,
+                               [](const ir::Computation*) { return ""; });
   }
   return key;  // compared for equality only
 }
@@ -68,7 +70,8 @@ std::vector<Bucket> MakeBuckets(const std::vector<Instruction*>& order) {
     if (instr->opcode != Opcode::kAllReduce) continue;
     std::string key = BucketKey(*instr);
     int64_t bytes = instr->shape.ElementCount() * ir::ElementTypeByteSize(instr->shape.type());
-    bool join = !buckets.empty() && key == open_key && buckets.back().bytes + bytes <= kMaxBucketBytes &&
+    bool join = !buckets.empty() && key == open_key &&
+                buckets.back().bytes + bytes <= kMaxBucketBytes &&
                 !DependsOn(instr->operands[0], buckets.back().set);
     if (!join) {
       buckets.emplace_back();
@@ -91,21 +94,26 @@ std::vector<Instruction*> Combine(ir::Computation& c, const Bucket& bucket) {
   for (const Instruction* m : bucket.members) {
     Instruction* x = m->operands[0];
     int64_t n = x->shape.ElementCount();
-    flat.push_back(x->shape.rank() == 1 ? x : AddInstruction(c, Opcode::kReshape, ir::Shape(type, {n}), {x}));
+    flat.push_back(
+        x->shape.rank() == 1 ? x : AddInstruction(c, Opcode::kReshape, ir::Shape(type, {n}), {x}));
     total += n;
   }
   ir::AttrMap concat_attrs;
   concat_attrs[ir::Attr::kDimensions].ints = {0};
-  Instruction* concat = AddInstruction(c, Opcode::kConcatenate, ir::Shape(type, {total}), flat, concat_attrs);
-  Instruction* combined = AddInstruction(c, Opcode::kAllReduce, ir::Shape(type, {total}), {concat}, first.attrs);
+  Instruction* concat =
+      AddInstruction(c, Opcode::kConcatenate, ir::Shape(type, {total}), flat, concat_attrs);
+  Instruction* combined =
+      AddInstruction(c, Opcode::kAllReduce, ir::Shape(type, {total}), {concat}, first.attrs);
   std::vector<Instruction*> replacements;
   int64_t offset = 0;
   for (const Instruction* m : bucket.members) {
     int64_t n = m->shape.ElementCount();
     ir::AttrMap slice_attrs;
     slice_attrs[ir::Attr::kSlice].slice = {ir::SliceDim{offset, offset + n, 1}};
-    Instruction* part = AddInstruction(c, Opcode::kSlice, ir::Shape(type, {n}), {combined}, slice_attrs);
-    replacements.push_back(m->shape.rank() == 1 ? part : AddInstruction(c, Opcode::kReshape, m->shape, {part}));
+    Instruction* part =
+        AddInstruction(c, Opcode::kSlice, ir::Shape(type, {n}), {combined}, slice_attrs);
+    replacements.push_back(
+        m->shape.rank() == 1 ? part : AddInstruction(c, Opcode::kReshape, m->shape, {part}));
     offset += n;
   }
   return replacements;

@@ -66,9 +66,9 @@ Result<std::string> CseComputation(Computation& c) {
   std::string body;
   for (size_t i = 0; i < order.size(); ++i) {
     position[order[i]] = i;
-    body += InstructionKey(*order[i], [&](const Instruction* op) {
-      return std::to_string(position.at(op));
-    }) + "\n";
+    body += InstructionKey(*order[i],
+                           [&](const Instruction* op) { return std::to_string(position.at(op)); }) +
+            "\n";
   }
   return body + "root " + std::to_string(position.at(c.root()));
 }

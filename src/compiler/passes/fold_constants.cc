@@ -38,8 +38,10 @@ bool Foldable(const Instruction& instr) {
     case Opcode::kBroadcast:
     case Opcode::kAllReduce:
     case Opcode::kTuple:
-    case Opcode::kCall: return false;
-    default: break;
+    case Opcode::kCall:
+      return false;
+    default:
+      break;
   }
   if (instr.shape.is_tuple() || instr.operands.empty()) return false;
   for (const Instruction* op : instr.operands) {
@@ -61,13 +63,15 @@ std::unique_ptr<Instruction> ScalarConstant(ir::ElementType type, const std::str
 
 // Evaluates `instr` on `operands` (constants) in a scratch module. Called computations are
 // referenced, not copied: the interpreter only follows the pointers.
-Result<ir::Literal> Evaluate(const Instruction& instr, std::vector<std::unique_ptr<Instruction>> operands,
+Result<ir::Literal> Evaluate(const Instruction& instr,
+                             std::vector<std::unique_ptr<Instruction>> operands,
                              const ir::Shape& shape) {
   ir::Module scratch("fold");
   ir::Computation* entry = scratch.AddComputation(std::make_unique<ir::Computation>("fold"));
   auto copy = std::make_unique<Instruction>(instr);
   copy->shape = shape;
-  for (size_t i = 0; i < operands.size(); ++i) copy->operands[i] = entry->AddInstruction(std::move(operands[i]));
+  for (size_t i = 0; i < operands.size(); ++i)
+    copy->operands[i] = entry->AddInstruction(std::move(operands[i]));
   entry->set_root(entry->AddInstruction(std::move(copy)));
   scratch.set_entry(entry);
   return interp::Evaluate(scratch, {});
@@ -96,11 +100,12 @@ Result<Instruction*> FoldOne(ir::Computation& c, Instruction* instr) {
     for (const Instruction* op : instr->operands) {
       operands.push_back(ScalarConstant(op->shape.type(), *SplatBits(*op)));
     }
-    DETRAIN_ASSIGN_OR_RETURN(ir::Literal scalar,
-                             Evaluate(*instr, std::move(operands), ir::Shape::Scalar(instr->shape.type())));
+    DETRAIN_ASSIGN_OR_RETURN(ir::Literal scalar, Evaluate(*instr, std::move(operands),
+                                                          ir::Shape::Scalar(instr->shape.type())));
     ir::Literal value(instr->shape);
     for (int64_t i = 0; i < value.element_count(); ++i) {
-      value.mutable_bytes().replace(static_cast<size_t>(i) * scalar.bytes().size(), scalar.bytes().size(), scalar.bytes());
+      value.mutable_bytes().replace(static_cast<size_t>(i) * scalar.bytes().size(),
+                                    scalar.bytes().size(), scalar.bytes());
     }
     return Materialize(c, value);
   }
@@ -128,7 +133,8 @@ PassOutput FoldConstants(const ir::Module& module) {
   DETRAIN_ASSIGN_OR_RETURN(auto out, CloneModule(module));
   DETRAIN_ASSIGN_OR_RETURN(auto comps, MutableComputations(*out));
   for (ir::Computation* c : comps) {
-    DETRAIN_RETURN_IF_ERROR(RewriteComputation(*c, [&](Instruction* instr) { return FoldOne(*c, instr); }));
+    DETRAIN_RETURN_IF_ERROR(
+        RewriteComputation(*c, [&](Instruction* instr) { return FoldOne(*c, instr); }));
   }
   return CloneModule(*out);
 }

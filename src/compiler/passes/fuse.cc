@@ -35,7 +35,8 @@ using ir::Opcode;
 
 bool IsElementwise(const Instruction& x) {
   ir::OpCategory c = ir::OpcodeCategory(x.opcode);
-  return c == ir::OpCategory::kUnary || c == ir::OpCategory::kBinary || c == ir::OpCategory::kElementwise;
+  return c == ir::OpCategory::kUnary || c == ir::OpCategory::kBinary ||
+         c == ir::OpCategory::kElementwise;
 }
 
 bool IsScalarConstant(const Instruction& x) {
@@ -51,7 +52,8 @@ struct Group {
 
 class Fuser {
  public:
-  Fuser(ir::Module& module, const std::vector<Instruction*>& order) : module_(module), order_(order) {
+  Fuser(ir::Module& module, const std::vector<Instruction*>& order)
+      : module_(module), order_(order) {
     for (size_t i = 0; i < order.size(); ++i) {
       position_[order[i]] = i;
       for (const Instruction* op : order[i]->operands) ++users_[op];
@@ -64,7 +66,8 @@ class Fuser {
     std::unordered_map<const Instruction*, Instruction*> fused;
     for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
       Instruction* root = *it;
-      if (group_of_.count(root) || !(IsElementwise(*root) || root->opcode == Opcode::kReduce)) continue;
+      if (group_of_.count(root) || !(IsElementwise(*root) || root->opcode == Opcode::kReduce))
+        continue;
       Group g = Grow(root);
       if (g.members.size() >= 2) fused[root] = Outline(g);
     }
@@ -95,8 +98,9 @@ class Fuser {
   // Builds the fused computation and the fusion instruction of `g`.
   Instruction* Outline(const Group& g) {
     std::vector<Instruction*> members = g.members;
-    std::sort(members.begin(), members.end(),
-              [&](const Instruction* a, const Instruction* b) { return position_.at(a) < position_.at(b); });
+    std::sort(members.begin(), members.end(), [&](const Instruction* a, const Instruction* b) {
+      return position_.at(a) < position_.at(b);
+    });
     std::unordered_set<const Instruction*> inside(members.begin(), members.end());
     auto* body = module_.AddComputation(std::make_unique<ir::Computation>("fused_computation"));
     std::unordered_map<const Instruction*, Instruction*> copies;
@@ -105,7 +109,8 @@ class Fuser {
       if (auto it = copies.find(op); it != copies.end()) return it->second;
       if (IsScalarConstant(*op)) {  // copied in, with the scalar it broadcasts
         std::vector<Instruction*> ops;
-        if (op->opcode == Opcode::kBroadcast) ops.push_back(body->AddInstruction(std::make_unique<Instruction>(*op->operands[0])));
+        if (op->opcode == Opcode::kBroadcast)
+          ops.push_back(body->AddInstruction(std::make_unique<Instruction>(*op->operands[0])));
         auto c = std::make_unique<Instruction>(*op);
         c->operands = ops;
         return copies[op] = body->AddInstruction(std::move(c));
@@ -127,8 +132,11 @@ class Fuser {
     body->set_root(copies.at(root));
     ir::AttrMap attrs;
     attrs[ir::Attr::kCalls].computation = body;
-    attrs[ir::Attr::kKind].s = !g.has_reduce ? "kLoop" : root->opcode == Opcode::kReduce ? "kInput" : "kOutput";
-    return AddInstruction(*module_.entry(), Opcode::kFusion, root->shape, external, std::move(attrs));
+    attrs[ir::Attr::kKind].s = !g.has_reduce                     ? "kLoop"
+                               : root->opcode == Opcode::kReduce ? "kInput"
+                                                                 : "kOutput";
+    return AddInstruction(*module_.entry(), Opcode::kFusion, root->shape, external,
+                          std::move(attrs));
   }
 
   ir::Module& module_;

@@ -20,12 +20,12 @@ namespace detrain::passes {
 
 using PassOutput = Result<std::unique_ptr<ir::Module>>;
 
-PassOutput InlineCalls(const ir::Module& module);       // inline
+PassOutput InlineCalls(const ir::Module& module);                    // inline
 PassOutput EliminateCommonSubexpressions(const ir::Module& module);  // cse
-PassOutput FoldConstants(const ir::Module& module);      // fold-constants
-PassOutput Simplify(const ir::Module& module);           // simplify
-PassOutput Fuse(const ir::Module& module);               // fuse
-PassOutput CombineAllReduces(const ir::Module& module);  // combine-all-reduce
+PassOutput FoldConstants(const ir::Module& module);                  // fold-constants
+PassOutput Simplify(const ir::Module& module);                       // simplify
+PassOutput Fuse(const ir::Module& module);                           // fuse
+PassOutput CombineAllReduces(const ir::Module& module);              // combine-all-reduce
 
 }  // namespace detrain::passes
 

@@ -106,10 +106,12 @@ Result<PipelineResult> RunPipeline(const ir::Module& module, std::string_view sp
   for (size_t i = 0; i < passes.size(); ++i) {
     const PassEntry& pass = *passes[i];
     auto out = pass.run(*result.module);
-    if (!out.ok()) return Internal(std::string("pass '") + pass.name + "' failed: " + out.status().message());
+    if (!out.ok())
+      return Internal(std::string("pass '") + pass.name + "' failed: " + out.status().message());
     Status ok = ir::VerifyModule(**out);
     if (!ok.ok()) {
-      return Internal(std::string("pass '") + pass.name + "' produced an invalid module: " + ok.message());
+      return Internal(std::string("pass '") + pass.name +
+                      "' produced an invalid module: " + ok.message());
     }
     DETRAIN_ASSIGN_OR_RETURN(std::string out_text, ir::PrintModule(**out));
     std::string out_digest = attest::Sha256Hex(out_text);

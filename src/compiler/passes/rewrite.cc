@@ -100,7 +100,8 @@ std::string F32Bits(float value) {
 std::string IntBits(ir::ElementType type, int64_t value) {
   size_t size = static_cast<size_t>(ir::ElementTypeByteSize(type));
   std::string out(size, '\0');
-  for (size_t i = 0; i < size; ++i) out[i] = static_cast<char>((static_cast<uint64_t>(value) >> (8 * i)) & 0xff);
+  for (size_t i = 0; i < size; ++i)
+    out[i] = static_cast<char>((static_cast<uint64_t>(value) >> (8 * i)) & 0xff);
   return out;
 }
 

@@ -35,28 +35,31 @@ struct Rule {
 
 // The rule table, applied in this order; the first rule that fires wins.
 const Rule kRules[] = {
-    {Opcode::kMultiply, simplify::MulOne},                // x * 1 -> x ; 1 * x -> x
-    {Opcode::kAdd, simplify::AddZero},                    // x + (-0.0) -> x ; (-0.0) + x -> x ; int: x + 0 -> x
-    {Opcode::kSubtract, simplify::SubZero},               // x - (+0.0) -> x ; int: x - 0 -> x
-    {Opcode::kDivide, simplify::DivOne},                  // x / 1 -> x
-    {Opcode::kNegate, simplify::NegNeg},                  // -(-x) -> x  (sign bit flipped twice)
-    {Opcode::kSelect, simplify::SelectConst},             // select(true, a, b) -> a ; select(false, a, b) -> b
-    {Opcode::kSelect, simplify::SelectSame},              // select(p, a, a) -> a
-    {Opcode::kConvert, simplify::ConvertSame},            // convert<T>(x: T) -> x
-    {Opcode::kTranspose, simplify::TransposeId},          // transpose(x, identity) -> x
-    {Opcode::kTranspose, simplify::TransposeTranspose},   // transpose(transpose(x, p), q) -> transpose(x, p o q)
-    {Opcode::kTranspose, simplify::MoveSplat},            // transpose(splat c) -> broadcast(c)
-    {Opcode::kReshape, simplify::ReshapeSame},            // reshape(x: S) to S -> x
-    {Opcode::kReshape, simplify::ReshapeReshape},         // reshape(reshape(x)) -> reshape(x)
-    {Opcode::kReshape, simplify::MoveSplat},              // reshape(splat c) -> broadcast(c)
-    {Opcode::kBroadcast, simplify::BroadcastId},          // broadcast(x: S) to S, dims identity -> x
-    {Opcode::kBroadcast, simplify::BroadcastBroadcast},   // broadcast(broadcast(x, d1), d2) -> broadcast(x, d2[d1])
-    {Opcode::kSlice, simplify::SliceFull},                // slice(x, [0:n] every dim) -> x
-    {Opcode::kPad, simplify::PadNone},                    // pad(x, v, 0_0 every dim) -> x
-    {Opcode::kReverse, simplify::ReverseTrivial},         // reverse(x, dims of size <= 1 only) -> x
-    {Opcode::kConcatenate, simplify::ConcatOne},          // concatenate(x) -> x
-    {Opcode::kGetTupleElement, simplify::GteTuple},       // get-tuple-element(tuple(a0..an), i) -> ai
-    {Opcode::kConstant, simplify::SplatConstant},         // constant({c, c, ..., c}) -> broadcast(constant(c))
+    {Opcode::kMultiply, simplify::MulOne},   // x * 1 -> x ; 1 * x -> x
+    {Opcode::kAdd, simplify::AddZero},       // x + (-0.0) -> x ; (-0.0) + x -> x ; int: x + 0 -> x
+    {Opcode::kSubtract, simplify::SubZero},  // x - (+0.0) -> x ; int: x - 0 -> x
+    {Opcode::kDivide, simplify::DivOne},     // x / 1 -> x
+    {Opcode::kNegate, simplify::NegNeg},     // -(-x) -> x  (sign bit flipped twice)
+    {Opcode::kSelect, simplify::SelectConst},  // select(true, a, b) -> a ; select(false, a, b) -> b
+    {Opcode::kSelect, simplify::SelectSame},   // select(p, a, a) -> a
+    {Opcode::kConvert, simplify::ConvertSame},    // convert<T>(x: T) -> x
+    {Opcode::kTranspose, simplify::TransposeId},  // transpose(x, identity) -> x
+    {Opcode::kTranspose,
+     simplify::TransposeTranspose},  // transpose(transpose(x, p), q) -> transpose(x, p o q)
+    {Opcode::kTranspose, simplify::MoveSplat},     // transpose(splat c) -> broadcast(c)
+    {Opcode::kReshape, simplify::ReshapeSame},     // reshape(x: S) to S -> x
+    {Opcode::kReshape, simplify::ReshapeReshape},  // reshape(reshape(x)) -> reshape(x)
+    {Opcode::kReshape, simplify::MoveSplat},       // reshape(splat c) -> broadcast(c)
+    {Opcode::kBroadcast, simplify::BroadcastId},   // broadcast(x: S) to S, dims identity -> x
+    {Opcode::kBroadcast,
+     simplify::BroadcastBroadcast},  // broadcast(broadcast(x, d1), d2) -> broadcast(x, d2[d1])
+    {Opcode::kSlice, simplify::SliceFull},           // slice(x, [0:n] every dim) -> x
+    {Opcode::kPad, simplify::PadNone},               // pad(x, v, 0_0 every dim) -> x
+    {Opcode::kReverse, simplify::ReverseTrivial},    // reverse(x, dims of size <= 1 only) -> x
+    {Opcode::kConcatenate, simplify::ConcatOne},     // concatenate(x) -> x
+    {Opcode::kGetTupleElement, simplify::GteTuple},  // get-tuple-element(tuple(a0..an), i) -> ai
+    {Opcode::kConstant,
+     simplify::SplatConstant},  // constant({c, c, ..., c}) -> broadcast(constant(c))
 };
 
 Result<bool> Sweep(ir::Computation& c) {

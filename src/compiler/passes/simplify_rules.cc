@@ -10,7 +10,9 @@ using ir::ElementType;
 using ir::Instruction;
 using ir::Opcode;
 
-bool IsF32(const Instruction& x) { return !x.shape.is_tuple() && x.shape.type() == ElementType::kF32; }
+bool IsF32(const Instruction& x) {
+  return !x.shape.is_tuple() && x.shape.type() == ElementType::kF32;
+}
 bool IsInt(const Instruction& x) { return !x.shape.is_tuple() && ir::IsInteger(x.shape.type()); }
 
 bool IsSplatOf(const Instruction& x, const std::string& bits) {
@@ -43,7 +45,8 @@ bool IsIdentityPermutation(const std::vector<int64_t>& p) {
   return true;
 }
 
-Instruction* Broadcast(Ctx& ctx, Instruction* x, const ir::Shape& shape, std::vector<int64_t> dims) {
+Instruction* Broadcast(Ctx& ctx, Instruction* x, const ir::Shape& shape,
+                       std::vector<int64_t> dims) {
   ir::AttrMap attrs;
   attrs[ir::Attr::kDimensions].ints = std::move(dims);
   return AddInstruction(*ctx.computation, Opcode::kBroadcast, shape, {x}, std::move(attrs));
@@ -60,8 +63,10 @@ bool IsQuiet(const Instruction& x) {
     case Opcode::kDivide:
     case Opcode::kSqrt:
     case Opcode::kDot:
-    case Opcode::kConvolution: return true;
-    default: return false;
+    case Opcode::kConvolution:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -113,7 +118,8 @@ Instruction* ConvertSame(Ctx&, Instruction* instr) {
 }
 
 Instruction* TransposeId(Ctx&, Instruction* instr) {
-  return IsIdentityPermutation(instr->IntsAttr(ir::Attr::kDimensions)) ? instr->operands[0] : nullptr;
+  return IsIdentityPermutation(instr->IntsAttr(ir::Attr::kDimensions)) ? instr->operands[0]
+                                                                       : nullptr;
 }
 
 Instruction* TransposeTranspose(Ctx& ctx, Instruction* instr) {
@@ -173,7 +179,8 @@ Instruction* SliceFull(Ctx&, Instruction* instr) {
   Instruction* x = instr->operands[0];
   const auto& slice = instr->FindAttr(ir::Attr::kSlice)->slice;
   for (size_t d = 0; d < slice.size(); ++d) {
-    if (slice[d].start != 0 || slice[d].limit != x->shape.dims()[d] || slice[d].stride != 1) return nullptr;
+    if (slice[d].start != 0 || slice[d].limit != x->shape.dims()[d] || slice[d].stride != 1)
+      return nullptr;
   }
   return x;
 }

@@ -59,8 +59,8 @@ DETRAIN_HD T DotChain(int64_t k, LoadA load_a, LoadB load_b) {
 }
 
 // The f32 dot chain over strided operands: a[i * a_stride], b[i * b_stride] for i < k.
-DETRAIN_HD inline float FmaChain(const float* a, int64_t a_stride, const float* b,
-                                 int64_t b_stride, int64_t k) {
+DETRAIN_HD inline float FmaChain(const float* a, int64_t a_stride, const float* b, int64_t b_stride,
+                                 int64_t k) {
   float acc = 0.0f;
   for (int64_t i = 0; i < k; ++i) acc = Fma(a[i * a_stride], b[i * b_stride], acc);
   return acc;

@@ -135,22 +135,38 @@ DETRAIN_HD T Shift(BinaryOp op, T a, T b) {
 
 DETRAIN_HD inline float FloatUnary(UnaryOp op, float x) {
   switch (op) {
-    case UnaryOp::kAbs: return ClearSign(x);
-    case UnaryOp::kNegate: return FlipSign(x);
-    case UnaryOp::kSign: return IsNan(x) || x == 0.0f ? x : (x > 0 ? 1.0f : -1.0f);
-    case UnaryOp::kFloor: return ::floorf(x);
-    case UnaryOp::kCeil: return ::ceilf(x);
-    case UnaryOp::kRoundNearestEven: return RoundNearestEven(x);
-    case UnaryOp::kExp: return crmath::Exp(x);
-    case UnaryOp::kExpm1: return crmath::Expm1(x);
-    case UnaryOp::kLog: return crmath::Log(x);
-    case UnaryOp::kLog1p: return crmath::Log1p(x);
-    case UnaryOp::kTanh: return crmath::Tanh(x);
-    case UnaryOp::kLogistic: return crmath::Logistic(x);
-    case UnaryOp::kSqrt: return ::sqrtf(x);  // IEEE: correctly rounded
-    case UnaryOp::kRsqrt: return crmath::Rsqrt(x);
-    case UnaryOp::kErf: return crmath::Erf(x);
-    case UnaryOp::kNot: return x;  // rejected by the verifier
+    case UnaryOp::kAbs:
+      return ClearSign(x);
+    case UnaryOp::kNegate:
+      return FlipSign(x);
+    case UnaryOp::kSign:
+      return IsNan(x) || x == 0.0f ? x : (x > 0 ? 1.0f : -1.0f);
+    case UnaryOp::kFloor:
+      return ::floorf(x);
+    case UnaryOp::kCeil:
+      return ::ceilf(x);
+    case UnaryOp::kRoundNearestEven:
+      return RoundNearestEven(x);
+    case UnaryOp::kExp:
+      return crmath::Exp(x);
+    case UnaryOp::kExpm1:
+      return crmath::Expm1(x);
+    case UnaryOp::kLog:
+      return crmath::Log(x);
+    case UnaryOp::kLog1p:
+      return crmath::Log1p(x);
+    case UnaryOp::kTanh:
+      return crmath::Tanh(x);
+    case UnaryOp::kLogistic:
+      return crmath::Logistic(x);
+    case UnaryOp::kSqrt:
+      return ::sqrtf(x);  // IEEE: correctly rounded
+    case UnaryOp::kRsqrt:
+      return crmath::Rsqrt(x);
+    case UnaryOp::kErf:
+      return crmath::Erf(x);
+    case UnaryOp::kNot:
+      return x;  // rejected by the verifier
   }
   return x;
 }
@@ -161,11 +177,13 @@ DETRAIN_HD T IntUnary(UnaryOp op, T x) {
     case UnaryOp::kAbs:
       if constexpr (kIsSigned<T>) return x < 0 ? WrapSub<T>(0, x) : x;
       return x;
-    case UnaryOp::kNegate: return WrapSub<T>(0, x);
+    case UnaryOp::kNegate:
+      return WrapSub<T>(0, x);
     case UnaryOp::kSign:
       if constexpr (kIsSigned<T>) return static_cast<T>(x > 0 ? 1 : x < 0 ? -1 : 0);
       return static_cast<T>(x > 0 ? 1 : 0);
-    case UnaryOp::kNot: return static_cast<T>(~x);
+    case UnaryOp::kNot:
+      return static_cast<T>(~x);
     case UnaryOp::kFloor:
     case UnaryOp::kCeil:
     case UnaryOp::kRoundNearestEven:
@@ -177,7 +195,8 @@ DETRAIN_HD T IntUnary(UnaryOp op, T x) {
     case UnaryOp::kLogistic:
     case UnaryOp::kSqrt:
     case UnaryOp::kRsqrt:
-    case UnaryOp::kErf: return x;  // float-only ops; rejected by the verifier
+    case UnaryOp::kErf:
+      return x;  // float-only ops; rejected by the verifier
   }
   return x;
 }
@@ -199,20 +218,29 @@ DETRAIN_HD inline float WithCanonicalNan(float r, float a, float b) {
 
 DETRAIN_HD inline float FloatBinary(BinaryOp op, float a, float b) {
   switch (op) {
-    case BinaryOp::kAdd: return WithCanonicalNan(a + b, a, b);
-    case BinaryOp::kSubtract: return WithCanonicalNan(a - b, a, b);
-    case BinaryOp::kMultiply: return WithCanonicalNan(a * b, a, b);
-    case BinaryOp::kDivide: return WithCanonicalNan(a / b, a, b);
-    case BinaryOp::kRemainder: return ::fmodf(a, b);  // exact
-    case BinaryOp::kMaximum: return FloatMaxMin(a, b, true);
-    case BinaryOp::kMinimum: return FloatMaxMin(a, b, false);
-    case BinaryOp::kPower: return crmath::Pow(a, b);
+    case BinaryOp::kAdd:
+      return WithCanonicalNan(a + b, a, b);
+    case BinaryOp::kSubtract:
+      return WithCanonicalNan(a - b, a, b);
+    case BinaryOp::kMultiply:
+      return WithCanonicalNan(a * b, a, b);
+    case BinaryOp::kDivide:
+      return WithCanonicalNan(a / b, a, b);
+    case BinaryOp::kRemainder:
+      return ::fmodf(a, b);  // exact
+    case BinaryOp::kMaximum:
+      return FloatMaxMin(a, b, true);
+    case BinaryOp::kMinimum:
+      return FloatMaxMin(a, b, false);
+    case BinaryOp::kPower:
+      return crmath::Pow(a, b);
     case BinaryOp::kAnd:
     case BinaryOp::kOr:
     case BinaryOp::kXor:
     case BinaryOp::kShiftLeft:
     case BinaryOp::kShiftRightLogical:
-    case BinaryOp::kShiftRightArithmetic: return a;  // rejected by the verifier
+    case BinaryOp::kShiftRightArithmetic:
+      return a;  // rejected by the verifier
   }
   return a;
 }
@@ -220,10 +248,13 @@ DETRAIN_HD inline float FloatBinary(BinaryOp op, float a, float b) {
 DETRAIN_HD inline uint8_t PredBinary(BinaryOp op, uint8_t a, uint8_t b) {
   switch (op) {
     case BinaryOp::kAnd:
-    case BinaryOp::kMinimum: return static_cast<uint8_t>(a & b);
+    case BinaryOp::kMinimum:
+      return static_cast<uint8_t>(a & b);
     case BinaryOp::kOr:
-    case BinaryOp::kMaximum: return static_cast<uint8_t>(a | b);
-    case BinaryOp::kXor: return static_cast<uint8_t>(a ^ b);
+    case BinaryOp::kMaximum:
+      return static_cast<uint8_t>(a | b);
+    case BinaryOp::kXor:
+      return static_cast<uint8_t>(a ^ b);
     case BinaryOp::kAdd:
     case BinaryOp::kSubtract:
     case BinaryOp::kMultiply:
@@ -232,7 +263,8 @@ DETRAIN_HD inline uint8_t PredBinary(BinaryOp op, uint8_t a, uint8_t b) {
     case BinaryOp::kPower:
     case BinaryOp::kShiftLeft:
     case BinaryOp::kShiftRightLogical:
-    case BinaryOp::kShiftRightArithmetic: return a;  // rejected by the verifier
+    case BinaryOp::kShiftRightArithmetic:
+      return a;  // rejected by the verifier
   }
   return a;
 }
@@ -240,20 +272,32 @@ DETRAIN_HD inline uint8_t PredBinary(BinaryOp op, uint8_t a, uint8_t b) {
 template <typename T>
 DETRAIN_HD T IntBinary(BinaryOp op, T a, T b) {
   switch (op) {
-    case BinaryOp::kAdd: return WrapAdd(a, b);
-    case BinaryOp::kSubtract: return WrapSub(a, b);
-    case BinaryOp::kMultiply: return WrapMul(a, b);
-    case BinaryOp::kDivide: return IntDivide(a, b);
-    case BinaryOp::kRemainder: return IntRemainder(a, b);
-    case BinaryOp::kMaximum: return a > b ? a : b;
-    case BinaryOp::kMinimum: return a < b ? a : b;
-    case BinaryOp::kPower: return IntPower(a, b);
-    case BinaryOp::kAnd: return static_cast<T>(a & b);
-    case BinaryOp::kOr: return static_cast<T>(a | b);
-    case BinaryOp::kXor: return static_cast<T>(a ^ b);
+    case BinaryOp::kAdd:
+      return WrapAdd(a, b);
+    case BinaryOp::kSubtract:
+      return WrapSub(a, b);
+    case BinaryOp::kMultiply:
+      return WrapMul(a, b);
+    case BinaryOp::kDivide:
+      return IntDivide(a, b);
+    case BinaryOp::kRemainder:
+      return IntRemainder(a, b);
+    case BinaryOp::kMaximum:
+      return a > b ? a : b;
+    case BinaryOp::kMinimum:
+      return a < b ? a : b;
+    case BinaryOp::kPower:
+      return IntPower(a, b);
+    case BinaryOp::kAnd:
+      return static_cast<T>(a & b);
+    case BinaryOp::kOr:
+      return static_cast<T>(a | b);
+    case BinaryOp::kXor:
+      return static_cast<T>(a ^ b);
     case BinaryOp::kShiftLeft:
     case BinaryOp::kShiftRightLogical:
-    case BinaryOp::kShiftRightArithmetic: return Shift(op, a, b);
+    case BinaryOp::kShiftRightArithmetic:
+      return Shift(op, a, b);
   }
   return a;
 }
@@ -288,12 +332,18 @@ DETRAIN_HD T ApplyBinary(BinaryOp op, T a, T b) {
 template <typename T>
 DETRAIN_HD bool Compare(Direction d, T a, T b) {
   switch (d) {
-    case Direction::kEq: return a == b;
-    case Direction::kNe: return a != b;
-    case Direction::kLt: return a < b;
-    case Direction::kLe: return a <= b;
-    case Direction::kGt: return a > b;
-    case Direction::kGe: return a >= b;
+    case Direction::kEq:
+      return a == b;
+    case Direction::kNe:
+      return a != b;
+    case Direction::kLt:
+      return a < b;
+    case Direction::kLe:
+      return a <= b;
+    case Direction::kGt:
+      return a > b;
+    case Direction::kGe:
+      return a >= b;
   }
   return false;
 }

@@ -28,8 +28,8 @@ inline bool NextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& dim
 
 // dst (row-major, dims[perm[0]], dims[perm[1]], ...) = src (row-major, dims) transposed:
 // dst[i0, i1, ...] = src[j] with j[perm[k]] = i_k. `perm` must be a permutation of the dims.
-inline void PermuteCopy(const uint8_t* src, const std::vector<int64_t>& dims, const std::vector<int64_t>& perm,
-                        int size, uint8_t* dst) {
+inline void PermuteCopy(const uint8_t* src, const std::vector<int64_t>& dims,
+                        const std::vector<int64_t>& perm, int size, uint8_t* dst) {
   std::vector<int64_t> out_dims, src_strides = RowMajorStrides(dims), step;
   int64_t n = 1;
   for (int64_t p : perm) {

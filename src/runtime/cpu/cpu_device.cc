@@ -21,12 +21,14 @@ Result<std::vector<ArrayRef>> CheckBuffers(const plan::v2::Plan& plan) {
     const plan::v2::Buffer& b = plan.buffers(i);
     ArrayRef a;
     a.id = i;
-    if (b.id() != i) return InvalidArgument("plan: buffer ids out of order at " + std::to_string(i));
+    if (b.id() != i)
+      return InvalidArgument("plan: buffer ids out of order at " + std::to_string(i));
     DETRAIN_ASSIGN_OR_RETURN(a.type, codegen::FromPlanType(b.type()));
     a.dims.assign(b.dims().begin(), b.dims().end());
     DETRAIN_ASSIGN_OR_RETURN(a.elements, CheckedElementCount(a.dims));
     int size = ir::ElementTypeByteSize(a.type);
-    if (a.elements > kMaxArenaBytes / size) return InvalidArgument("plan: buffer " + std::to_string(i) + " is too large");
+    if (a.elements > kMaxArenaBytes / size)
+      return InvalidArgument("plan: buffer " + std::to_string(i) + " is too large");
     a.bytes = a.elements * size;
     a.offset = b.offset();
     if (b.size() != a.bytes || a.offset < 0 || a.offset > plan.arena_bytes() - a.bytes) {
@@ -52,7 +54,8 @@ Status CpuDevice::Load(const plan::v2::Plan& plan) {
   std::free(arena_);
   size_t bytes = static_cast<size_t>((plan.arena_bytes() + 63) / 64 * 64 + 64);
   arena_ = static_cast<uint8_t*>(std::aligned_alloc(64, bytes));
-  if (arena_ == nullptr) return FailedPrecondition("cannot allocate a " + std::to_string(bytes) + "-byte arena");
+  if (arena_ == nullptr)
+    return FailedPrecondition("cannot allocate a " + std::to_string(bytes) + "-byte arena");
   std::memset(arena_, 0, bytes);
   kernels_.clear();
   for (const plan::v2::Kernel& k : plan.kernels()) {
@@ -63,23 +66,30 @@ Status CpuDevice::Load(const plan::v2::Plan& plan) {
 }
 
 Status CpuDevice::CopyIn(int32_t id, const void* src, int64_t bytes) {
-  if (id < 0 || id >= static_cast<int32_t>(buffers_.size()) || buffers_[static_cast<size_t>(id)].bytes != bytes) {
-    return InvalidArgument(Name() + ": copy into buffer " + std::to_string(id) + " of the wrong size");
+  if (id < 0 || id >= static_cast<int32_t>(buffers_.size()) ||
+      buffers_[static_cast<size_t>(id)].bytes != bytes) {
+    return InvalidArgument(Name() + ": copy into buffer " + std::to_string(id) +
+                           " of the wrong size");
   }
-  if (bytes > 0) std::memcpy(arena_ + buffers_[static_cast<size_t>(id)].offset, src, static_cast<size_t>(bytes));
+  if (bytes > 0)
+    std::memcpy(arena_ + buffers_[static_cast<size_t>(id)].offset, src, static_cast<size_t>(bytes));
   return Status::Ok();
 }
 
 Status CpuDevice::CopyOut(int32_t id, void* dst, int64_t bytes) {
-  if (id < 0 || id >= static_cast<int32_t>(buffers_.size()) || buffers_[static_cast<size_t>(id)].bytes != bytes) {
-    return InvalidArgument(Name() + ": copy out of buffer " + std::to_string(id) + " of the wrong size");
+  if (id < 0 || id >= static_cast<int32_t>(buffers_.size()) ||
+      buffers_[static_cast<size_t>(id)].bytes != bytes) {
+    return InvalidArgument(Name() + ": copy out of buffer " + std::to_string(id) +
+                           " of the wrong size");
   }
-  if (bytes > 0) std::memcpy(dst, arena_ + buffers_[static_cast<size_t>(id)].offset, static_cast<size_t>(bytes));
+  if (bytes > 0)
+    std::memcpy(dst, arena_ + buffers_[static_cast<size_t>(id)].offset, static_cast<size_t>(bytes));
   return Status::Ok();
 }
 
 Status CpuDevice::Launch(int32_t id) {
-  if (id < 0 || id >= static_cast<int32_t>(kernels_.size())) return InvalidArgument(Name() + ": no kernel " + std::to_string(id));
+  if (id < 0 || id >= static_cast<int32_t>(kernels_.size()))
+    return InvalidArgument(Name() + ": no kernel " + std::to_string(id));
   const auto& kernel = kernels_[static_cast<size_t>(id)];
   return kernel ? kernel->Run(arena_, ctx_) : Status::Ok();
 }

@@ -33,8 +33,8 @@ struct ChunkIo {
 
 // Evaluates `program` at indices [start, start + n), n <= kChunk, writing the result elements to
 // out + start * size. `scratch`: ChunkScratchBytes(program) bytes, 64-byte aligned.
-using EvalChunkFn = void (*)(const DecodedProgram& program, const ChunkIo& io, int64_t start, int64_t n,
-                             uint8_t* out, uint8_t* scratch, Isa isa);
+using EvalChunkFn = void (*)(const DecodedProgram& program, const ChunkIo& io, int64_t start,
+                             int64_t n, uint8_t* out, uint8_t* scratch, Isa isa);
 
 // Rows [m0, m1) of C = A B: c[i][j] = fma chain over p ascending of a[i][p] * b[p][j], from +0.
 // A is m x k, B is k x n, C is m x n, all row-major and dense.

@@ -12,7 +12,6 @@
 
 #pragma GCC push_options
 
-
 namespace detrain::runtime::cpu::isa_scalar {
 #include "runtime/cpu/isa_kernels.inc"
 }  // namespace detrain::runtime::cpu::isa_scalar

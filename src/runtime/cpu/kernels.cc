@@ -19,22 +19,28 @@ void ForBlocks(const ExecContext& ctx, int64_t blocks, const std::function<void(
     for (int64_t b = 0; b < blocks; ++b) fn(b);
     return;
   }
-  ctx.pool->ParallelFor(static_cast<size_t>(blocks), [&](size_t b) { fn(static_cast<int64_t>(b)); });
+  ctx.pool->ParallelFor(static_cast<size_t>(blocks),
+                        [&](size_t b) { fn(static_cast<int64_t>(b)); });
 }
 
 const IsaKernels& KernelsFor(Isa isa) {
   switch (isa) {
-    case Isa::kScalar: return isa_scalar::kKernels;
-    case Isa::kAvx2: return isa_avx2::kKernels;
-    case Isa::kAvx512: return isa_avx512::kKernels;
+    case Isa::kScalar:
+      return isa_scalar::kKernels;
+    case Isa::kAvx2:
+      return isa_avx2::kKernels;
+    case Isa::kAvx512:
+      return isa_avx512::kKernels;
   }
   return isa_scalar::kKernels;
 }
 
-Result<std::unique_ptr<CpuKernel>> PrepareKernel(const plan::v2::Kernel& k, const std::vector<ArrayRef>& buffers) {
+Result<std::unique_ptr<CpuKernel>> PrepareKernel(const plan::v2::Kernel& k,
+                                                 const std::vector<ArrayRef>& buffers) {
   if (k.has_alias() || k.has_all_reduce()) return std::unique_ptr<CpuKernel>();
   auto buffer = [&](int32_t id) -> Result<ArrayRef> {
-    if (id < 0 || id >= static_cast<int32_t>(buffers.size())) return Bad(k, "buffer " + std::to_string(id) + " out of range");
+    if (id < 0 || id >= static_cast<int32_t>(buffers.size()))
+      return Bad(k, "buffer " + std::to_string(id) + " out of range");
     return buffers[static_cast<size_t>(id)];
   };
   std::vector<ArrayRef> in, out;
@@ -49,9 +55,12 @@ Result<std::unique_ptr<CpuKernel>> PrepareKernel(const plan::v2::Kernel& k, cons
   }
   if (k.has_threefry()) return MakeThreefry(k, std::move(in), std::move(out));
   if (out.size() != 1) return Bad(k, "expected one result array");
-  auto arity = [&](size_t n) { return in.size() == n ? Status::Ok() : Bad(k, "expected " + std::to_string(n) + " operands"); };
+  auto arity = [&](size_t n) {
+    return in.size() == n ? Status::Ok() : Bad(k, "expected " + std::to_string(n) + " operands");
+  };
   switch (k.spec_case()) {
-    case plan::v2::Kernel::kElementwise: return MakeElementwise(k, std::move(in), out[0]);
+    case plan::v2::Kernel::kElementwise:
+      return MakeElementwise(k, std::move(in), out[0]);
     case plan::v2::Kernel::kDot:
       DETRAIN_RETURN_IF_ERROR(arity(2));
       return MakeDot(k, in[0], in[1], out[0]);
@@ -65,7 +74,8 @@ Result<std::unique_ptr<CpuKernel>> PrepareKernel(const plan::v2::Kernel& k, cons
       DETRAIN_RETURN_IF_ERROR(arity(2));
       return MakeReduceWindow(k, in[0], in[1], out[0]);
     case plan::v2::Kernel::kGather:
-    case plan::v2::Kernel::kScatter: return MakeIndexing(k, std::move(in), out[0]);
+    case plan::v2::Kernel::kScatter:
+      return MakeIndexing(k, std::move(in), out[0]);
     case plan::v2::Kernel::kConstant:
     case plan::v2::Kernel::kIota:
       DETRAIN_RETURN_IF_ERROR(arity(0));
@@ -80,8 +90,10 @@ Result<std::unique_ptr<CpuKernel>> PrepareKernel(const plan::v2::Kernel& k, cons
     case plan::v2::Kernel::kConcatenate:
     case plan::v2::Kernel::kPad:
     case plan::v2::Kernel::kDynamicSlice:
-    case plan::v2::Kernel::kDynamicUpdateSlice: return MakeMovement(k, std::move(in), out[0]);
-    default: return Bad(k, "no spec");
+    case plan::v2::Kernel::kDynamicUpdateSlice:
+      return MakeMovement(k, std::move(in), out[0]);
+    default:
+      return Bad(k, "no spec");
   }
 }
 

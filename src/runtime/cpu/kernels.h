@@ -53,16 +53,20 @@ Result<std::unique_ptr<CpuKernel>> PrepareKernel(const plan::v2::Kernel& kernel,
 void ForBlocks(const ExecContext& ctx, int64_t blocks, const std::function<void(int64_t)>& fn);
 
 // Kernel makers, one per file.
-Result<std::unique_ptr<CpuKernel>> MakeElementwise(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
-                                                   ArrayRef out);
-Result<std::unique_ptr<CpuKernel>> MakeDot(const plan::v2::Kernel& k, ArrayRef lhs, ArrayRef rhs, ArrayRef out);
-Result<std::unique_ptr<CpuKernel>> MakeConvolution(const plan::v2::Kernel& k, ArrayRef in, ArrayRef kernel,
-                                                   ArrayRef out);
-Result<std::unique_ptr<CpuKernel>> MakeReduce(const plan::v2::Kernel& k, ArrayRef in, ArrayRef init, ArrayRef out);
-Result<std::unique_ptr<CpuKernel>> MakeReduceWindow(const plan::v2::Kernel& k, ArrayRef in, ArrayRef init,
-                                                    ArrayRef out);
-Result<std::unique_ptr<CpuKernel>> MakeMovement(const plan::v2::Kernel& k, std::vector<ArrayRef> in, ArrayRef out);
-Result<std::unique_ptr<CpuKernel>> MakeIndexing(const plan::v2::Kernel& k, std::vector<ArrayRef> in, ArrayRef out);
+Result<std::unique_ptr<CpuKernel>> MakeElementwise(const plan::v2::Kernel& k,
+                                                   std::vector<ArrayRef> in, ArrayRef out);
+Result<std::unique_ptr<CpuKernel>> MakeDot(const plan::v2::Kernel& k, ArrayRef lhs, ArrayRef rhs,
+                                           ArrayRef out);
+Result<std::unique_ptr<CpuKernel>> MakeConvolution(const plan::v2::Kernel& k, ArrayRef in,
+                                                   ArrayRef kernel, ArrayRef out);
+Result<std::unique_ptr<CpuKernel>> MakeReduce(const plan::v2::Kernel& k, ArrayRef in, ArrayRef init,
+                                              ArrayRef out);
+Result<std::unique_ptr<CpuKernel>> MakeReduceWindow(const plan::v2::Kernel& k, ArrayRef in,
+                                                    ArrayRef init, ArrayRef out);
+Result<std::unique_ptr<CpuKernel>> MakeMovement(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
+                                                ArrayRef out);
+Result<std::unique_ptr<CpuKernel>> MakeIndexing(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
+                                                ArrayRef out);
 Result<std::unique_ptr<CpuKernel>> MakeThreefry(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
                                                 std::vector<ArrayRef> out);
 

@@ -14,8 +14,8 @@ namespace {
 
 // Runs a program over `elements` indices into out.
 void RunProgram(const DecodedProgram& p, const std::vector<const uint8_t*>& inputs,
-                const std::vector<int64_t>& input_elements, const uint8_t* reduced, int64_t elements,
-                uint8_t* out, const ExecContext& ctx) {
+                const std::vector<int64_t>& input_elements, const uint8_t* reduced,
+                int64_t elements, uint8_t* out, const ExecContext& ctx) {
   const IsaKernels& k = KernelsFor(ctx.isa);
   ChunkIo io{inputs.data(), input_elements.data(), reduced};
   const int64_t chunks = (elements + kChunk - 1) / kChunk;
@@ -25,7 +25,8 @@ void RunProgram(const DecodedProgram& p, const std::vector<const uint8_t*>& inpu
   ForBlocks(ctx, blocks, [&](int64_t block) {
     thread_local std::vector<uint64_t> scratch;
     if (scratch.size() * 8 < scratch_bytes) scratch.resize(scratch_bytes / 8 + 1);
-    for (int64_t c = block * kChunksPerBlock; c < std::min(chunks, (block + 1) * kChunksPerBlock); ++c) {
+    for (int64_t c = block * kChunksPerBlock; c < std::min(chunks, (block + 1) * kChunksPerBlock);
+         ++c) {
       int64_t start = c * kChunk;
       k.eval_chunk(p, io, start, std::min(kChunk, elements - start), out,
                    reinterpret_cast<uint8_t*>(scratch.data()), ctx.isa);
@@ -42,10 +43,12 @@ class ElementwiseKernel : public CpuKernel {
     std::vector<uint8_t> pre_values, reduced_values;
     if (reduce_) {
       pre_values.resize(static_cast<size_t>(reduce_->operand_elements() * type_size_));
-      RunProgram(pre_, inputs, input_elements_, nullptr, reduce_->operand_elements(), pre_values.data(), ctx);
+      RunProgram(pre_, inputs, input_elements_, nullptr, reduce_->operand_elements(),
+                 pre_values.data(), ctx);
       std::vector<uint64_t> scalars(in_.size(), 0);
       for (size_t i = 0; i < in_.size(); ++i) {
-        if (in_[i].elements >= 1) std::memcpy(&scalars[i], inputs[i], static_cast<size_t>(in_[i].bytes / in_[i].elements));
+        if (in_[i].elements >= 1)
+          std::memcpy(&scalars[i], inputs[i], static_cast<size_t>(in_[i].bytes / in_[i].elements));
       }
       uint64_t init = EvalScalar(init_, scalars.data());
       reduced_values.resize(static_cast<size_t>(reduce_->output_elements() * type_size_));
@@ -65,13 +68,15 @@ class ElementwiseKernel : public CpuKernel {
 };
 
 // Every INPUT of `p` must hold `space` elements or be a scalar.
-Status CheckInputs(const plan::v2::Kernel& k, const DecodedProgram& p, const std::vector<ArrayRef>& in, int64_t space) {
+Status CheckInputs(const plan::v2::Kernel& k, const DecodedProgram& p,
+                   const std::vector<ArrayRef>& in, int64_t space) {
   for (const DecodedOp& op : p.ops) {
     if (op.kind != plan::v2::ScalarOp::INPUT) continue;
     int64_t n = in[static_cast<size_t>(op.input)].elements;
     if (n != 1 && n != space) {
-      return InvalidArgument("plan: kernel " + k.name() + ": input " + std::to_string(op.input) + " has " +
-                             std::to_string(n) + " elements, its index space " + std::to_string(space));
+      return InvalidArgument("plan: kernel " + k.name() + ": input " + std::to_string(op.input) +
+                             " has " + std::to_string(n) + " elements, its index space " +
+                             std::to_string(space));
     }
   }
   return Status::Ok();
@@ -79,7 +84,8 @@ Status CheckInputs(const plan::v2::Kernel& k, const DecodedProgram& p, const std
 
 }  // namespace
 
-Result<std::unique_ptr<CpuKernel>> MakeElementwise(const plan::v2::Kernel& k, std::vector<ArrayRef> in, ArrayRef out) {
+Result<std::unique_ptr<CpuKernel>> MakeElementwise(const plan::v2::Kernel& k,
+                                                   std::vector<ArrayRef> in, ArrayRef out) {
   auto kernel = std::make_unique<ElementwiseKernel>();
   std::vector<ir::ElementType> types;
   for (const ArrayRef& a : in) {
@@ -89,7 +95,8 @@ Result<std::unique_ptr<CpuKernel>> MakeElementwise(const plan::v2::Kernel& k, st
   const plan::v2::ElementwiseSpec& spec = k.elementwise();
   int64_t space = out.elements;
   if (spec.has_reduce()) {
-    if (spec.pre().ops_size() == 0) return InvalidArgument("plan: a reduction fusion without its pre program");
+    if (spec.pre().ops_size() == 0)
+      return InvalidArgument("plan: a reduction fusion without its pre program");
     DETRAIN_ASSIGN_OR_RETURN(kernel->pre_, DecodeProgram(spec.pre(), types));
     DETRAIN_ASSIGN_OR_RETURN(kernel->init_, DecodeProgram(spec.init(), types));
     ir::ElementType rtype = kernel->pre_.ops[static_cast<size_t>(kernel->pre_.result)].type;
@@ -97,7 +104,8 @@ Result<std::unique_ptr<CpuKernel>> MakeElementwise(const plan::v2::Kernel& k, st
       return InvalidArgument("plan: reduction init of the wrong type");
     }
     DETRAIN_ASSIGN_OR_RETURN(ReduceCore core, ReduceCore::Make(spec.reduce(), rtype));
-    if (core.output_elements() != out.elements) return InvalidArgument("plan: reduction fusion output size mismatch");
+    if (core.output_elements() != out.elements)
+      return InvalidArgument("plan: reduction fusion output size mismatch");
     DETRAIN_ASSIGN_OR_RETURN(kernel->program_, DecodeProgram(spec.program(), types, true, rtype));
     kernel->type_size_ = ir::ElementTypeByteSize(rtype);
     space = core.operand_elements();
@@ -113,7 +121,8 @@ Result<std::unique_ptr<CpuKernel>> MakeElementwise(const plan::v2::Kernel& k, st
   }
   DETRAIN_RETURN_IF_ERROR(CheckInputs(k, kernel->program_, in, out.elements));
   if (kernel->program_.ops[static_cast<size_t>(kernel->program_.result)].type != out.type) {
-    return InvalidArgument("plan: kernel " + k.name() + ": the program's result type is not the output's");
+    return InvalidArgument("plan: kernel " + k.name() +
+                           ": the program's result type is not the output's");
   }
   kernel->in_ = std::move(in);
   kernel->out_ = out;

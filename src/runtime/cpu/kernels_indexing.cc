@@ -26,11 +26,13 @@ int64_t ReadIndexAt(const uint8_t* p, ir::ElementType type, int64_t i) {
   });
 }
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool Contains(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 // The index vector of `indices` at batch position `batch` (dims of indices without ivd).
-void IndexVector(const ArrayRef& indices, const uint8_t* data, int64_t ivd, const std::vector<int64_t>& batch,
-                 std::vector<int64_t>* vec) {
+void IndexVector(const ArrayRef& indices, const uint8_t* data, int64_t ivd,
+                 const std::vector<int64_t>& batch, std::vector<int64_t>* vec) {
   const auto& dims = indices.dims;
   auto strides = RowMajorStrides(dims);
   const int64_t rank = static_cast<int64_t>(dims.size());
@@ -42,7 +44,8 @@ void IndexVector(const ArrayRef& indices, const uint8_t* data, int64_t ivd, cons
   int64_t len = ivd == rank ? 1 : dims[static_cast<size_t>(ivd)];
   vec->clear();
   for (int64_t k = 0; k < len; ++k) {
-    vec->push_back(ReadIndexAt(data, indices.type, base + (ivd == rank ? 0 : k * strides[static_cast<size_t>(ivd)])));
+    vec->push_back(ReadIndexAt(data, indices.type,
+                               base + (ivd == rank ? 0 : k * strides[static_cast<size_t>(ivd)])));
   }
 }
 
@@ -59,13 +62,17 @@ class GatherKernel : public CpuKernel {
     do {
       batch.clear();
       offset.clear();
-      for (size_t d = 0; d < idx.size(); ++d) (Contains(offset_dims_, static_cast<int64_t>(d)) ? offset : batch).push_back(idx[d]);
+      for (size_t d = 0; d < idx.size(); ++d)
+        (Contains(offset_dims_, static_cast<int64_t>(d)) ? offset : batch).push_back(idx[d]);
       IndexVector(indices_, ind, ivd_, batch, &vec);
       std::fill(src.begin(), src.end(), 0);
-      for (size_t k = 0; k < start_map_.size(); ++k) src[static_cast<size_t>(start_map_[k])] = vec[k];
+      for (size_t k = 0; k < start_map_.size(); ++k)
+        src[static_cast<size_t>(start_map_[k])] = vec[k];
       int64_t off = 0;
-      for (size_t d = 0; d < src.size(); ++d) src[d] = std::clamp<int64_t>(src[d], 0, in_.dims[d] - sizes_[d]);
-      for (size_t k = 0; k < offset.size(); ++k) src[static_cast<size_t>(window_dims_[k])] += offset[k];
+      for (size_t d = 0; d < src.size(); ++d)
+        src[d] = std::clamp<int64_t>(src[d], 0, in_.dims[d] - sizes_[d]);
+      for (size_t k = 0; k < offset.size(); ++k)
+        src[static_cast<size_t>(window_dims_[k])] += offset[k];
       for (size_t d = 0; d < src.size(); ++d) off += src[d] * in_strides[d];
       std::memcpy(out + i * size_, in + off * size_, static_cast<size_t>(size_));
       ++i;
@@ -82,7 +89,8 @@ class ScatterKernel : public CpuKernel {
  public:
   Status Run(uint8_t* arena, const ExecContext&) const override {
     uint8_t* out = arena + out_.offset;
-    if (out_.offset != in_.offset) std::memcpy(out, arena + in_.offset, static_cast<size_t>(out_.bytes));
+    if (out_.offset != in_.offset)
+      std::memcpy(out, arena + in_.offset, static_cast<size_t>(out_.bytes));
     const uint8_t* ind = arena + indices_.offset;
     const uint8_t* upd = arena + updates_.offset;
     if (updates_.elements == 0) return Status::Ok();
@@ -94,14 +102,19 @@ class ScatterKernel : public CpuKernel {
       do {
         batch.clear();
         window.clear();
-        for (size_t d = 0; d < idx.size(); ++d) (Contains(update_window_dims_, static_cast<int64_t>(d)) ? window : batch).push_back(idx[d]);
+        for (size_t d = 0; d < idx.size(); ++d)
+          (Contains(update_window_dims_, static_cast<int64_t>(d)) ? window : batch)
+              .push_back(idx[d]);
         IndexVector(indices_, ind, ivd_, batch, &vec);
         std::fill(dst.begin(), dst.end(), 0);
-        for (size_t k = 0; k < to_operand_.size(); ++k) dst[static_cast<size_t>(to_operand_[k])] = vec[k];
+        for (size_t k = 0; k < to_operand_.size(); ++k)
+          dst[static_cast<size_t>(to_operand_[k])] = vec[k];
         bool in_bounds = true;
-        for (size_t d = 0; d < dst.size(); ++d) in_bounds = in_bounds && dst[d] >= 0 && dst[d] <= out_.dims[d] - window_sizes_[d];
+        for (size_t d = 0; d < dst.size(); ++d)
+          in_bounds = in_bounds && dst[d] >= 0 && dst[d] <= out_.dims[d] - window_sizes_[d];
         if (in_bounds) {
-          for (size_t k = 0; k < window.size(); ++k) dst[static_cast<size_t>(window_operand_dims_[k])] += window[k];
+          for (size_t k = 0; k < window.size(); ++k)
+            dst[static_cast<size_t>(window_operand_dims_[k])] += window[k];
           int64_t o = 0;
           for (size_t d = 0; d < dst.size(); ++d) o += dst[d] * out_strides[d];
           T a, b;
@@ -130,7 +143,10 @@ class ThreefryKernel : public CpuKernel {
     const int64_t n = out_[0].elements;
     auto word = [&](int i, int64_t j) {
       uint32_t v;
-      std::memcpy(&v, arena + in_[static_cast<size_t>(i)].offset + (in_[static_cast<size_t>(i)].elements == 1 ? 0 : j) * 4, 4);
+      std::memcpy(&v,
+                  arena + in_[static_cast<size_t>(i)].offset +
+                      (in_[static_cast<size_t>(i)].elements == 1 ? 0 : j) * 4,
+                  4);
       return v;
     };
     uint8_t* y0 = arena + out_[0].offset;
@@ -158,30 +174,40 @@ bool AllInRange(const std::vector<int64_t>& v, int64_t rank) {
 
 }  // namespace
 
-Result<std::unique_ptr<CpuKernel>> MakeIndexing(const plan::v2::Kernel& k, std::vector<ArrayRef> in, ArrayRef out) {
+Result<std::unique_ptr<CpuKernel>> MakeIndexing(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
+                                                ArrayRef out) {
   if (k.has_gather()) {
     const auto& g = k.gather();
-    if (in.size() != 2 || in[0].type != out.type || !ir::IsInteger(in[1].type)) return Bad(k, "gather operands");
+    if (in.size() != 2 || in[0].type != out.type || !ir::IsInteger(in[1].type))
+      return Bad(k, "gather operands");
     auto kernel = std::make_unique<GatherKernel>();
     kernel->offset_dims_.assign(g.offset_dims().begin(), g.offset_dims().end());
     kernel->start_map_.assign(g.start_index_map().begin(), g.start_index_map().end());
     kernel->sizes_.assign(g.slice_sizes().begin(), g.slice_sizes().end());
     kernel->ivd_ = g.index_vector_dim();
-    std::vector<int64_t> collapsed(g.collapsed_slice_dims().begin(), g.collapsed_slice_dims().end());
+    std::vector<int64_t> collapsed(g.collapsed_slice_dims().begin(),
+                                   g.collapsed_slice_dims().end());
     const int64_t rank = static_cast<int64_t>(in[0].dims.size());
     for (int64_t d = 0; d < rank; ++d) {
       if (!Contains(collapsed, d)) kernel->window_dims_.push_back(d);
     }
     const int64_t irank = static_cast<int64_t>(in[1].dims.size());
-    int64_t vec_len = kernel->ivd_ == irank ? 1 : (kernel->ivd_ >= 0 && kernel->ivd_ < irank ? in[1].dims[static_cast<size_t>(kernel->ivd_)] : -1);
+    int64_t vec_len = kernel->ivd_ == irank ? 1
+                                            : (kernel->ivd_ >= 0 && kernel->ivd_ < irank
+                                                   ? in[1].dims[static_cast<size_t>(kernel->ivd_)]
+                                                   : -1);
     bool ok = kernel->sizes_.size() == in[0].dims.size() && AllInRange(kernel->start_map_, rank) &&
-              AllInRange(collapsed, rank) && AllInRange(kernel->offset_dims_, static_cast<int64_t>(out.dims.size())) &&
+              AllInRange(collapsed, rank) &&
+              AllInRange(kernel->offset_dims_, static_cast<int64_t>(out.dims.size())) &&
               vec_len == static_cast<int64_t>(kernel->start_map_.size()) &&
               kernel->offset_dims_.size() == kernel->window_dims_.size() &&
-              out.dims.size() == kernel->offset_dims_.size() + static_cast<size_t>(irank - (kernel->ivd_ == irank ? 0 : 1));
-    for (size_t d = 0; ok && d < kernel->sizes_.size(); ++d) ok = kernel->sizes_[d] >= 0 && kernel->sizes_[d] <= in[0].dims[d];
+              out.dims.size() == kernel->offset_dims_.size() +
+                                     static_cast<size_t>(irank - (kernel->ivd_ == irank ? 0 : 1));
+    for (size_t d = 0; ok && d < kernel->sizes_.size(); ++d)
+      ok = kernel->sizes_[d] >= 0 && kernel->sizes_[d] <= in[0].dims[d];
     for (size_t k2 = 0; ok && k2 < kernel->offset_dims_.size(); ++k2) {
-      ok = out.dims[static_cast<size_t>(kernel->offset_dims_[k2])] <= kernel->sizes_[static_cast<size_t>(kernel->window_dims_[k2])];
+      ok = out.dims[static_cast<size_t>(kernel->offset_dims_[k2])] <=
+           kernel->sizes_[static_cast<size_t>(kernel->window_dims_[k2])];
     }
     if (!ok) return Bad(k, "inconsistent gather spec");
     kernel->size_ = ir::ElementTypeByteSize(out.type);
@@ -191,13 +217,14 @@ Result<std::unique_ptr<CpuKernel>> MakeIndexing(const plan::v2::Kernel& k, std::
     return std::unique_ptr<CpuKernel>(std::move(kernel));
   }
   const auto& s = k.scatter();
-  if (in.size() != 3 || in[0].dims != out.dims || in[0].type != out.type || in[2].type != out.type ||
-      !ir::IsInteger(in[1].type)) {
+  if (in.size() != 3 || in[0].dims != out.dims || in[0].type != out.type ||
+      in[2].type != out.type || !ir::IsInteger(in[1].type)) {
     return Bad(k, "scatter operands");
   }
   auto kernel = std::make_unique<ScatterKernel>();
   kernel->update_window_dims_.assign(s.update_window_dims().begin(), s.update_window_dims().end());
-  kernel->to_operand_.assign(s.scatter_dims_to_operand_dims().begin(), s.scatter_dims_to_operand_dims().end());
+  kernel->to_operand_.assign(s.scatter_dims_to_operand_dims().begin(),
+                             s.scatter_dims_to_operand_dims().end());
   std::vector<int64_t> inserted(s.inserted_window_dims().begin(), s.inserted_window_dims().end());
   kernel->ivd_ = s.index_vector_dim();
   const int64_t rank = static_cast<int64_t>(out.dims.size());
@@ -206,7 +233,10 @@ Result<std::unique_ptr<CpuKernel>> MakeIndexing(const plan::v2::Kernel& k, std::
     if (!Contains(inserted, d)) kernel->window_operand_dims_.push_back(d);
   }
   const int64_t irank = static_cast<int64_t>(in[1].dims.size());
-  int64_t vec_len = kernel->ivd_ == irank ? 1 : (kernel->ivd_ >= 0 && kernel->ivd_ < irank ? in[1].dims[static_cast<size_t>(kernel->ivd_)] : -1);
+  int64_t vec_len = kernel->ivd_ == irank ? 1
+                                          : (kernel->ivd_ >= 0 && kernel->ivd_ < irank
+                                                 ? in[1].dims[static_cast<size_t>(kernel->ivd_)]
+                                                 : -1);
   bool ok = AllInRange(kernel->to_operand_, rank) && AllInRange(inserted, rank) &&
             AllInRange(kernel->update_window_dims_, static_cast<int64_t>(in[2].dims.size())) &&
             vec_len == static_cast<int64_t>(kernel->to_operand_.size()) &&
@@ -216,7 +246,8 @@ Result<std::unique_ptr<CpuKernel>> MakeIndexing(const plan::v2::Kernel& k, std::
         in[2].dims[static_cast<size_t>(kernel->update_window_dims_[i])];
   }
   if (!ok) return Bad(k, "inconsistent scatter spec");
-  DETRAIN_ASSIGN_OR_RETURN(kernel->combiner_, DecodeProgram(s.combiner().program(), {out.type, out.type}));
+  DETRAIN_ASSIGN_OR_RETURN(kernel->combiner_,
+                           DecodeProgram(s.combiner().program(), {out.type, out.type}));
   kernel->in_ = in[0];
   kernel->indices_ = in[1];
   kernel->updates_ = in[2];
@@ -226,9 +257,11 @@ Result<std::unique_ptr<CpuKernel>> MakeIndexing(const plan::v2::Kernel& k, std::
 
 Result<std::unique_ptr<CpuKernel>> MakeThreefry(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
                                                 std::vector<ArrayRef> out) {
-  if (in.size() != 4 || out.size() != 2 || out[0].elements != out[1].elements) return Bad(k, "threefry operands");
+  if (in.size() != 4 || out.size() != 2 || out[0].elements != out[1].elements)
+    return Bad(k, "threefry operands");
   for (const ArrayRef& a : in) {
-    if (a.type != ir::ElementType::kU32 || (a.elements != 1 && a.elements != out[0].elements)) return Bad(k, "threefry operand shapes");
+    if (a.type != ir::ElementType::kU32 || (a.elements != 1 && a.elements != out[0].elements))
+      return Bad(k, "threefry operand shapes");
   }
   for (const ArrayRef& a : out) {
     if (a.type != ir::ElementType::kU32) return Bad(k, "threefry result types");

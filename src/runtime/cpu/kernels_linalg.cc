@@ -19,12 +19,13 @@ constexpr int64_t kRowsPerBlock = 16;
 // C[b] = A[b] B[b] for f32, rows split into fixed blocks. The ISA path's GEMM gives every
 // element's fmaf chain at full speed; an element that came out NaN is recomputed with
 // semantics::FmaChain, whose NaN is canonical (hardware and libm pick different payloads).
-void BatchedGemm(const float* a, const float* b, float* c, int64_t batch, int64_t m, int64_t n, int64_t k,
-                 const ExecContext& ctx) {
+void BatchedGemm(const float* a, const float* b, float* c, int64_t batch, int64_t m, int64_t n,
+                 int64_t k, const ExecContext& ctx) {
   const IsaKernels& kern = KernelsFor(ctx.isa);
   const int64_t row_blocks = (m + kRowsPerBlock - 1) / kRowsPerBlock;
   ForBlocks(ctx, batch * row_blocks, [&](int64_t blk) {
-    int64_t bi = blk / row_blocks, r0 = (blk % row_blocks) * kRowsPerBlock, r1 = std::min(m, r0 + kRowsPerBlock);
+    int64_t bi = blk / row_blocks, r0 = (blk % row_blocks) * kRowsPerBlock,
+            r1 = std::min(m, r0 + kRowsPerBlock);
     const float* ab = a + bi * m * k;
     const float* bb = b + bi * k * n;
     float* cb = c + bi * m * n;
@@ -57,8 +58,8 @@ class DotKernel : public CpuKernel {
     }
     uint8_t* c = arena + out_.offset;
     if (out_.type == ir::ElementType::kF32) {
-      BatchedGemm(reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b), reinterpret_cast<float*>(c),
-                  batch_, m_, n_, k_, ctx);
+      BatchedGemm(reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b),
+                  reinterpret_cast<float*>(c), batch_, m_, n_, k_, ctx);
       return Status::Ok();
     }
     ir::DispatchElementType(out_.type, [&](auto tag) {
@@ -98,7 +99,8 @@ class ConvolutionKernel : public CpuKernel {
     const int64_t out_features = out_.dims[static_cast<size_t>(s_.out_feature())];
     std::vector<int64_t> taps_dims, pos_dims{out_.dims[static_cast<size_t>(s_.out_batch())]};
     for (const auto& wd : window_) taps_dims.push_back(wd.size());
-    for (size_t s = 0; s < ns; ++s) pos_dims.push_back(out_.dims[static_cast<size_t>(s_.out_spatial(static_cast<int>(s)))]);
+    for (size_t s = 0; s < ns; ++s)
+      pos_dims.push_back(out_.dims[static_cast<size_t>(s_.out_spatial(static_cast<int>(s)))]);
     int64_t taps = 1, positions = 1;
     for (int64_t t : taps_dims) taps *= t;
     for (int64_t p : pos_dims) positions *= p;
@@ -116,8 +118,11 @@ class ConvolutionKernel : public CpuKernel {
           const auto& wd = window_[s];
           int64_t pos = pidx[s + 1] * wd.stride() + tidx[s] * wd.rhs_dilate() - wd.pad_lo();
           int64_t limit = in_.dims[static_cast<size_t>(s_.in_spatial(static_cast<int>(s)))];
-          inside = inside && pos >= 0 && pos % wd.lhs_dilate() == 0 && pos / wd.lhs_dilate() < limit;
-          if (inside) base += (pos / wd.lhs_dilate()) * in_strides[static_cast<size_t>(s_.in_spatial(static_cast<int>(s)))];
+          inside =
+              inside && pos >= 0 && pos % wd.lhs_dilate() == 0 && pos / wd.lhs_dilate() < limit;
+          if (inside)
+            base += (pos / wd.lhs_dilate()) *
+                    in_strides[static_cast<size_t>(s_.in_spatial(static_cast<int>(s)))];
         }
         float* row = a.data() + p * kk + t * features;
         const int64_t fstride = in_strides[static_cast<size_t>(s_.in_feature())];
@@ -130,11 +135,13 @@ class ConvolutionKernel : public CpuKernel {
     std::vector<int64_t> tidx(ns, 0);
     for (int64_t t = 0; t < taps; ++t) {
       int64_t base = 0;
-      for (size_t s = 0; s < ns; ++s) base += tidx[s] * k_strides[static_cast<size_t>(s_.k_spatial(static_cast<int>(s)))];
+      for (size_t s = 0; s < ns; ++s)
+        base += tidx[s] * k_strides[static_cast<size_t>(s_.k_spatial(static_cast<int>(s)))];
       for (int64_t z = 0; z < features; ++z) {
         for (int64_t f = 0; f < out_features; ++f) {
           wm[static_cast<size_t>((t * features + z) * out_features + f)] =
-              w[base + z * k_strides[static_cast<size_t>(s_.k_in())] + f * k_strides[static_cast<size_t>(s_.k_out())]];
+              w[base + z * k_strides[static_cast<size_t>(s_.k_in())] +
+                f * k_strides[static_cast<size_t>(s_.k_out())]];
         }
       }
       NextIndex(tidx, taps_dims);
@@ -146,10 +153,13 @@ class ConvolutionKernel : public CpuKernel {
       for (size_t d = pos_dims.size(); d-- > 0;) {
         int64_t i = rest % pos_dims[d];
         rest /= pos_dims[d];
-        size_t od = d == 0 ? static_cast<size_t>(s_.out_batch()) : static_cast<size_t>(s_.out_spatial(static_cast<int>(d - 1)));
+        size_t od = d == 0 ? static_cast<size_t>(s_.out_batch())
+                           : static_cast<size_t>(s_.out_spatial(static_cast<int>(d - 1)));
         off += i * out_strides[od];
       }
-      for (int64_t f = 0; f < out_features; ++f) out[off + f * out_strides[static_cast<size_t>(s_.out_feature())]] = c[static_cast<size_t>(p * out_features + f)];
+      for (int64_t f = 0; f < out_features; ++f)
+        out[off + f * out_strides[static_cast<size_t>(s_.out_feature())]] =
+            c[static_cast<size_t>(p * out_features + f)];
     }
     return Status::Ok();
   }
@@ -163,12 +173,14 @@ bool InRange(int64_t d, size_t rank) { return d >= 0 && d < static_cast<int64_t>
 
 }  // namespace
 
-Result<std::unique_ptr<CpuKernel>> MakeDot(const plan::v2::Kernel& k, ArrayRef lhs, ArrayRef rhs, ArrayRef out) {
+Result<std::unique_ptr<CpuKernel>> MakeDot(const plan::v2::Kernel& k, ArrayRef lhs, ArrayRef rhs,
+                                           ArrayRef out) {
   const plan::v2::DotSpec& s = k.dot();
   auto kernel = std::make_unique<DotKernel>();
   kernel->lhs_perm_.assign(s.lhs_permutation().begin(), s.lhs_permutation().end());
   kernel->rhs_perm_.assign(s.rhs_permutation().begin(), s.rhs_permutation().end());
-  if (!IsPermutation(kernel->lhs_perm_, lhs.dims.size()) || !IsPermutation(kernel->rhs_perm_, rhs.dims.size())) {
+  if (!IsPermutation(kernel->lhs_perm_, lhs.dims.size()) ||
+      !IsPermutation(kernel->rhs_perm_, rhs.dims.size())) {
     return InvalidArgument("plan: kernel " + k.name() + ": bad dot permutations");
   }
   if (lhs.type != out.type || rhs.type != out.type || out.type == ir::ElementType::kPred) {
@@ -190,22 +202,29 @@ Result<std::unique_ptr<CpuKernel>> MakeDot(const plan::v2::Kernel& k, ArrayRef l
   return std::unique_ptr<CpuKernel>(std::move(kernel));
 }
 
-Result<std::unique_ptr<CpuKernel>> MakeConvolution(const plan::v2::Kernel& k, ArrayRef in, ArrayRef w, ArrayRef out) {
+Result<std::unique_ptr<CpuKernel>> MakeConvolution(const plan::v2::Kernel& k, ArrayRef in,
+                                                   ArrayRef w, ArrayRef out) {
   const plan::v2::ConvolutionSpec& s = k.convolution();
   const size_t rank = in.dims.size();
   size_t ns = static_cast<size_t>(s.window_size());
-  bool ok = in.type == ir::ElementType::kF32 && w.type == in.type && out.type == in.type && w.dims.size() == rank &&
-            out.dims.size() == rank && rank == ns + 2 && s.in_spatial_size() == static_cast<int>(ns) &&
-            s.k_spatial_size() == static_cast<int>(ns) && s.out_spatial_size() == static_cast<int>(ns);
-  for (int64_t d : {s.in_batch(), s.in_feature(), s.k_in(), s.k_out(), s.out_batch(), s.out_feature()}) ok = ok && InRange(d, rank);
+  bool ok = in.type == ir::ElementType::kF32 && w.type == in.type && out.type == in.type &&
+            w.dims.size() == rank && out.dims.size() == rank && rank == ns + 2 &&
+            s.in_spatial_size() == static_cast<int>(ns) &&
+            s.k_spatial_size() == static_cast<int>(ns) &&
+            s.out_spatial_size() == static_cast<int>(ns);
+  for (int64_t d :
+       {s.in_batch(), s.in_feature(), s.k_in(), s.k_out(), s.out_batch(), s.out_feature()})
+    ok = ok && InRange(d, rank);
   for (size_t i = 0; ok && i < ns; ++i) {
-    ok = InRange(s.in_spatial(static_cast<int>(i)), rank) && InRange(s.k_spatial(static_cast<int>(i)), rank) &&
+    ok = InRange(s.in_spatial(static_cast<int>(i)), rank) &&
+         InRange(s.k_spatial(static_cast<int>(i)), rank) &&
          InRange(s.out_spatial(static_cast<int>(i)), rank);
     const auto& wd = s.window(static_cast<int>(i));
     ok = ok && wd.size() >= 1 && wd.stride() >= 1 && wd.lhs_dilate() >= 1 && wd.rhs_dilate() >= 1 &&
          wd.size() == w.dims[static_cast<size_t>(s.k_spatial(static_cast<int>(i)))];
   }
-  ok = ok && in.dims[static_cast<size_t>(s.in_feature())] == w.dims[static_cast<size_t>(s.k_in())] &&
+  ok = ok &&
+       in.dims[static_cast<size_t>(s.in_feature())] == w.dims[static_cast<size_t>(s.k_in())] &&
        out.dims[static_cast<size_t>(s.out_feature())] == w.dims[static_cast<size_t>(s.k_out())] &&
        out.dims[static_cast<size_t>(s.out_batch())] == in.dims[static_cast<size_t>(s.in_batch())];
   if (!ok) return InvalidArgument("plan: kernel " + k.name() + ": inconsistent convolution spec");

@@ -28,8 +28,8 @@ int64_t ReadIndex(const uint8_t* p, ir::ElementType type) {
 }
 
 template <typename T>
-void AffineRows(const uint8_t* in, uint8_t* out, const std::vector<int64_t>& dims, const std::vector<int64_t>& step,
-                int64_t base, int64_t row0, int64_t row1) {
+void AffineRows(const uint8_t* in, uint8_t* out, const std::vector<int64_t>& dims,
+                const std::vector<int64_t>& step, int64_t base, int64_t row0, int64_t row1) {
   const size_t rank = dims.size();
   const int64_t inner = dims[rank - 1], inner_step = step[rank - 1];
   const T* src = reinterpret_cast<const T*>(in);
@@ -72,9 +72,12 @@ class AffineCopyKernel : public CpuKernel {
     ForBlocks(ctx, (rows + kRowsPerBlock - 1) / kRowsPerBlock, [&](int64_t b) {
       int64_t r0 = b * kRowsPerBlock, r1 = std::min(rows, r0 + kRowsPerBlock);
       switch (size_) {
-        case 1: return AffineRows<uint8_t>(in, out, out_.dims, step_, base, r0, r1);
-        case 4: return AffineRows<uint32_t>(in, out, out_.dims, step_, base, r0, r1);
-        default: return AffineRows<uint64_t>(in, out, out_.dims, step_, base, r0, r1);
+        case 1:
+          return AffineRows<uint8_t>(in, out, out_.dims, step_, base, r0, r1);
+        case 4:
+          return AffineRows<uint32_t>(in, out, out_.dims, step_, base, r0, r1);
+        default:
+          return AffineRows<uint64_t>(in, out, out_.dims, step_, base, r0, r1);
       }
     });
     return Status::Ok();
@@ -89,8 +92,9 @@ class AffineCopyKernel : public CpuKernel {
 
 // Copies `src` (dims) into `dst` (dst_dims) at dst index = lo + src index * (interior + 1),
 // skipping elements that fall outside.
-void Place(const uint8_t* src, const std::vector<int64_t>& dims, uint8_t* dst, const std::vector<int64_t>& dst_dims,
-           const std::vector<int64_t>& lo, const std::vector<int64_t>& interior, int size) {
+void Place(const uint8_t* src, const std::vector<int64_t>& dims, uint8_t* dst,
+           const std::vector<int64_t>& dst_dims, const std::vector<int64_t>& lo,
+           const std::vector<int64_t>& interior, int size) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
   if (n == 0) return;
@@ -118,7 +122,8 @@ class PlaceKernel : public CpuKernel {
     const size_t rank = out_.dims.size();
     std::vector<int64_t> zeros(rank, 0);
     if (kind_ == kPad) {
-      for (int64_t i = 0; i < out_.elements; ++i) std::memcpy(out + i * size_, arena + in_[1].offset, static_cast<size_t>(size_));
+      for (int64_t i = 0; i < out_.elements; ++i)
+        std::memcpy(out + i * size_, arena + in_[1].offset, static_cast<size_t>(size_));
       Place(arena + in_[0].offset, in_[0].dims, out, out_.dims, lo_, interior_, size_);
     } else if (kind_ == kConcatenate) {
       std::vector<int64_t> lo(rank, 0);
@@ -127,7 +132,8 @@ class PlaceKernel : public CpuKernel {
         lo[static_cast<size_t>(dim_)] += a.dims[static_cast<size_t>(dim_)];
       }
     } else {
-      if (out_.offset != in_[0].offset) std::memmove(out, arena + in_[0].offset, static_cast<size_t>(out_.bytes));
+      if (out_.offset != in_[0].offset)
+        std::memmove(out, arena + in_[0].offset, static_cast<size_t>(out_.bytes));
       std::vector<int64_t> lo;
       for (size_t d = 0; d < rank; ++d) {
         int64_t s = ReadIndex(arena + in_[2 + d].offset, in_[2 + d].type);
@@ -148,7 +154,8 @@ class PlaceKernel : public CpuKernel {
 class CopyKernel : public CpuKernel {
  public:
   Status Run(uint8_t* arena, const ExecContext&) const override {
-    if (bytes_ > 0 && in_ != out_) std::memmove(arena + out_, arena + in_, static_cast<size_t>(bytes_));
+    if (bytes_ > 0 && in_ != out_)
+      std::memmove(arena + out_, arena + in_, static_cast<size_t>(bytes_));
     return Status::Ok();
   }
   int64_t in_ = 0, out_ = 0, bytes_ = 0;
@@ -189,7 +196,8 @@ Status Bad(const plan::v2::Kernel& k, const std::string& what) {
   return InvalidArgument("plan: kernel " + k.name() + ": " + what);
 }
 
-Result<std::unique_ptr<CpuKernel>> MakeAffine(const plan::v2::Kernel& k, std::vector<ArrayRef> in, ArrayRef out) {
+Result<std::unique_ptr<CpuKernel>> MakeAffine(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
+                                              ArrayRef out) {
   auto kernel = std::make_unique<AffineCopyKernel>();
   const ArrayRef& src = in[0];
   const size_t rank = out.dims.size();
@@ -201,14 +209,17 @@ Result<std::unique_ptr<CpuKernel>> MakeAffine(const plan::v2::Kernel& k, std::ve
     if (dims.size() != static_cast<int>(src.dims.size())) return Bad(k, "broadcast dimensions");
     for (int i = 0; i < dims.size(); ++i) {
       int64_t d = dims[i];
-      if (d < 0 || d >= static_cast<int64_t>(rank) || out.dims[static_cast<size_t>(d)] != src.dims[static_cast<size_t>(i)]) {
+      if (d < 0 || d >= static_cast<int64_t>(rank) ||
+          out.dims[static_cast<size_t>(d)] != src.dims[static_cast<size_t>(i)]) {
         return Bad(k, "broadcast dimensions");
       }
       kernel->step_[static_cast<size_t>(d)] = strides[static_cast<size_t>(i)];
     }
   } else if (k.has_transpose()) {
-    std::vector<int64_t> perm(k.transpose().permutation().begin(), k.transpose().permutation().end());
-    if (!IsPermutation(perm, src.dims.size()) || rank != src.dims.size()) return Bad(k, "transpose permutation");
+    std::vector<int64_t> perm(k.transpose().permutation().begin(),
+                              k.transpose().permutation().end());
+    if (!IsPermutation(perm, src.dims.size()) || rank != src.dims.size())
+      return Bad(k, "transpose permutation");
     for (size_t i = 0; i < rank; ++i) {
       if (out.dims[i] != src.dims[static_cast<size_t>(perm[i])]) return Bad(k, "transpose shape");
       kernel->step_[i] = strides[static_cast<size_t>(perm[i])];
@@ -221,7 +232,8 @@ Result<std::unique_ptr<CpuKernel>> MakeAffine(const plan::v2::Kernel& k, std::ve
     }
     for (size_t d = 0; d < rank; ++d) {
       int64_t start = s.starts(static_cast<int>(d)), stride = s.strides(static_cast<int>(d));
-      if (start < 0 || stride < 1 || (out.dims[d] > 0 && (out.dims[d] - 1 > (src.dims[d] - 1 - start) / stride))) {
+      if (start < 0 || stride < 1 ||
+          (out.dims[d] > 0 && (out.dims[d] - 1 > (src.dims[d] - 1 - start) / stride))) {
         return Bad(k, "slice outside its operand");
       }
       kernel->base_ += start * strides[d];
@@ -254,16 +266,19 @@ Result<std::unique_ptr<CpuKernel>> MakeAffine(const plan::v2::Kernel& k, std::ve
 
 }  // namespace
 
-Result<std::unique_ptr<CpuKernel>> MakeMovement(const plan::v2::Kernel& k, std::vector<ArrayRef> in, ArrayRef out) {
+Result<std::unique_ptr<CpuKernel>> MakeMovement(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
+                                                ArrayRef out) {
   if (k.has_constant()) {
-    if (static_cast<int64_t>(k.constant().size()) != out.bytes) return Bad(k, "constant of the wrong size");
+    if (static_cast<int64_t>(k.constant().size()) != out.bytes)
+      return Bad(k, "constant of the wrong size");
     auto kernel = std::make_unique<ConstantKernel>();
     kernel->bytes_ = k.constant();
     kernel->offset_ = out.offset;
     return std::unique_ptr<CpuKernel>(std::move(kernel));
   }
   if (k.has_iota()) {
-    if (k.iota() < 0 || k.iota() >= static_cast<int64_t>(out.dims.size())) return Bad(k, "iota dimension");
+    if (k.iota() < 0 || k.iota() >= static_cast<int64_t>(out.dims.size()))
+      return Bad(k, "iota dimension");
     auto kernel = std::make_unique<IotaKernel>();
     kernel->out_ = out;
     kernel->dim_ = k.iota();
@@ -277,14 +292,16 @@ Result<std::unique_ptr<CpuKernel>> MakeMovement(const plan::v2::Kernel& k, std::
     kernel->bytes_ = out.bytes;
     return std::unique_ptr<CpuKernel>(std::move(kernel));
   }
-  if (k.has_broadcast() || k.has_transpose() || k.has_slice() || k.has_reverse() || k.has_dynamic_slice()) {
+  if (k.has_broadcast() || k.has_transpose() || k.has_slice() || k.has_reverse() ||
+      k.has_dynamic_slice()) {
     if (in.empty()) return Bad(k, "no operand");
     return MakeAffine(k, std::move(in), std::move(out));
   }
   auto kernel = std::make_unique<PlaceKernel>();
   const size_t rank = out.dims.size();
   for (const ArrayRef& a : in) {
-    if (a.type != out.type && !(k.has_dynamic_update_slice() && &a - in.data() >= 2)) return Bad(k, "operand types");
+    if (a.type != out.type && !(k.has_dynamic_update_slice() && &a - in.data() >= 2))
+      return Bad(k, "operand types");
   }
   if (k.has_pad()) {
     const auto& p = k.pad();
@@ -301,21 +318,25 @@ Result<std::unique_ptr<CpuKernel>> MakeMovement(const plan::v2::Kernel& k, std::
   } else if (k.has_concatenate()) {
     kernel->kind_ = PlaceKernel::kConcatenate;
     kernel->dim_ = k.concatenate();
-    if (kernel->dim_ < 0 || kernel->dim_ >= static_cast<int64_t>(rank)) return Bad(k, "concatenate dimension");
+    if (kernel->dim_ < 0 || kernel->dim_ >= static_cast<int64_t>(rank))
+      return Bad(k, "concatenate dimension");
     int64_t total = 0;
     for (const ArrayRef& a : in) {
       if (a.dims.size() != rank) return Bad(k, "concatenate ranks");
       for (size_t d = 0; d < rank; ++d) {
-        if (static_cast<int64_t>(d) != kernel->dim_ && a.dims[d] != out.dims[d]) return Bad(k, "concatenate shapes");
+        if (static_cast<int64_t>(d) != kernel->dim_ && a.dims[d] != out.dims[d])
+          return Bad(k, "concatenate shapes");
       }
       total += a.dims[static_cast<size_t>(kernel->dim_)];
     }
     if (total != out.dims[static_cast<size_t>(kernel->dim_)]) return Bad(k, "concatenate sizes");
   } else if (k.has_dynamic_update_slice()) {
     kernel->kind_ = PlaceKernel::kDynamicUpdateSlice;
-    if (in.size() != rank + 2 || in[0].dims != out.dims || in[1].dims.size() != rank) return Bad(k, "dynamic-update-slice operands");
+    if (in.size() != rank + 2 || in[0].dims != out.dims || in[1].dims.size() != rank)
+      return Bad(k, "dynamic-update-slice operands");
     for (size_t d = 0; d < rank; ++d) {
-      if (in[1].dims[d] > out.dims[d] || in[2 + d].elements != 1 || !ir::IsInteger(in[2 + d].type)) {
+      if (in[1].dims[d] > out.dims[d] || in[2 + d].elements != 1 ||
+          !ir::IsInteger(in[2 + d].type)) {
         return Bad(k, "dynamic-update-slice sizes");
       }
     }

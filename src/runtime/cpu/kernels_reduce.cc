@@ -22,7 +22,8 @@ class ReduceKernel : public CpuKernel {
  public:
   explicit ReduceKernel(ReduceCore core) : core_(std::move(core)) {}
   Status Run(uint8_t* arena, const ExecContext& ctx) const override {
-    core_.Run(arena + in_.offset, ReadScalar(arena + init_.offset, ir::ElementTypeByteSize(init_.type)),
+    core_.Run(arena + in_.offset,
+              ReadScalar(arena + init_.offset, ir::ElementTypeByteSize(init_.type)),
               arena + out_.offset, ctx);
     return Status::Ok();
   }
@@ -58,9 +59,11 @@ class ReduceWindowKernel : public CpuKernel {
       ForBlocks(ctx, (out_.elements + kPerBlock - 1) / kPerBlock, [&](int64_t block) {
         std::vector<T> values, scratch;
         std::vector<int64_t> oidx(out_.dims.size()), tidx(taps_dims_.size());
-        for (int64_t o = block * kPerBlock; o < std::min(out_.elements, (block + 1) * kPerBlock); ++o) {
+        for (int64_t o = block * kPerBlock; o < std::min(out_.elements, (block + 1) * kPerBlock);
+             ++o) {
           int64_t rest = o;
-          for (size_t d = oidx.size(); d-- > 0;) oidx[d] = rest % out_.dims[d], rest /= out_.dims[d];
+          for (size_t d = oidx.size(); d-- > 0;)
+            oidx[d] = rest % out_.dims[d], rest /= out_.dims[d];
           values.clear();
           std::fill(tidx.begin(), tidx.end(), 0);
           for (int64_t t = 0; t < taps_; ++t) {
@@ -79,10 +82,12 @@ class ReduceWindowKernel : public CpuKernel {
             }
             NextIndex(tidx, taps_dims_);
           }
-          scratch.resize(static_cast<size_t>(semantics::ReduceLeafCount(static_cast<int64_t>(values.size()))) + 1);
-          T r = semantics::CanonicalReduce<T>(static_cast<int64_t>(values.size()), init,
-                                              [&](int64_t i) { return values[static_cast<size_t>(i)]; }, combine,
-                                              scratch.data());
+          scratch.resize(
+              static_cast<size_t>(semantics::ReduceLeafCount(static_cast<int64_t>(values.size()))) +
+              1);
+          T r = semantics::CanonicalReduce<T>(
+              static_cast<int64_t>(values.size()), init,
+              [&](int64_t i) { return values[static_cast<size_t>(i)]; }, combine, scratch.data());
           std::memcpy(out + o * static_cast<int64_t>(sizeof(T)), &r, sizeof(T));
         }
       });
@@ -99,7 +104,8 @@ class ReduceWindowKernel : public CpuKernel {
 
 }  // namespace
 
-Result<std::unique_ptr<CpuKernel>> MakeReduce(const plan::v2::Kernel& k, ArrayRef in, ArrayRef init, ArrayRef out) {
+Result<std::unique_ptr<CpuKernel>> MakeReduce(const plan::v2::Kernel& k, ArrayRef in, ArrayRef init,
+                                              ArrayRef out) {
   if (in.type != init.type || in.type != out.type || init.elements != 1) {
     return InvalidArgument("plan: kernel " + k.name() + ": reduce operand types");
   }
@@ -114,20 +120,23 @@ Result<std::unique_ptr<CpuKernel>> MakeReduce(const plan::v2::Kernel& k, ArrayRe
   return std::unique_ptr<CpuKernel>(std::move(kernel));
 }
 
-Result<std::unique_ptr<CpuKernel>> MakeReduceWindow(const plan::v2::Kernel& k, ArrayRef in, ArrayRef init,
-                                                    ArrayRef out) {
+Result<std::unique_ptr<CpuKernel>> MakeReduceWindow(const plan::v2::Kernel& k, ArrayRef in,
+                                                    ArrayRef init, ArrayRef out) {
   const auto& s = k.reduce_window();
   bool ok = in.type == init.type && in.type == out.type && init.elements == 1 &&
-            s.window_size() == static_cast<int>(in.dims.size()) && out.dims.size() == in.dims.size();
+            s.window_size() == static_cast<int>(in.dims.size()) &&
+            out.dims.size() == in.dims.size();
   auto kernel = std::make_unique<ReduceWindowKernel>();
   for (int d = 0; ok && d < s.window_size(); ++d) {
     const auto& w = s.window(d);
-    ok = w.size() >= 1 && w.stride() >= 1 && w.lhs_dilate() >= 1 && w.rhs_dilate() >= 1 && w.size() <= (int64_t{1} << 20);
+    ok = w.size() >= 1 && w.stride() >= 1 && w.lhs_dilate() >= 1 && w.rhs_dilate() >= 1 &&
+         w.size() <= (int64_t{1} << 20);
     kernel->taps_dims_.push_back(w.size());
   }
   if (!ok) return InvalidArgument("plan: kernel " + k.name() + ": inconsistent reduce-window spec");
   DETRAIN_ASSIGN_OR_RETURN(kernel->taps_, CheckedElementCount(kernel->taps_dims_));
-  DETRAIN_ASSIGN_OR_RETURN(kernel->combiner_, DecodeProgram(s.combiner().program(), {in.type, in.type}));
+  DETRAIN_ASSIGN_OR_RETURN(kernel->combiner_,
+                           DecodeProgram(s.combiner().program(), {in.type, in.type}));
   kernel->window_.assign(s.window().begin(), s.window().end());
   kernel->in_ = std::move(in);
   kernel->init_ = std::move(init);

@@ -46,7 +46,8 @@ uint64_t Convert(ElementType to, ElementType from, uint64_t bits) {
 
 }  // namespace
 
-Result<DecodedProgram> DecodeProgram(const pb::ScalarProgram& program, const std::vector<ElementType>& input_types,
+Result<DecodedProgram> DecodeProgram(const pb::ScalarProgram& program,
+                                     const std::vector<ElementType>& input_types,
                                      bool allow_reduced, ElementType reduced_type) {
   DecodedProgram out;
   const int n = program.ops_size();
@@ -60,9 +61,11 @@ Result<DecodedProgram> DecodeProgram(const pb::ScalarProgram& program, const std
     switch (op.kind()) {
       case pb::ScalarOp::INPUT:
         if (op.input() < 0 || op.input() >= static_cast<int>(input_types.size())) {
-          return InvalidArgument("plan: scalar program input " + std::to_string(op.input()) + " out of range");
+          return InvalidArgument("plan: scalar program input " + std::to_string(op.input()) +
+                                 " out of range");
         }
-        if (input_types[static_cast<size_t>(op.input())] != d.type) return InvalidArgument("plan: scalar program input type mismatch");
+        if (input_types[static_cast<size_t>(op.input())] != d.type)
+          return InvalidArgument("plan: scalar program input type mismatch");
         d.input = op.input();
         out.num_inputs = std::max(out.num_inputs, d.input + 1);
         break;
@@ -73,7 +76,8 @@ Result<DecodedProgram> DecodeProgram(const pb::ScalarProgram& program, const std
         std::memcpy(&d.constant, op.constant().data(), op.constant().size());
         break;
       case pb::ScalarOp::REDUCED:
-        if (!allow_reduced || d.type != reduced_type) return InvalidArgument("plan: misplaced REDUCED op");
+        if (!allow_reduced || d.type != reduced_type)
+          return InvalidArgument("plan: misplaced REDUCED op");
         break;
       case pb::ScalarOp::UNARY:
       case pb::ScalarOp::BINARY: {
@@ -97,33 +101,57 @@ Result<DecodedProgram> DecodeProgram(const pb::ScalarProgram& program, const std
         break;
       }
       case pb::ScalarOp::SELECT:
-      case pb::ScalarOp::CLAMP: want_args = 3; break;
+      case pb::ScalarOp::CLAMP:
+        want_args = 3;
+        break;
       case pb::ScalarOp::CONVERT:
-      case pb::ScalarOp::BITCAST: want_args = 1; break;
-      default: return InvalidArgument("plan: unknown scalar op kind " + std::to_string(op.kind()));
+      case pb::ScalarOp::BITCAST:
+        want_args = 1;
+        break;
+      default:
+        return InvalidArgument("plan: unknown scalar op kind " + std::to_string(op.kind()));
     }
-    if (op.args_size() != want_args) return InvalidArgument("plan: scalar op " + std::to_string(i) + " has the wrong arity");
+    if (op.args_size() != want_args)
+      return InvalidArgument("plan: scalar op " + std::to_string(i) + " has the wrong arity");
     for (int a = 0; a < want_args; ++a) {
-      if (op.args(a) < 0 || op.args(a) >= i) return InvalidArgument("plan: scalar op argument out of order");
+      if (op.args(a) < 0 || op.args(a) >= i)
+        return InvalidArgument("plan: scalar op argument out of order");
       d.args[a] = op.args(a);
     }
-    if (want_args > 0) d.arg_type = out.ops[static_cast<size_t>(d.args[want_args == 3 ? 1 : 0])].type;
+    if (want_args > 0)
+      d.arg_type = out.ops[static_cast<size_t>(d.args[want_args == 3 ? 1 : 0])].type;
     // Type rules: the result type each kind must have, given its arguments.
     auto arg_type = [&](int a) { return out.ops[static_cast<size_t>(d.args[a])].type; };
     bool ok = true;
     switch (op.kind()) {
-      case pb::ScalarOp::UNARY: ok = arg_type(0) == d.type; break;
-      case pb::ScalarOp::BINARY: ok = arg_type(0) == d.type && arg_type(1) == d.type; break;
-      case pb::ScalarOp::COMPARE: ok = d.type == ElementType::kPred && arg_type(0) == arg_type(1); break;
-      case pb::ScalarOp::SELECT: ok = arg_type(0) == ElementType::kPred && arg_type(1) == d.type && arg_type(2) == d.type; break;
-      case pb::ScalarOp::CLAMP: ok = arg_type(0) == d.type && arg_type(1) == d.type && arg_type(2) == d.type; break;
-      case pb::ScalarOp::BITCAST: ok = ir::ElementTypeByteSize(arg_type(0)) == ir::ElementTypeByteSize(d.type); break;
-      default: break;
+      case pb::ScalarOp::UNARY:
+        ok = arg_type(0) == d.type;
+        break;
+      case pb::ScalarOp::BINARY:
+        ok = arg_type(0) == d.type && arg_type(1) == d.type;
+        break;
+      case pb::ScalarOp::COMPARE:
+        ok = d.type == ElementType::kPred && arg_type(0) == arg_type(1);
+        break;
+      case pb::ScalarOp::SELECT:
+        ok = arg_type(0) == ElementType::kPred && arg_type(1) == d.type && arg_type(2) == d.type;
+        break;
+      case pb::ScalarOp::CLAMP:
+        ok = arg_type(0) == d.type && arg_type(1) == d.type && arg_type(2) == d.type;
+        break;
+      case pb::ScalarOp::BITCAST:
+        ok = ir::ElementTypeByteSize(arg_type(0)) == ir::ElementTypeByteSize(d.type);
+        break;
+      default:
+        break;
     }
-    if (!ok) return InvalidArgument("plan: scalar op " + std::to_string(i) + " has inconsistent element types");
+    if (!ok)
+      return InvalidArgument("plan: scalar op " + std::to_string(i) +
+                             " has inconsistent element types");
     out.ops.push_back(d);
   }
-  if (program.result() < 0 || program.result() >= n) return InvalidArgument("plan: scalar program result out of range");
+  if (program.result() < 0 || program.result() >= n)
+    return InvalidArgument("plan: scalar program result out of range");
   out.result = program.result();
   if (n == 3 && out.result == 2 && out.ops[2].kind == pb::ScalarOp::BINARY &&
       out.ops[0].kind == pb::ScalarOp::INPUT && out.ops[1].kind == pb::ScalarOp::INPUT) {
@@ -144,8 +172,12 @@ uint64_t EvalScalar(const DecodedProgram& program, const uint64_t* inputs) {
     const DecodedOp& d = program.ops[i];
     auto arg = [&](int a) { return v[static_cast<size_t>(d.args[a])]; };
     switch (d.kind) {
-      case pb::ScalarOp::INPUT: v[i] = inputs[d.input]; break;
-      case pb::ScalarOp::CONSTANT: v[i] = d.constant; break;
+      case pb::ScalarOp::INPUT:
+        v[i] = inputs[d.input];
+        break;
+      case pb::ScalarOp::CONSTANT:
+        v[i] = d.constant;
+        break;
       case pb::ScalarOp::UNARY:
         v[i] = ir::DispatchElementType(d.type, [&](auto t) {
           using T = typename decltype(t)::type;
@@ -155,25 +187,36 @@ uint64_t EvalScalar(const DecodedProgram& program, const uint64_t* inputs) {
       case pb::ScalarOp::BINARY:
         v[i] = ir::DispatchElementType(d.type, [&](auto t) {
           using T = typename decltype(t)::type;
-          return ToBits<T>(semantics::ApplyBinary<T>(d.binary, FromBits<T>(arg(0)), FromBits<T>(arg(1))));
+          return ToBits<T>(
+              semantics::ApplyBinary<T>(d.binary, FromBits<T>(arg(0)), FromBits<T>(arg(1))));
         });
         break;
       case pb::ScalarOp::COMPARE:
         v[i] = ir::DispatchElementType(d.arg_type, [&](auto t) {
           using T = typename decltype(t)::type;
-          return static_cast<uint64_t>(semantics::Compare<T>(d.direction, FromBits<T>(arg(0)), FromBits<T>(arg(1))));
+          return static_cast<uint64_t>(
+              semantics::Compare<T>(d.direction, FromBits<T>(arg(0)), FromBits<T>(arg(1))));
         });
         break;
-      case pb::ScalarOp::SELECT: v[i] = (arg(0) & 0xff) != 0 ? arg(1) : arg(2); break;
+      case pb::ScalarOp::SELECT:
+        v[i] = (arg(0) & 0xff) != 0 ? arg(1) : arg(2);
+        break;
       case pb::ScalarOp::CLAMP:
         v[i] = ir::DispatchElementType(d.type, [&](auto t) {
           using T = typename decltype(t)::type;
-          return ToBits<T>(semantics::Clamp<T>(FromBits<T>(arg(0)), FromBits<T>(arg(1)), FromBits<T>(arg(2))));
+          return ToBits<T>(
+              semantics::Clamp<T>(FromBits<T>(arg(0)), FromBits<T>(arg(1)), FromBits<T>(arg(2))));
         });
         break;
-      case pb::ScalarOp::CONVERT: v[i] = Convert(d.type, d.arg_type, arg(0)); break;
-      case pb::ScalarOp::BITCAST: v[i] = arg(0); break;
-      default: v[i] = 0; break;  // REDUCED never reaches a scalar evaluation
+      case pb::ScalarOp::CONVERT:
+        v[i] = Convert(d.type, d.arg_type, arg(0));
+        break;
+      case pb::ScalarOp::BITCAST:
+        v[i] = arg(0);
+        break;
+      default:
+        v[i] = 0;
+        break;  // REDUCED never reaches a scalar evaluation
     }
   }
   return v[static_cast<size_t>(program.result)];

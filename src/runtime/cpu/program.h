@@ -19,8 +19,9 @@ namespace detrain::runtime::cpu {
 
 struct DecodedOp {
   plan::v2::ScalarOp::Kind kind = plan::v2::ScalarOp::KIND_UNSPECIFIED;
-  ir::ElementType type = ir::ElementType::kF32;      // result type
-  ir::ElementType arg_type = ir::ElementType::kF32;  // type of args[0] (compare, convert) or args[1] (select)
+  ir::ElementType type = ir::ElementType::kF32;  // result type
+  ir::ElementType arg_type =
+      ir::ElementType::kF32;  // type of args[0] (compare, convert) or args[1] (select)
   ir::UnaryOp unary{};
   ir::BinaryOp binary{};
   ir::Direction direction = ir::Direction::kEq;

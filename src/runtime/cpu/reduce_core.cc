@@ -23,17 +23,24 @@ template <typename T, typename Body>
 void WithCombiner(const DecodedProgram& c, Body&& body) {
   if (c.direct && !c.swapped) {
     switch (c.direct_op) {
-      case BinaryOp::kAdd: return body([](T a, T b) { return semantics::ApplyBinary<T>(BinaryOp::kAdd, a, b); });
-      case BinaryOp::kMaximum: return body([](T a, T b) { return semantics::ApplyBinary<T>(BinaryOp::kMaximum, a, b); });
-      case BinaryOp::kMinimum: return body([](T a, T b) { return semantics::ApplyBinary<T>(BinaryOp::kMinimum, a, b); });
-      case BinaryOp::kMultiply: return body([](T a, T b) { return semantics::ApplyBinary<T>(BinaryOp::kMultiply, a, b); });
-      default: break;
+      case BinaryOp::kAdd:
+        return body([](T a, T b) { return semantics::ApplyBinary<T>(BinaryOp::kAdd, a, b); });
+      case BinaryOp::kMaximum:
+        return body([](T a, T b) { return semantics::ApplyBinary<T>(BinaryOp::kMaximum, a, b); });
+      case BinaryOp::kMinimum:
+        return body([](T a, T b) { return semantics::ApplyBinary<T>(BinaryOp::kMinimum, a, b); });
+      case BinaryOp::kMultiply:
+        return body([](T a, T b) { return semantics::ApplyBinary<T>(BinaryOp::kMultiply, a, b); });
+      default:
+        break;
     }
   }
   if (c.direct) {
     BinaryOp op = c.direct_op;
     bool swapped = c.swapped;
-    return body([op, swapped](T a, T b) { return swapped ? semantics::ApplyBinary<T>(op, b, a) : semantics::ApplyBinary<T>(op, a, b); });
+    return body([op, swapped](T a, T b) {
+      return swapped ? semantics::ApplyBinary<T>(op, b, a) : semantics::ApplyBinary<T>(op, a, b);
+    });
   }
   return body([&c](T a, T b) {
     uint64_t in[2] = {0, 0};
@@ -60,7 +67,8 @@ Result<ReduceCore> ReduceCore::Make(const plan::v2::ReduceSpec& spec, ir::Elemen
   std::vector<bool> reduced(dims.size(), false);
   int64_t last = -1;
   for (int64_t d : spec.dimensions()) {
-    if (d <= last || d >= static_cast<int64_t>(dims.size())) return InvalidArgument("plan: bad reduce dimensions");
+    if (d <= last || d >= static_cast<int64_t>(dims.size()))
+      return InvalidArgument("plan: bad reduce dimensions");
     reduced[static_cast<size_t>(d)] = true;
     last = d;
   }
@@ -101,7 +109,8 @@ Result<ReduceCore> ReduceCore::Make(const plan::v2::ReduceSpec& spec, ir::Elemen
   return r;
 }
 
-void ReduceCore::Run(const uint8_t* in, uint64_t init_bits, uint8_t* out, const ExecContext& ctx) const {
+void ReduceCore::Run(const uint8_t* in, uint64_t init_bits, uint8_t* out,
+                     const ExecContext& ctx) const {
   ir::DispatchElementType(type_, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T init;
@@ -112,7 +121,8 @@ void ReduceCore::Run(const uint8_t* in, uint64_t init_bits, uint8_t* out, const 
       ForBlocks(ctx, blocks, [&](int64_t block) {
         std::vector<T> scratch(static_cast<size_t>(semantics::ReduceLeafCount(per_output_)) + 1);
         std::vector<int64_t> idx(kept_dims_.size());
-        int64_t o0 = block * kOutputsPerBlock, o1 = std::min(output_elements_, o0 + kOutputsPerBlock);
+        int64_t o0 = block * kOutputsPerBlock,
+                o1 = std::min(output_elements_, o0 + kOutputsPerBlock);
         for (int64_t o = o0; o < o1; ++o) {
           int64_t base = 0, rest = o;
           for (size_t k = kept_dims_.size(); k-- > 0;) {
@@ -121,11 +131,15 @@ void ReduceCore::Run(const uint8_t* in, uint64_t init_bits, uint8_t* out, const 
           }
           T v;
           if (reduced_offsets_.empty()) {
-            v = semantics::CanonicalReduce<T>(per_output_, init, [&](int64_t i) { return Load<T>(in, base + i); },
-                                              combine, scratch.data());
+            v = semantics::CanonicalReduce<T>(
+                per_output_, init, [&](int64_t i) { return Load<T>(in, base + i); }, combine,
+                scratch.data());
           } else {
             v = semantics::CanonicalReduce<T>(
-                per_output_, init, [&](int64_t i) { return Load<T>(in, base + reduced_offsets_[static_cast<size_t>(i)]); },
+                per_output_, init,
+                [&](int64_t i) {
+                  return Load<T>(in, base + reduced_offsets_[static_cast<size_t>(i)]);
+                },
                 combine, scratch.data());
           }
           std::memcpy(out + o * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));

@@ -135,8 +135,8 @@ TEST(Threefry, InPlaceAliasing) {
 // The fused partitionable kernel, including a run across a carry into the high counter word.
 TEST(Threefry, CounterXorMatchesBlocksOnEveryPath) {
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
-    for (uint64_t start : {uint64_t{0}, uint64_t{5}, (uint64_t{1} << 32) - 37,
-                           (uint64_t{7} << 32) + 1}) {
+    for (uint64_t start :
+         {uint64_t{0}, uint64_t{5}, (uint64_t{1} << 32) - 37, (uint64_t{7} << 32) + 1}) {
       const size_t n = 101;
       std::vector<uint32_t> out(n);
       Threefry2x32CounterXorIsa(isa, 0xabcdef01, 0x23456789, start, out.data(), n);

@@ -66,11 +66,11 @@ TEST(MathCliTest, BadArgumentsExitTwoAndNameTheArgument) {
   const Bad bad[] = {
       {{"math", "sinh", "1"}, "sinh"},
       {{"math", "exp", "1.5x"}, "1.5x"},
-      {{"math", "exp", "0x3f80"}, "0x3f80"},         // bit pattern needs 8 hex digits
+      {{"math", "exp", "0x3f80"}, "0x3f80"},  // bit pattern needs 8 hex digits
       {{"math", "exp", "0x3f80000g"}, "0x3f80000g"},
       {{"math", "exp", "1", ""}, "''"},
-      {{"math", "log", "1e60"}, "1e60"},              // outside the float32 range
-      {{"math", "pow", "2", "3", "4"}, "'4'"},        // pairs only
+      {{"math", "log", "1e60"}, "1e60"},        // outside the float32 range
+      {{"math", "pow", "2", "3", "4"}, "'4'"},  // pairs only
   };
   for (const Bad& b : bad) {
     CliResult r = RunDetrain(b.args);

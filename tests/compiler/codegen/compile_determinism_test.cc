@@ -77,10 +77,9 @@ TEST_P(DETRAIN_SUITE, ConcurrentCompilesGiveIdenticalStageDigests) {
   std::vector<Digests> results(kConcurrent);
   std::vector<std::string> errors(kConcurrent);
   ThreadPool pool(kConcurrent);
-  pool.ParallelFor(kConcurrent, [&](size_t i) {
-    results[i] = Compile(GetParam(), 2, &errors[i]);
-  });
-  for (int i = 0; i < kConcurrent; ++i) EXPECT_EQ(results[static_cast<size_t>(i)], first) << errors[static_cast<size_t>(i)];
+  pool.ParallelFor(kConcurrent, [&](size_t i) { results[i] = Compile(GetParam(), 2, &errors[i]); });
+  for (int i = 0; i < kConcurrent; ++i)
+    EXPECT_EQ(results[static_cast<size_t>(i)], first) << errors[static_cast<size_t>(i)];
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, DETRAIN_SUITE,

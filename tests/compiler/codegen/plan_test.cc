@@ -1,13 +1,13 @@
 // The CPU plan: deterministic bytes (repeated builds, parse -> reserialize round trip), full
 // coverage of the schedule, every buffer inside the arena and never overlapping a live one.
+#include "compiler/codegen/cpu/plan.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
-#include "compiler/codegen/cpu/plan.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/pipeline.h"
@@ -35,11 +35,13 @@ std::string CheckPlan(const plan::v2::Plan& plan, size_t live_instructions) {
   if (static_cast<size_t>(plan.kernels_size()) != live_instructions) return "kernel count";
   for (int i = 0; i < plan.kernels_size(); ++i) {
     if (plan.kernels(i).id() != i) return "kernel ids out of order";
-    if (plan.kernels(i).hlo().find(plan.kernels(i).name() + " = ") == std::string::npos) return "hlo line";
+    if (plan.kernels(i).hlo().find(plan.kernels(i).name() + " = ") == std::string::npos)
+      return "hlo line";
   }
   for (const auto& b : plan.buffers()) {
     if (b.offset() % plan.alignment() != 0) return "misaligned buffer";
-    if (b.size() > 0 && b.offset() + b.size() > plan.arena_bytes()) return "buffer outside the arena";
+    if (b.size() > 0 && b.offset() + b.size() > plan.arena_bytes())
+      return "buffer outside the arena";
     if (b.defined_by() < 0 || b.defined_by() >= plan.kernels_size()) return "bad defining kernel";
   }
   for (const auto& x : plan.buffers()) {
@@ -47,7 +49,8 @@ std::string CheckPlan(const plan::v2::Plan& plan, size_t live_instructions) {
       if (x.id() >= y.id() || x.size() == 0 || y.size() == 0) continue;
       bool live = x.defined_by() <= y.last_use() && y.defined_by() <= x.last_use();
       bool overlap = x.offset() < y.offset() + y.size() && y.offset() < x.offset() + x.size();
-      if (live && overlap) return "buffers " + std::to_string(x.id()) + " and " + std::to_string(y.id()) + " overlap";
+      if (live && overlap)
+        return "buffers " + std::to_string(x.id()) + " and " + std::to_string(y.id()) + " overlap";
     }
   }
   return "";
@@ -196,15 +199,14 @@ add {
   }
   EXPECT_EQ(shard0, 3);  // slice, reduce, multiply of shard 0
   EXPECT_EQ(shard1, 3);
-  EXPECT_EQ(both, 1);    // the add of the two shards' values
-  EXPECT_EQ(ranges.at("x"), std::make_pair(int64_t{0}, int64_t{0}));  // a parameter: placed by its users
+  EXPECT_EQ(both, 1);  // the add of the two shards' values
+  EXPECT_EQ(ranges.at("x"),
+            std::make_pair(int64_t{0}, int64_t{0}));  // a parameter: placed by its users
   // A signature of the wrong length is refused.
   EXPECT_FALSE(BuildPlan(**module, EntrySignature{{ParamRole::kBatch}, 2}).ok());
 }
 
-TEST(CpuPlan, RejectsGarbage) {
-  EXPECT_FALSE(PlanToText(std::string("\xff\xff\xff\xff", 4)).ok());
-}
+TEST(CpuPlan, RejectsGarbage) { EXPECT_FALSE(PlanToText(std::string("\xff\xff\xff\xff", 4)).ok()); }
 
 }  // namespace
 }  // namespace detrain::codegen::cpu

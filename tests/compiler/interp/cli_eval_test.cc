@@ -10,7 +10,9 @@ namespace {
 
 using testing::RunDetrain;
 
-std::string Case(const std::string& rel) { return (testing::JaxTestdata() / "data_movement" / rel).string(); }
+std::string Case(const std::string& rel) {
+  return (testing::JaxTestdata() / "data_movement" / rel).string();
+}
 
 TEST(CliEval, ByNameWritesOutputsEqualToJax) {
   std::string dir = testing::MakeTempDir();
@@ -50,14 +52,18 @@ TEST(CliEval, MisShapedInputNamesTheExpectedShape) {
 
 TEST(CliEval, BadInputsExit2WithAClearMessage) {
   std::string m = Case("module.hlo");
-  std::string x = "x=" + Case("in/p0.npy"), n = "n=" + Case("in/p1.npy"), i = "i=" + Case("in/p2.npy");
+  std::string x = "x=" + Case("in/p0.npy"), n = "n=" + Case("in/p1.npy"),
+              i = "i=" + Case("in/p2.npy");
   auto missing = RunDetrain({"eval", m, "--input", x, "--input", n});
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.err.find("missing --input for parameter 2 'i' (s32[])"), std::string::npos) << missing.err;
-  auto extra = RunDetrain({"eval", m, "--input", x, "--input", n, "--input", i, "--input", "bogus=" + Case("in/p2.npy")});
+  EXPECT_NE(missing.err.find("missing --input for parameter 2 'i' (s32[])"), std::string::npos)
+      << missing.err;
+  auto extra = RunDetrain({"eval", m, "--input", x, "--input", n, "--input", i, "--input",
+                           "bogus=" + Case("in/p2.npy")});
   EXPECT_EQ(extra.exit_code, 2);
   EXPECT_NE(extra.err.find("--input bogus matches no parameter"), std::string::npos) << extra.err;
-  auto shaped = RunDetrain({"eval", m, "--input", "x=" + Case("in/p1.npy"), "--input", n, "--input", i});
+  auto shaped =
+      RunDetrain({"eval", m, "--input", "x=" + Case("in/p1.npy"), "--input", n, "--input", i});
   EXPECT_EQ(shaped.exit_code, 2);
   EXPECT_NE(shaped.err.find("parameter 'x' expects f32[4,6]"), std::string::npos) << shaped.err;
   auto twice = RunDetrain({"eval", m, "--input", x, "--input", x});
@@ -67,14 +73,17 @@ TEST(CliEval, BadInputsExit2WithAClearMessage) {
   EXPECT_NE(not_npy.err.find("not an .npy file"), std::string::npos) << not_npy.err;
   auto bad_hlo = RunDetrain({"eval", (testing::IrTestdata() / "invalid/unknown_op.hlo").string()});
   EXPECT_EQ(bad_hlo.exit_code, 2);
-  EXPECT_NE(bad_hlo.err.find("unknown_op.hlo:6:19: unknown or unsupported op 'foo'"), std::string::npos) << bad_hlo.err;
+  EXPECT_NE(bad_hlo.err.find("unknown_op.hlo:6:19: unknown or unsupported op 'foo'"),
+            std::string::npos)
+      << bad_hlo.err;
 }
 
 TEST(CliEval, PrintsResultsWhenNoOutputDirIsGiven) {
   std::string dir = testing::MakeTempDir();
   std::string hlo = dir + "/t.hlo";
   {
-    std::ofstream(hlo) << "HloModule t\n\nENTRY main {\n  ROOT c = f32[2] iota(), iota_dimension=0\n}\n";
+    std::ofstream(hlo)
+        << "HloModule t\n\nENTRY main {\n  ROOT c = f32[2] iota(), iota_dimension=0\n}\n";
   }
   auto r = RunDetrain({"eval", hlo});
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -34,14 +34,16 @@ std::vector<T> Values(const Literal& lit) {
 }
 inline std::vector<uint32_t> Bits(const Literal& lit) {
   std::vector<uint32_t> v;
-  for (int64_t i = 0; i < lit.element_count(); ++i) v.push_back(std::bit_cast<uint32_t>(lit.Get<float>(i)));
+  for (int64_t i = 0; i < lit.element_count(); ++i)
+    v.push_back(std::bit_cast<uint32_t>(lit.Get<float>(i)));
   return v;
 }
 inline uint32_t BitsOf(float f) { return std::bit_cast<uint32_t>(f); }
 
 // Parses, verifies and evaluates `entry_body` (the instructions of ENTRY main) with `args`.
 // `extra` holds computations placed before ENTRY. Fails the test on any error.
-inline Literal RunHlo(const std::string& entry_body, std::vector<Literal> args, const std::string& extra = "") {
+inline Literal RunHlo(const std::string& entry_body, std::vector<Literal> args,
+                      const std::string& extra = "") {
   std::string text = "HloModule test\n\n" + extra + "\nENTRY main {\n" + entry_body + "}\n";
   auto module = ir::ParseAndVerify(text);
   EXPECT_TRUE(module.ok()) << module.status().message() << "\n" << text;
@@ -54,7 +56,8 @@ inline Literal RunHlo(const std::string& entry_body, std::vector<Literal> args, 
 inline const std::string kAddF32 =
     "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n";
 inline const std::string kMaxF32 =
-    "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\n";
+    "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, "
+    "b)\n}\n";
 
 }  // namespace detrain::testing
 

@@ -7,9 +7,9 @@
 // (docs/ir.md "Tests against JAX" records the measured differences.)
 #include <cmath>
 
+#include "../ir/test_util.h"
 #include "base/npy.h"
 #include "compiler/ir/literal_npy.h"
-#include "../ir/test_util.h"
 #include "interp_test_util.h"
 
 namespace detrain::testing {
@@ -43,7 +43,8 @@ std::vector<std::pair<Literal, Literal>> RunCase(const std::string& name) {
     return pairs;
   }
   for (size_t i = 0; i < result->tuple_elements().size(); ++i) {
-    pairs.push_back({result->tuple_elements()[i], LoadNpy(dir / ("out" + std::to_string(i) + ".npy"))});
+    pairs.push_back(
+        {result->tuple_elements()[i], LoadNpy(dir / ("out" + std::to_string(i) + ".npy"))});
   }
   return pairs;
 }
@@ -51,7 +52,8 @@ std::vector<std::pair<Literal, Literal>> RunCase(const std::string& name) {
 // Largest |got - want| relative to the tolerance bound (<= 1 passes).
 double ToleranceRatio(const Literal& got, const Literal& want) {
   double max_abs = 0;
-  for (int64_t i = 0; i < want.element_count(); ++i) max_abs = std::max(max_abs, std::fabs(double(want.Get<float>(i))));
+  for (int64_t i = 0; i < want.element_count(); ++i)
+    max_abs = std::max(max_abs, std::fabs(double(want.Get<float>(i))));
   double worst = 0;
   for (int64_t i = 0; i < want.element_count(); ++i) {
     double w = want.Get<float>(i), g = got.Get<float>(i);
@@ -68,7 +70,8 @@ void ExpectWithinTolerance(const std::string& name, size_t expected_outputs) {
     ASSERT_EQ(pairs[i].first.shape(), pairs[i].second.shape());
     double ratio = ToleranceRatio(pairs[i].first, pairs[i].second);
     EXPECT_LE(ratio, 1.0) << name << " output " << i;
-    ::testing::Test::RecordProperty(name + "_out" + std::to_string(i) + "_tolerance_used", std::to_string(ratio));
+    ::testing::Test::RecordProperty(name + "_out" + std::to_string(i) + "_tolerance_used",
+                                    std::to_string(ratio));
   }
 }
 
@@ -77,7 +80,8 @@ TEST(Jax, DataMovementMatchesBitForBit) {
   ASSERT_EQ(pairs.size(), 10u);
   for (size_t i = 0; i < pairs.size(); ++i) {
     EXPECT_TRUE(pairs[i].first.BitwiseEqual(pairs[i].second))
-        << "output " << i << "\n got " << pairs[i].first.ToString() << "\nwant " << pairs[i].second.ToString();
+        << "output " << i << "\n got " << pairs[i].first.ToString() << "\nwant "
+        << pairs[i].second.ToString();
   }
 }
 

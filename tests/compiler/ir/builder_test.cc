@@ -1,8 +1,9 @@
 // The builder infers shapes, records the first error, and the canonical form of what it builds
 // depends only on the graph: not on creation order, not on dead code.
+#include "compiler/ir/builder.h"
+
 #include <gtest/gtest.h>
 
-#include "compiler/ir/builder.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 
@@ -40,8 +41,9 @@ TEST(Builder, RecordsTheFirstErrorWithTheRuleBroken) {
   b.Transpose(x, {0, 0});  // a second error: not reported
   auto built = b.Build(bad);
   ASSERT_FALSE(built.ok());
-  EXPECT_EQ(built.status().message(),
-            "building add in 'main': operands of add must have the same shape, got f32[2,3] and f32[3]");
+  EXPECT_EQ(
+      built.status().message(),
+      "building add in 'main': operands of add must have the same shape, got f32[2,3] and f32[3]");
 }
 
 // Builds reduce(x * broadcast(bias)) creating instructions in one of two orders, optionally with
@@ -71,21 +73,22 @@ TEST(Builder, CanonicalTextDependsOnlyOnTheGraph) {
   std::string a = BuildVariant(false, false);
   EXPECT_EQ(a, BuildVariant(true, false));
   EXPECT_EQ(a, BuildVariant(false, true));
-  EXPECT_EQ(a,
-            "HloModule variant\n\n"
-            "region.0 {\n"
-            "  p0 = f32[] parameter(0)\n"
-            "  p1 = f32[] parameter(1)\n"
-            "  ROOT add.0 = f32[] add(p0, p1)\n"
-            "}\n\n"
-            "ENTRY main {\n"
-            "  x = f32[2,3] parameter(0)\n"
-            "  bias = f32[3] parameter(1)\n"
-            "  broadcast.0 = f32[2,3] broadcast(bias), dimensions={1}\n"
-            "  multiply.1 = f32[2,3] multiply(x, broadcast.0)\n"
-            "  constant.2 = f32[] constant(0)\n"
-            "  ROOT reduce.3 = f32[2] reduce(multiply.1, constant.2), dimensions={1}, to_apply=region.0\n"
-            "}\n");
+  EXPECT_EQ(
+      a,
+      "HloModule variant\n\n"
+      "region.0 {\n"
+      "  p0 = f32[] parameter(0)\n"
+      "  p1 = f32[] parameter(1)\n"
+      "  ROOT add.0 = f32[] add(p0, p1)\n"
+      "}\n\n"
+      "ENTRY main {\n"
+      "  x = f32[2,3] parameter(0)\n"
+      "  bias = f32[3] parameter(1)\n"
+      "  broadcast.0 = f32[2,3] broadcast(bias), dimensions={1}\n"
+      "  multiply.1 = f32[2,3] multiply(x, broadcast.0)\n"
+      "  constant.2 = f32[] constant(0)\n"
+      "  ROOT reduce.3 = f32[2] reduce(multiply.1, constant.2), dimensions={1}, to_apply=region.0\n"
+      "}\n");
 }
 
 TEST(Builder, UnnamedParametersPrintPositionally) {
@@ -103,7 +106,8 @@ TEST(Verifier, RejectsInvalidParameterNamesFromTheBuilder) {
   m.set_entry(*b.Build(b.Unary(Opcode::kNegate, x)));
   Status s = VerifyModule(m);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("'x.3' is not a valid parameter name"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("'x.3' is not a valid parameter name"), std::string::npos)
+      << s.message();
 }
 
 }  // namespace

@@ -27,7 +27,10 @@ TEST(CliCompile, HashesPrintsOneLinePerStage) {
   std::string program = attest::Sha256Hex(testing::ReadTextFile(Testdata("xla_syntax.hlo")));
   std::string hlo = attest::Sha256Hex(testing::ReadTextFile(Testdata("xla_syntax.canonical.hlo")));
   // Stages 0 and 2, then the optimized module (3) and the CPU plan (4).
-  EXPECT_EQ(r.out.rfind("stage program sha256:" + program + "\nstage hlo sha256:" + hlo + "\nstage opt-hlo sha256:", 0), 0u)
+  EXPECT_EQ(r.out.rfind("stage program sha256:" + program + "\nstage hlo sha256:" + hlo +
+                            "\nstage opt-hlo sha256:",
+                        0),
+            0u)
       << r.out;
   EXPECT_NE(r.out.find("\nstage plan sha256:"), std::string::npos) << r.out;
   auto j = RunDetrain({"compile", Testdata("xla_syntax.canonical.hlo"), "--hashes", "--json"});
@@ -47,7 +50,8 @@ TEST(CliCompile, ParseAndVerifyErrorsAreLocated) {
   std::string verify_error = Testdata("invalid/shape_mismatch.hlo");
   r = RunDetrain({"compile", verify_error});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err.rfind(verify_error + ":7:8: instruction 'y' (add): operands of add", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.rfind(verify_error + ":7:8: instruction 'y' (add): operands of add", 0), 0u)
+      << r.err;
 }
 
 TEST(CliCompile, UnsupportedInputsAndStagesExit2) {
@@ -56,7 +60,8 @@ TEST(CliCompile, UnsupportedInputsAndStagesExit2) {
   EXPECT_NE(dt.err.find("/nonexistent/model.dt: no such file"), std::string::npos) << dt.err;
   auto other = RunDetrain({"compile", Testdata("xla_syntax.hlo") + ".txt"});
   EXPECT_EQ(other.exit_code, 2);
-  EXPECT_NE(other.err.find("expected a .dt program or HLO text (.hlo)"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("expected a .dt program or HLO text (.hlo)"), std::string::npos)
+      << other.err;
   auto ptx = RunDetrain({"compile", Testdata("xla_syntax.hlo"), "--emit", "ptx"});
   EXPECT_EQ(ptx.exit_code, 2);
   EXPECT_NE(ptx.err.find("--emit ptx is not supported yet"), std::string::npos) << ptx.err;

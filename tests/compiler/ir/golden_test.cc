@@ -50,8 +50,9 @@ TEST(Golden, JaxExportedModules) {
   int checked = 0;
   for (const auto& entry : std::filesystem::directory_iterator(testing::JaxTestdata())) {
     if (!entry.is_directory()) continue;
-    ExpectGolden(entry.path() / "module.hlo",
-                 testing::IrTestdata() / ("jax_" + entry.path().filename().string() + ".canonical.hlo"));
+    ExpectGolden(
+        entry.path() / "module.hlo",
+        testing::IrTestdata() / ("jax_" + entry.path().filename().string() + ".canonical.hlo"));
     ++checked;
   }
   EXPECT_EQ(checked, 4);
@@ -75,7 +76,8 @@ TEST(Golden, AllOpsModuleCoversTheWholeOpTable) {
   for (const auto& c : (*module)->computations()) {
     for (const auto& instr : c->instructions()) seen.insert(instr->opcode);
   }
-  for (Opcode op : AllOpcodes()) EXPECT_TRUE(seen.count(op)) << OpcodeName(op) << " is missing from all_ops.hlo";
+  for (Opcode op : AllOpcodes())
+    EXPECT_TRUE(seen.count(op)) << OpcodeName(op) << " is missing from all_ops.hlo";
 }
 
 }  // namespace

@@ -64,19 +64,24 @@ TEST(InvalidIr, TruncatedAndCorruptedModulesFailCleanly) {
     if (module.ok()) return;
     const std::string& m = module.status().message();
     bool located = !m.empty() && std::isdigit(static_cast<unsigned char>(m[0]));
-    EXPECT_TRUE(located || m.find("ENTRY") != std::string::npos || m.find("cycle") != std::string::npos ||
-                m.find("recursion") != std::string::npos)
+    EXPECT_TRUE(located || m.find("ENTRY") != std::string::npos ||
+                m.find("cycle") != std::string::npos || m.find("recursion") != std::string::npos)
         << m;
   };
   for (size_t n = 0; n < text.size(); ++n) check(text.substr(0, n));
-  const char kReplacements[] = {'(', ')', '{', '}', ',', '=', '0', '9', 'x', '%', '"', '\n', '-', '['};
+  const char kReplacements[] = {'(', ')', '{', '}', ',',  '=', '0',
+                                '9', 'x', '%', '"', '\n', '-', '['};
   for (size_t i = 0; i < text.size(); ++i) {
     std::string corrupted = text;
     corrupted[i] = kReplacements[i % sizeof(kReplacements)];
     check(corrupted);
   }
-  EXPECT_FALSE(ParseAndVerify("HloModule m\nENTRY e {\n  ROOT c = f32[99999999999999] constant(0)\n}\n").ok());
-  EXPECT_FALSE(ParseAndVerify("HloModule m\nENTRY e {\n  ROOT c = f32[100000,100000] constant(0)\n}\n").ok());
+  EXPECT_FALSE(
+      ParseAndVerify("HloModule m\nENTRY e {\n  ROOT c = f32[99999999999999] constant(0)\n}\n")
+          .ok());
+  EXPECT_FALSE(
+      ParseAndVerify("HloModule m\nENTRY e {\n  ROOT c = f32[100000,100000] constant(0)\n}\n")
+          .ok());
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
 // Exact float spelling: every f32 bit pattern prints and parses back to the same bits.
+#include "compiler/ir/literal.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <random>
-
-#include "compiler/ir/literal.h"
 
 namespace detrain::ir {
 namespace {

@@ -19,7 +19,8 @@ TEST(OpsTable, SpellingsAreUniqueAndRoundTrip) {
     EXPECT_EQ(OpcodeFromName(OpcodeName(op)), op);
   }
   EXPECT_FALSE(OpcodeFromName("while").has_value());
-  EXPECT_EQ(names.size(), 59u);  // the issue's 57 ops plus custom-call (threefry) and fusion (issue 7)
+  EXPECT_EQ(names.size(),
+            59u);  // the issue's 57 ops plus custom-call (threefry) and fusion (issue 7)
 }
 
 TEST(OpsTable, AttributesAreAlphabeticalSoThePrinterSortsThem) {
@@ -34,14 +35,17 @@ TEST(OpsTable, EveryAttributeListedForAnOpExists) {
     std::istringstream words{std::string(OpcodeAttrList(op))};
     size_t count = 0;
     for (std::string w; words >> w;) ++count;
-    EXPECT_EQ(OpcodeAttrs(op).size(), count) << OpcodeName(op) << ": an attribute is not in attrs.def";
+    EXPECT_EQ(OpcodeAttrs(op).size(), count)
+        << OpcodeName(op) << ": an attribute is not in attrs.def";
   }
 }
 
 TEST(OpsTable, ElementwiseSubEnumsCoverTheirCategories) {
   for (Opcode op : AllOpcodes()) {
-    EXPECT_EQ(AsUnaryOp(op).has_value(), OpcodeCategory(op) == OpCategory::kUnary) << OpcodeName(op);
-    EXPECT_EQ(AsBinaryOp(op).has_value(), OpcodeCategory(op) == OpCategory::kBinary) << OpcodeName(op);
+    EXPECT_EQ(AsUnaryOp(op).has_value(), OpcodeCategory(op) == OpCategory::kUnary)
+        << OpcodeName(op);
+    EXPECT_EQ(AsBinaryOp(op).has_value(), OpcodeCategory(op) == OpCategory::kBinary)
+        << OpcodeName(op);
     if (AsUnaryOp(op)) {
       EXPECT_EQ(OpcodeArity(op), 1);
     }
@@ -59,7 +63,8 @@ TEST(OpsTable, OpsThatSumStateTheirOrder) {
   EXPECT_EQ(OpcodeReductionOrder(Opcode::kScatter), ReductionOrder::kUpdateOrder);
   EXPECT_EQ(OpcodeReductionOrder(Opcode::kAllReduce), ReductionOrder::kShardTree);
   for (Opcode op : AllOpcodes()) {
-    EXPECT_EQ(OpcodeExactness(op) == Exactness::kOrdered, OpcodeReductionOrder(op) != ReductionOrder::kNone)
+    EXPECT_EQ(OpcodeExactness(op) == Exactness::kOrdered,
+              OpcodeReductionOrder(op) != ReductionOrder::kNone)
         << OpcodeName(op);
   }
 }

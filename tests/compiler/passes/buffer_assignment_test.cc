@@ -1,9 +1,10 @@
 // Buffer assignment: every buffer lies inside the arena, no two buffers live at the same time
 // overlap, reuse happens, and the numbers of a hand-checked module.
+#include "compiler/passes/buffer_assignment.h"
+
 #include <gtest/gtest.h>
 
 #include "compiler/ir/verifier.h"
-#include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/pipeline.h"
 #include "compiler/testing/random_module.h"
 
@@ -24,7 +25,8 @@ std::string CheckAssignment(const BufferAssignment& a) {
       bool live_together = x.defined_at <= y.last_use && y.defined_at <= x.last_use;
       bool overlap = x.offset < y.offset + y.size && y.offset < x.offset + x.size;
       if (live_together && overlap) {
-        return "buffers " + std::to_string(x.id) + " and " + std::to_string(y.id) + " overlap while live";
+        return "buffers " + std::to_string(x.id) + " and " + std::to_string(y.id) +
+               " overlap while live";
       }
     }
   }

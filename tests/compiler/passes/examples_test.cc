@@ -23,10 +23,17 @@ std::vector<ir::Literal> RealisticArguments(const ir::Module& module, uint64_t s
     ir::Literal lit(p->shape);
     for (int64_t i = 0; i < lit.element_count(); ++i) {
       switch (p->shape.type()) {
-        case ir::ElementType::kF32: lit.Set<float>(i, uniform(rng)); break;
-        case ir::ElementType::kS32: lit.Set<int32_t>(i, static_cast<int32_t>(i % 2)); break;
-        case ir::ElementType::kU32: lit.Set<uint32_t>(i, static_cast<uint32_t>(rng())); break;
-        default: break;
+        case ir::ElementType::kF32:
+          lit.Set<float>(i, uniform(rng));
+          break;
+        case ir::ElementType::kS32:
+          lit.Set<int32_t>(i, static_cast<int32_t>(i % 2));
+          break;
+        case ir::ElementType::kU32:
+          lit.Set<uint32_t>(i, static_cast<uint32_t>(rng()));
+          break;
+        default:
+          break;
       }
     }
     args.push_back(std::move(lit));

@@ -57,7 +57,8 @@ GoldenFile Split(const std::string& text) {
 
 std::vector<fs::path> GoldenFiles() {
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(fs::path(DETRAIN_SOURCE_DIR) / "tests/compiler/passes/testdata")) {
+  for (const auto& e :
+       fs::directory_iterator(fs::path(DETRAIN_SOURCE_DIR) / "tests/compiler/passes/testdata")) {
     if (e.path().extension() == ".hlo") files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
@@ -94,7 +95,8 @@ TEST(PassGolden, EveryFileMatchesItsExpectedOutput) {
     auto after = testing::EvaluateRandom(*result->module, 7, g.replicas, &error);
     ASSERT_FALSE(after.empty()) << error;
     ASSERT_EQ(before.size(), after.size());
-    for (size_t r = 0; r < before.size(); ++r) EXPECT_TRUE(before[r].BitwiseEqual(after[r])) << "replica " << r;
+    for (size_t r = 0; r < before.size(); ++r)
+      EXPECT_TRUE(before[r].BitwiseEqual(after[r])) << "replica " << r;
   }
 }
 

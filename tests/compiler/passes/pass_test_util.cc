@@ -5,17 +5,18 @@
 
 #include "base/file_io.h"
 #include "compiler/interp/interpreter.h"
+#include "compiler/testing/random_module.h"
 #include "frontend/check.h"
 #include "frontend/parser.h"
 #include "frontend/train_step.h"
-#include "compiler/testing/random_module.h"
 
 namespace detrain::testing {
 
 std::vector<ir::Literal> EvaluateRandom(const ir::Module& module, uint64_t seed, int replicas,
                                         std::string* error) {
   std::vector<std::vector<ir::Literal>> args;
-  for (int r = 0; r < replicas; ++r) args.push_back(RandomArguments(module, seed * 16 + static_cast<uint64_t>(r)));
+  for (int r = 0; r < replicas; ++r)
+    args.push_back(RandomArguments(module, seed * 16 + static_cast<uint64_t>(r)));
   auto results = interp::EvaluateReplicated(module, args);
   if (!results.ok()) {
     *error = results.status().message();
@@ -24,7 +25,8 @@ std::vector<ir::Literal> EvaluateRandom(const ir::Module& module, uint64_t seed,
   return std::move(*results);
 }
 
-std::unique_ptr<ir::Module> LowerExample(const std::string& name, std::string* skip, std::string* error) {
+std::unique_ptr<ir::Module> LowerExample(const std::string& name, std::string* skip,
+                                         std::string* error) {
   std::string path = std::string(DETRAIN_SOURCE_DIR) + "/examples/" + name + "/train.dt";
   if (!std::filesystem::exists(path)) {
     *skip = "examples/" + name + "/train.dt does not exist yet";

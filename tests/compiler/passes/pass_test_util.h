@@ -17,7 +17,8 @@ std::vector<ir::Literal> EvaluateRandom(const ir::Module& module, uint64_t seed,
 
 // The stage-2 train step of examples/<name>/train.dt, or nullptr with `skip` set to why not
 // (the example does not exist yet) or `error` set (it exists and fails).
-std::unique_ptr<ir::Module> LowerExample(const std::string& name, std::string* skip, std::string* error);
+std::unique_ptr<ir::Module> LowerExample(const std::string& name, std::string* skip,
+                                         std::string* error);
 
 }  // namespace detrain::testing
 

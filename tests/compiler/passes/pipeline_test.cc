@@ -1,11 +1,12 @@
 // The pipeline as data: spec parsing, the record chain, dumps, verification and determinism.
+#include "compiler/passes/pipeline.h"
+
 #include <gtest/gtest.h>
 
 #include "attest/sha256.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/buffer_assignment.h"
-#include "compiler/passes/pipeline.h"
 #include "compiler/testing/random_module.h"
 
 namespace detrain::passes {
@@ -112,7 +113,8 @@ TEST(Pipeline, ResultHoldsOnlyLiveCodeInCanonicalOrder) {
 
 TEST(Pipeline, RejectsAnInvalidInputModule) {
   auto module = testing::PassTargetedModule(5, false);
-  module->entry()->root()->shape = ir::Shape(ir::ElementType::kF32, {1234});  // wrong declared shape
+  module->entry()->root()->shape =
+      ir::Shape(ir::ElementType::kF32, {1234});  // wrong declared shape
   auto result = RunPipeline(*module, "cse", {});
   ASSERT_FALSE(result.ok());
   EXPECT_NE(result.status().message().find("pipeline input"), std::string::npos);

@@ -19,14 +19,16 @@ int CheckPreserved(const ir::Module& module, const std::string& spec, uint64_t s
   auto before = testing::EvaluateRandom(module, seed, replicas, &error);
   EXPECT_FALSE(before.empty()) << error;
   auto result = RunPipeline(module, spec, {});
-  EXPECT_TRUE(result.ok()) << spec << ": " << result.status().message() << "\n" << *ir::PrintModule(module);
+  EXPECT_TRUE(result.ok()) << spec << ": " << result.status().message() << "\n"
+                           << *ir::PrintModule(module);
   if (!result.ok() || before.empty()) return 0;
   auto after = testing::EvaluateRandom(*result->module, seed, replicas, &error);
   EXPECT_EQ(after.size(), before.size()) << error;
   for (size_t r = 0; r < before.size() && r < after.size(); ++r) {
     EXPECT_TRUE(before[r].BitwiseEqual(after[r]))
         << spec << " changed a result bit on replica " << r << "\nbefore:\n"
-        << *ir::PrintModule(module) << "after:\n" << *ir::PrintModule(*result->module);
+        << *ir::PrintModule(module) << "after:\n"
+        << *ir::PrintModule(*result->module);
   }
   return 1;
 }

@@ -79,7 +79,7 @@ TEST(ConvertIntToInt, WrapsModuloTheDestinationWidth) {
   EXPECT_EQ((ConvertElement<int32_t>(int64_t{0x1'0000'0005})), 5);
   EXPECT_EQ((ConvertElement<int32_t>(uint32_t{0x80000000u})), Min<int32_t>());
   EXPECT_EQ((ConvertElement<uint32_t>(int32_t{-1})), 0xffffffffu);
-  EXPECT_EQ((ConvertElement<uint64_t>(int32_t{-1})), Max<uint64_t>());  // sign-extends
+  EXPECT_EQ((ConvertElement<uint64_t>(int32_t{-1})), Max<uint64_t>());      // sign-extends
   EXPECT_EQ((ConvertElement<int64_t>(uint32_t{0xffffffffu})), 4294967295);  // zero-extends
   EXPECT_EQ((ConvertElement<int64_t>(Max<uint64_t>())), -1);
 }

@@ -16,21 +16,18 @@ float Add(float a, float b) { return a + b; }
 TEST(PairwiseTree, CombinesNeighboursLevelByLevelAndCarriesAnOddLastUp) {
   // Record the tree's shape as text: it must be ((0 1) (2 3)) 4 for five leaves.
   std::vector<std::string> v = {"0", "1", "2", "3", "4"};
-  std::string root = PairwiseTreeInPlace(v.data(), 5, [](const std::string& a,
-                                                         const std::string& b) {
-    return "(" + a + " " + b + ")";
-  });
+  std::string root = PairwiseTreeInPlace(
+      v.data(), 5,
+      [](const std::string& a, const std::string& b) { return "(" + a + " " + b + ")"; });
   EXPECT_EQ(root, "(((0 1) (2 3)) 4)");
   std::vector<std::string> six = {"0", "1", "2", "3", "4", "5"};
-  EXPECT_EQ(PairwiseTreeInPlace(six.data(), 6,
-                                [](const std::string& a, const std::string& b) {
-                                  return "(" + a + " " + b + ")";
-                                }),
+  EXPECT_EQ(PairwiseTreeInPlace(
+                six.data(), 6,
+                [](const std::string& a, const std::string& b) { return "(" + a + " " + b + ")"; }),
             "(((0 1) (2 3)) (4 5))");
   std::vector<std::string> one = {"x"};
-  EXPECT_EQ(PairwiseTreeInPlace(one.data(), 1, [](const std::string& a, const std::string& b) {
-              return a + b;
-            }),
+  EXPECT_EQ(PairwiseTreeInPlace(one.data(), 1,
+                                [](const std::string& a, const std::string& b) { return a + b; }),
             "x");
 }
 
@@ -57,8 +54,8 @@ TEST(FmaChain, IsOneFusedChainFromPositiveZeroInAscendingK) {
   float neg_zero[] = {-0.0f};
   float one[] = {1.0f};
   EXPECT_EQ(FloatBits(FmaChain(neg_zero, 1, one, 1, 1)), 0u);
-  float got = DotChain<float>(2, [&](int64_t i) { return lhs[i]; },
-                              [&](int64_t i) { return rhs[2 * i]; });
+  float got = DotChain<float>(
+      2, [&](int64_t i) { return lhs[i]; }, [&](int64_t i) { return rhs[2 * i]; });
   EXPECT_EQ(got, 0x1p-24f);
 }
 
@@ -113,10 +110,9 @@ TEST(CanonicalReduce, EmptyGivesInitAndCombineOrderIsAccumulatorFirst) {
 // The tree over D contiguous equal blocks of B = 2^m leaves equals the tree over the D block
 // trees: the property that lets the all-reduce perform the upper levels of the shard tree.
 std::string Tree(std::vector<std::string> v) {
-  return PairwiseTreeInPlace(v.data(), static_cast<int64_t>(v.size()),
-                             [](const std::string& a, const std::string& b) {
-                               return "(" + a + " " + b + ")";
-                             });
+  return PairwiseTreeInPlace(
+      v.data(), static_cast<int64_t>(v.size()),
+      [](const std::string& a, const std::string& b) { return "(" + a + " " + b + ")"; });
 }
 
 std::string TreeOfBlockTrees(const std::vector<std::string>& leaves, size_t block) {
@@ -133,10 +129,9 @@ TEST(BlockTree, WholeTreeEqualsTreeOfPowerOfTwoBlockTrees) {
     for (size_t block : {1, 2, 4, 8, 16}) {
       std::vector<std::string> leaves;
       for (size_t i = 0; i < devices * block; ++i) leaves.push_back(std::to_string(i));
-      ASSERT_TRUE(BlockTreeSplits(static_cast<int64_t>(leaves.size()),
-                                  static_cast<int64_t>(block)));
-      EXPECT_EQ(Tree(leaves), TreeOfBlockTrees(leaves, block))
-          << devices << " blocks of " << block;
+      ASSERT_TRUE(
+          BlockTreeSplits(static_cast<int64_t>(leaves.size()), static_cast<int64_t>(block)));
+      EXPECT_EQ(Tree(leaves), TreeOfBlockTrees(leaves, block)) << devices << " blocks of " << block;
     }
   }
 }

@@ -157,8 +157,8 @@ TEST(ScalarPred, LogicalOps) {
 }
 
 TEST(Compare, NanComparesUnequalToEverythingIncludingItself) {
-  for (Direction d : {Direction::kEq, Direction::kLt, Direction::kLe, Direction::kGt,
-                      Direction::kGe}) {
+  for (Direction d :
+       {Direction::kEq, Direction::kLt, Direction::kLe, Direction::kGt, Direction::kGe}) {
     EXPECT_FALSE(Compare(d, kNanPayloadA, kNanPayloadA));
     EXPECT_FALSE(Compare(d, kNanPayloadA, 1.0f));
     EXPECT_FALSE(Compare(d, 1.0f, kNanPayloadA));

@@ -27,12 +27,11 @@ __device__ To AllConversionsTo(uint8_t p, int32_t s32, uint32_t u32, int64_t s64
       sem::BinaryOp::kXor,
       sem::ApplyBinary(sem::BinaryOp::kXor, sem::ConvertElement<To>(p),
                        sem::ConvertElement<To>(s32)),
-      sem::ApplyBinary(
-          sem::BinaryOp::kXor,
-          sem::ApplyBinary(sem::BinaryOp::kXor, sem::ConvertElement<To>(u32),
-                           sem::ConvertElement<To>(s64)),
-          sem::ApplyBinary(sem::BinaryOp::kXor, sem::ConvertElement<To>(u64),
-                           sem::ConvertElement<To>(f32))));
+      sem::ApplyBinary(sem::BinaryOp::kXor,
+                       sem::ApplyBinary(sem::BinaryOp::kXor, sem::ConvertElement<To>(u32),
+                                        sem::ConvertElement<To>(s64)),
+                       sem::ApplyBinary(sem::BinaryOp::kXor, sem::ConvertElement<To>(u64),
+                                        sem::ConvertElement<To>(f32))));
 }
 
 __global__ void Scalars(const float* f, const int32_t* s, const uint32_t* u, const int64_t* sl,

@@ -2,9 +2,8 @@
 // C++ standard headers: a kernel that includes compiler/semantics/semantics.h (and with it
 // base/math/crmath.h) and attest/prng/threefry_block.h, and uses their public functions, must
 // compile to PTX with no warnings. NVRTC needs no GPU.
-#include <nvrtc.h>
-
 #include <gtest/gtest.h>
+#include <nvrtc.h>
 
 #include <string>
 
@@ -49,8 +48,8 @@ TEST(SemanticsNvrtc, HeadersCompileWithoutWarnings) {
             NVRTC_SUCCESS);
   std::string src_include = std::string("-I") + DETRAIN_SOURCE_DIR + "/src";
   std::string cccl_include = std::string("-I") + DETRAIN_CCCL_INCLUDE;
-  const char* options[] = {"-std=c++20", "--fmad=false", "-arch=compute_90",
-                           src_include.c_str(), cccl_include.c_str()};
+  const char* options[] = {"-std=c++20", "--fmad=false", "-arch=compute_90", src_include.c_str(),
+                           cccl_include.c_str()};
   nvrtcResult result = nvrtcCompileProgram(program, 5, options);
   size_t log_size = 0;
   nvrtcGetProgramLogSize(program, &log_size);

@@ -25,14 +25,22 @@ enum class ParamRole : uint8_t {
 
 inline std::string_view ParamRoleName(ParamRole role) {
   switch (role) {
-    case ParamRole::kInput: return "input";
-    case ParamRole::kParameter: return "parameter";
-    case ParamRole::kOptimizerState: return "optimizer-state";
-    case ParamRole::kStep: return "step";
-    case ParamRole::kLearningRate: return "learning-rate";
-    case ParamRole::kBatch: return "batch";
-    case ParamRole::kLabels: return "labels";
-    case ParamRole::kKey: return "key";
+    case ParamRole::kInput:
+      return "input";
+    case ParamRole::kParameter:
+      return "parameter";
+    case ParamRole::kOptimizerState:
+      return "optimizer-state";
+    case ParamRole::kStep:
+      return "step";
+    case ParamRole::kLearningRate:
+      return "learning-rate";
+    case ParamRole::kBatch:
+      return "batch";
+    case ParamRole::kLabels:
+      return "labels";
+    case ParamRole::kKey:
+      return "key";
   }
   return "unknown";
 }

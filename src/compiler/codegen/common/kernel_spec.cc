@@ -25,7 +25,8 @@ void Assign(Repeated* out, const Values& values) {
 }
 
 // The instructions of `c` reachable from `root`, in the computation's canonical post-order.
-Result<std::vector<const Instruction*>> Reachable(const ir::Computation& c, const Instruction* root) {
+Result<std::vector<const Instruction*>> Reachable(const ir::Computation& c,
+                                                  const Instruction* root) {
   std::unordered_set<const Instruction*> seen{root};
   std::vector<const Instruction*> stack{root};
   while (!stack.empty()) {
@@ -91,7 +92,8 @@ Status BuildProgram(const ir::Computation& c, const Instruction* root, const Ins
       op->add_args(arg(1));
     } else if (x->opcode == Opcode::kCompare) {
       op->set_kind(pb::ScalarOp::COMPARE);
-      op->set_direction(std::string(ir::DirectionName(x->FindAttr(ir::Attr::kDirection)->direction)));
+      op->set_direction(
+          std::string(ir::DirectionName(x->FindAttr(ir::Attr::kDirection)->direction)));
       op->add_args(arg(0));
       op->add_args(arg(1));
     } else if (x->opcode == Opcode::kSelect || x->opcode == Opcode::kClamp) {
@@ -101,8 +103,9 @@ Status BuildProgram(const ir::Computation& c, const Instruction* root, const Ins
       op->set_kind(x->opcode == Opcode::kConvert ? pb::ScalarOp::CONVERT : pb::ScalarOp::BITCAST);
       op->add_args(arg(0));
     } else {
-      return Unimplemented("a scalar program cannot contain '" + std::string(ir::OpcodeName(x->opcode)) +
-                           "' (computation " + c.name() + ")");
+      return Unimplemented("a scalar program cannot contain '" +
+                           std::string(ir::OpcodeName(x->opcode)) + "' (computation " + c.name() +
+                           ")");
     }
     if (op->kind() != pb::ScalarOp::INPUT && op->kind() != pb::ScalarOp::CONSTANT &&
         op->kind() != pb::ScalarOp::REDUCED) {
@@ -154,7 +157,8 @@ Status BuildFusion(const Instruction& instr, pb::Kernel* kernel) {
     Assign(r->mutable_operand_dims(), reduce->operands[0]->shape.dims());
     SortedDims(reduce->IntsAttr(ir::Attr::kDimensions), r->mutable_dimensions());
     const ir::Computation* combiner = reduce->ComputationAttr(ir::Attr::kToApply);
-    DETRAIN_RETURN_IF_ERROR(BuildProgram(*combiner, combiner->root(), nullptr, r->mutable_combiner()->mutable_program()));
+    DETRAIN_RETURN_IF_ERROR(BuildProgram(*combiner, combiner->root(), nullptr,
+                                         r->mutable_combiner()->mutable_program()));
     DETRAIN_RETURN_IF_ERROR(BuildProgram(c, reduce->operands[0], nullptr, spec->mutable_pre()));
     DETRAIN_RETURN_IF_ERROR(BuildProgram(c, reduce->operands[1], nullptr, spec->mutable_init()));
   }
@@ -189,17 +193,21 @@ void BuildDot(const Instruction& instr, pb::DotSpec* spec) {
   const auto& rc = instr.IntsAttr(ir::Attr::kRhsContractingDims);
   const ir::Shape& l = instr.operands[0]->shape;
   const ir::Shape& r = instr.operands[1]->shape;
-  auto contains = [](const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  auto contains = [](const std::vector<int64_t>& v, int64_t x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
   int64_t batch = 1, m = 1, n = 1, k = 1;
   for (int64_t d : lb) spec->add_lhs_permutation(d), batch *= l.dim(static_cast<int>(d));
   for (int64_t d = 0; d < l.rank(); ++d) {
-    if (!contains(lb, d) && !contains(lc, d)) spec->add_lhs_permutation(d), m *= l.dim(static_cast<int>(d));
+    if (!contains(lb, d) && !contains(lc, d))
+      spec->add_lhs_permutation(d), m *= l.dim(static_cast<int>(d));
   }
   for (int64_t d : lc) spec->add_lhs_permutation(d), k *= l.dim(static_cast<int>(d));
   for (int64_t d : rb) spec->add_rhs_permutation(d);
   for (int64_t d : rc) spec->add_rhs_permutation(d);
   for (int64_t d = 0; d < r.rank(); ++d) {
-    if (!contains(rb, d) && !contains(rc, d)) spec->add_rhs_permutation(d), n *= r.dim(static_cast<int>(d));
+    if (!contains(rb, d) && !contains(rc, d))
+      spec->add_rhs_permutation(d), n *= r.dim(static_cast<int>(d));
   }
   spec->set_batch(batch);
   spec->set_m(m);
@@ -208,7 +216,8 @@ void BuildDot(const Instruction& instr, pb::DotSpec* spec) {
 }
 
 Status BuildConvolution(const Instruction& instr, pb::ConvolutionSpec* spec) {
-  DETRAIN_ASSIGN_OR_RETURN(ir::ConvDims cd, ir::ParseDimLabels(instr.FindAttr(ir::Attr::kDimLabels)->s));
+  DETRAIN_ASSIGN_OR_RETURN(ir::ConvDims cd,
+                           ir::ParseDimLabels(instr.FindAttr(ir::Attr::kDimLabels)->s));
   spec->set_in_batch(cd.in_batch);
   spec->set_in_feature(cd.in_feature);
   Assign(spec->mutable_in_spatial(), cd.in_spatial);
@@ -226,30 +235,44 @@ Status BuildConvolution(const Instruction& instr, pb::ConvolutionSpec* spec) {
 
 pb::ElementType ToPlanType(ir::ElementType type) {
   switch (type) {
-    case ir::ElementType::kPred: return pb::PRED;
-    case ir::ElementType::kS32: return pb::S32;
-    case ir::ElementType::kU32: return pb::U32;
-    case ir::ElementType::kS64: return pb::S64;
-    case ir::ElementType::kU64: return pb::U64;
-    case ir::ElementType::kF32: return pb::F32;
+    case ir::ElementType::kPred:
+      return pb::PRED;
+    case ir::ElementType::kS32:
+      return pb::S32;
+    case ir::ElementType::kU32:
+      return pb::U32;
+    case ir::ElementType::kS64:
+      return pb::S64;
+    case ir::ElementType::kU64:
+      return pb::U64;
+    case ir::ElementType::kF32:
+      return pb::F32;
   }
   return pb::ELEMENT_TYPE_UNSPECIFIED;
 }
 
 Result<ir::ElementType> FromPlanType(pb::ElementType type) {
   switch (type) {
-    case pb::PRED: return ir::ElementType::kPred;
-    case pb::S32: return ir::ElementType::kS32;
-    case pb::U32: return ir::ElementType::kU32;
-    case pb::S64: return ir::ElementType::kS64;
-    case pb::U64: return ir::ElementType::kU64;
-    case pb::F32: return ir::ElementType::kF32;
-    default: break;
+    case pb::PRED:
+      return ir::ElementType::kPred;
+    case pb::S32:
+      return ir::ElementType::kS32;
+    case pb::U32:
+      return ir::ElementType::kU32;
+    case pb::S64:
+      return ir::ElementType::kS64;
+    case pb::U64:
+      return ir::ElementType::kU64;
+    case pb::F32:
+      return ir::ElementType::kF32;
+    default:
+      break;
   }
   return InvalidArgument("plan: unknown element type " + std::to_string(static_cast<int>(type)));
 }
 
-Status BuildKernelSpec(const Instruction& instr, const ir::CanonicalNames& names, pb::Kernel* kernel) {
+Status BuildKernelSpec(const Instruction& instr, const ir::CanonicalNames& names,
+                       pb::Kernel* kernel) {
   kernel->set_implementation(Impl(ir::OpcodeName(instr.opcode)));
   switch (instr.opcode) {
     case Opcode::kParameter:
@@ -261,7 +284,9 @@ Status BuildKernelSpec(const Instruction& instr, const ir::CanonicalNames& names
     case Opcode::kConstant:
       kernel->set_constant(instr.literal.bytes());
       return Status::Ok();
-    case Opcode::kIota: kernel->set_iota(instr.IntAttr(ir::Attr::kIotaDimension)); return Status::Ok();
+    case Opcode::kIota:
+      kernel->set_iota(instr.IntAttr(ir::Attr::kIotaDimension));
+      return Status::Ok();
 #define OP(e, s, n, c, o, x, a, t)
 #define UNARY(e, s, x, t) case Opcode::e:
 #define BINARY(e, s, x, t) case Opcode::e:
@@ -271,14 +296,20 @@ Status BuildKernelSpec(const Instruction& instr, const ir::CanonicalNames& names
     case Opcode::kSelect:
     case Opcode::kClamp:
     case Opcode::kConvert:
-    case Opcode::kBitcastConvert: return BuildElementwise(instr, kernel);
-    case Opcode::kFusion: return BuildFusion(instr, kernel);
+    case Opcode::kBitcastConvert:
+      return BuildElementwise(instr, kernel);
+    case Opcode::kFusion:
+      return BuildFusion(instr, kernel);
     case Opcode::kBroadcast:
-      Assign(kernel->mutable_broadcast()->mutable_dimensions(), instr.IntsAttr(ir::Attr::kDimensions));
+      Assign(kernel->mutable_broadcast()->mutable_dimensions(),
+             instr.IntsAttr(ir::Attr::kDimensions));
       return Status::Ok();
-    case Opcode::kReshape: kernel->set_copy(true); return Status::Ok();
+    case Opcode::kReshape:
+      kernel->set_copy(true);
+      return Status::Ok();
     case Opcode::kTranspose:
-      Assign(kernel->mutable_transpose()->mutable_permutation(), instr.IntsAttr(ir::Attr::kDimensions));
+      Assign(kernel->mutable_transpose()->mutable_permutation(),
+             instr.IntsAttr(ir::Attr::kDimensions));
       return Status::Ok();
     case Opcode::kSlice: {
       pb::SliceSpec* s = kernel->mutable_slice();
@@ -289,7 +320,9 @@ Status BuildKernelSpec(const Instruction& instr, const ir::CanonicalNames& names
       }
       return Status::Ok();
     }
-    case Opcode::kConcatenate: kernel->set_concatenate(instr.IntsAttr(ir::Attr::kDimensions).at(0)); return Status::Ok();
+    case Opcode::kConcatenate:
+      kernel->set_concatenate(instr.IntsAttr(ir::Attr::kDimensions).at(0));
+      return Status::Ok();
     case Opcode::kPad: {
       pb::PadSpec* p = kernel->mutable_pad();
       for (const ir::PadDim& d : instr.FindAttr(ir::Attr::kPadding)->padding) {
@@ -300,12 +333,16 @@ Status BuildKernelSpec(const Instruction& instr, const ir::CanonicalNames& names
       return Status::Ok();
     }
     case Opcode::kReverse:
-      Assign(kernel->mutable_reverse()->mutable_dimensions(), instr.IntsAttr(ir::Attr::kDimensions));
+      Assign(kernel->mutable_reverse()->mutable_dimensions(),
+             instr.IntsAttr(ir::Attr::kDimensions));
       return Status::Ok();
     case Opcode::kDynamicSlice:
-      Assign(kernel->mutable_dynamic_slice()->mutable_dimensions(), instr.IntsAttr(ir::Attr::kDynamicSliceSizes));
+      Assign(kernel->mutable_dynamic_slice()->mutable_dimensions(),
+             instr.IntsAttr(ir::Attr::kDynamicSliceSizes));
       return Status::Ok();
-    case Opcode::kDynamicUpdateSlice: kernel->set_dynamic_update_slice(true); return Status::Ok();
+    case Opcode::kDynamicUpdateSlice:
+      kernel->set_dynamic_update_slice(true);
+      return Status::Ok();
     case Opcode::kGather: {
       pb::GatherSpec* g = kernel->mutable_gather();
       Assign(g->mutable_offset_dims(), instr.IntsAttr(ir::Attr::kOffsetDims));
@@ -319,7 +356,8 @@ Status BuildKernelSpec(const Instruction& instr, const ir::CanonicalNames& names
       pb::ScatterSpec* s = kernel->mutable_scatter();
       Assign(s->mutable_update_window_dims(), instr.IntsAttr(ir::Attr::kUpdateWindowDims));
       Assign(s->mutable_inserted_window_dims(), instr.IntsAttr(ir::Attr::kInsertedWindowDims));
-      Assign(s->mutable_scatter_dims_to_operand_dims(), instr.IntsAttr(ir::Attr::kScatterDimsToOperandDims));
+      Assign(s->mutable_scatter_dims_to_operand_dims(),
+             instr.IntsAttr(ir::Attr::kScatterDimsToOperandDims));
       s->set_index_vector_dim(instr.IntAttr(ir::Attr::kIndexVectorDim));
       return BuildCombiner(instr, names, s->mutable_combiner());
     }
@@ -334,23 +372,29 @@ Status BuildKernelSpec(const Instruction& instr, const ir::CanonicalNames& names
       AddWindow(instr.FindAttr(ir::Attr::kWindow)->window, r->mutable_window());
       return BuildCombiner(instr, names, r->mutable_combiner());
     }
-    case Opcode::kDot: BuildDot(instr, kernel->mutable_dot()); return Status::Ok();
-    case Opcode::kConvolution: return BuildConvolution(instr, kernel->mutable_convolution());
+    case Opcode::kDot:
+      BuildDot(instr, kernel->mutable_dot());
+      return Status::Ok();
+    case Opcode::kConvolution:
+      return BuildConvolution(instr, kernel->mutable_convolution());
     case Opcode::kAllReduce: {
       pb::AllReduceSpec* a = kernel->mutable_all_reduce();
       if (const ir::AttrValue* groups = instr.FindAttr(ir::Attr::kReplicaGroups)) {
-        for (const auto& group : groups->lists) Assign(a->add_replica_groups()->mutable_replicas(), group);
+        for (const auto& group : groups->lists)
+          Assign(a->add_replica_groups()->mutable_replicas(), group);
       }
       return BuildCombiner(instr, names, a->mutable_combiner());
     }
     case Opcode::kCustomCall:
       if (instr.FindAttr(ir::Attr::kCustomCallTarget)->s != "detrain.threefry2x32") {
-        return Unimplemented("custom-call target '" + instr.FindAttr(ir::Attr::kCustomCallTarget)->s + "'");
+        return Unimplemented("custom-call target '" +
+                             instr.FindAttr(ir::Attr::kCustomCallTarget)->s + "'");
       }
       kernel->set_threefry(true);
       kernel->set_implementation(Impl("threefry2x32"));
       return Status::Ok();
-    case Opcode::kCall: return Unimplemented("'call' reached the plan: run the inline pass first");
+    case Opcode::kCall:
+      return Unimplemented("'call' reached the plan: run the inline pass first");
   }
   return Internal("unknown opcode");
 }

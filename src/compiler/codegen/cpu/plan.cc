@@ -25,25 +25,38 @@ namespace pb = plan::v2;
 
 std::string OrderName(ir::ReductionOrder order) {
   switch (order) {
-    case ir::ReductionOrder::kNone: return "";
-    case ir::ReductionOrder::kFmaChain: return "fma-chain";
-    case ir::ReductionOrder::kPairwise64: return "pairwise-64";
-    case ir::ReductionOrder::kUpdateOrder: return "update-order";
-    case ir::ReductionOrder::kShardTree: return "shard-tree";
+    case ir::ReductionOrder::kNone:
+      return "";
+    case ir::ReductionOrder::kFmaChain:
+      return "fma-chain";
+    case ir::ReductionOrder::kPairwise64:
+      return "pairwise-64";
+    case ir::ReductionOrder::kUpdateOrder:
+      return "update-order";
+    case ir::ReductionOrder::kShardTree:
+      return "shard-tree";
   }
   return "";
 }
 
 pb::ParamRole ToPlanRole(ParamRole role) {
   switch (role) {
-    case ParamRole::kInput: return pb::INPUT;
-    case ParamRole::kParameter: return pb::PARAMETER;
-    case ParamRole::kOptimizerState: return pb::OPTIMIZER_STATE;
-    case ParamRole::kStep: return pb::STEP;
-    case ParamRole::kLearningRate: return pb::LEARNING_RATE;
-    case ParamRole::kBatch: return pb::BATCH;
-    case ParamRole::kLabels: return pb::LABELS;
-    case ParamRole::kKey: return pb::KEY;
+    case ParamRole::kInput:
+      return pb::INPUT;
+    case ParamRole::kParameter:
+      return pb::PARAMETER;
+    case ParamRole::kOptimizerState:
+      return pb::OPTIMIZER_STATE;
+    case ParamRole::kStep:
+      return pb::STEP;
+    case ParamRole::kLearningRate:
+      return pb::LEARNING_RATE;
+    case ParamRole::kBatch:
+      return pb::BATCH;
+    case ParamRole::kLabels:
+      return pb::LABELS;
+    case ParamRole::kKey:
+      return pb::KEY;
   }
   return pb::INPUT;
 }
@@ -57,8 +70,8 @@ struct ShardRange {
 // sharded parameter along dimension 0 that covers whole shards [a, b) depends on those shards;
 // any other use of a sharded parameter depends on all S; everything else on the hull of its
 // operands' ranges.
-std::unordered_map<const Instruction*, ShardRange> ShardRanges(const std::vector<const Instruction*>& schedule,
-                                                              const EntrySignature& sig) {
+std::unordered_map<const Instruction*, ShardRange> ShardRanges(
+    const std::vector<const Instruction*>& schedule, const EntrySignature& sig) {
   std::unordered_map<const Instruction*, ShardRange> range;
   auto sharded = [&](const Instruction* x) {
     return x->opcode == ir::Opcode::kParameter && !sig.roles.empty() &&
@@ -66,11 +79,12 @@ std::unordered_map<const Instruction*, ShardRange> ShardRanges(const std::vector
   };
   for (const Instruction* x : schedule) {
     ShardRange r;
-    if (x->opcode == ir::Opcode::kSlice && sharded(x->operands[0]) && x->operands[0]->shape.rank() > 0) {
+    if (x->opcode == ir::Opcode::kSlice && sharded(x->operands[0]) &&
+        x->operands[0]->shape.rank() > 0) {
       const ir::SliceDim& d = x->FindAttr(ir::Attr::kSlice)->slice[0];
       int64_t rows = x->operands[0]->shape.dim(0), per = rows / sig.shards;
-      if (d.stride == 1 && per > 0 && rows % sig.shards == 0 && d.start % per == 0 && d.limit % per == 0 &&
-          d.limit > d.start) {
+      if (d.stride == 1 && per > 0 && rows % sig.shards == 0 && d.start % per == 0 &&
+          d.limit % per == 0 && d.limit > d.start) {
         range[x] = {d.start / per, d.limit / per};
         continue;
       }
@@ -102,8 +116,9 @@ void AddBuffers(const passes::BufferAssignment& a, pb::Plan* plan) {
   }
 }
 
-Status AddKernel(const Instruction& instr, int32_t id, bool is_root, const ir::CanonicalNames& names,
-                 const passes::BufferAssignment& a, ShardRange shards, pb::Plan* plan) {
+Status AddKernel(const Instruction& instr, int32_t id, bool is_root,
+                 const ir::CanonicalNames& names, const passes::BufferAssignment& a,
+                 ShardRange shards, pb::Plan* plan) {
   pb::Kernel* k = plan->add_kernels();
   k->set_id(id);
   k->set_name(names.instructions.at(&instr));
@@ -155,14 +170,17 @@ Result<std::string> BuildPlan(const ir::Module& optimized, const EntrySignature&
     pb::EntryParameter* e = plan.add_parameters();
     e->set_number(static_cast<int32_t>(p->parameter_number));
     e->set_name(names.instructions.at(p));
-    e->set_role(signature.roles.empty() ? pb::INPUT : ToPlanRole(signature.roles[static_cast<size_t>(p->parameter_number)]));
+    e->set_role(signature.roles.empty()
+                    ? pb::INPUT
+                    : ToPlanRole(signature.roles[static_cast<size_t>(p->parameter_number)]));
     for (int64_t b : a.leaves.at(p)) e->add_buffers(static_cast<int32_t>(b));
   }
   auto ranges = ShardRanges(a.schedule, signature);
   const Instruction* root = optimized.entry()->root();
   for (size_t i = 0; i < a.schedule.size(); ++i) {
     const Instruction* x = a.schedule[i];
-    DETRAIN_RETURN_IF_ERROR(AddKernel(*x, static_cast<int32_t>(i), x == root, names, a, ranges[x], &plan));
+    DETRAIN_RETURN_IF_ERROR(
+        AddKernel(*x, static_cast<int32_t>(i), x == root, names, a, ranges[x], &plan));
   }
   for (int64_t b : a.leaves.at(root)) plan.add_outputs(static_cast<int32_t>(b));
   std::string bytes;
@@ -179,10 +197,12 @@ Result<std::string> PlanToText(std::string_view plan_bytes) {
   pb::Plan plan;
   if (plan_bytes.size() > static_cast<size_t>(INT32_MAX) ||
       !plan.ParseFromArray(plan_bytes.data(), static_cast<int>(plan_bytes.size()))) {
-    return InvalidArgument("not a serialized detrain.plan.v2.Plan (" + std::to_string(plan_bytes.size()) + " bytes)");
+    return InvalidArgument("not a serialized detrain.plan.v2.Plan (" +
+                           std::to_string(plan_bytes.size()) + " bytes)");
   }
   std::string text;
-  if (!google::protobuf::TextFormat::PrintToString(plan, &text)) return Internal("plan: text printing failed");
+  if (!google::protobuf::TextFormat::PrintToString(plan, &text))
+    return Internal("plan: text printing failed");
   return text;
 }
 
