@@ -1,7 +1,8 @@
 // Time per train step of each example: the reference interpreter next to the CPU executor with
-// 1 and 2 threads (docs/benchmarks.md "Executor"). Arguments are deterministic synthetic values
-// of the right shapes; the executor is created once (plan loading is not timed), and every
-// repetition runs one full step. Run with --benchmark_repetitions=N for medians.
+// 1 and 2 threads (docs/benchmarks.md "Executor"). Arguments are the tests' deterministic
+// synthetic values of the right shapes (tests/runtime/runtime_test_util.h); the executor is created
+// once (plan loading is not timed), and every repetition runs one full step. Run with
+// --benchmark_repetitions=N for medians.
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -11,6 +12,7 @@
 #include "compiler/ir/verifier.h"
 #include "driver/compile.h"
 #include "runtime/executor.h"
+#include "runtime/runtime_test_util.h"
 
 namespace detrain {
 namespace {
@@ -20,35 +22,6 @@ struct Example {
   std::string plan;
   std::vector<ir::Literal> args;
 };
-
-std::vector<ir::Literal> Arguments(const ir::Module& step) {
-  uint64_t state = 12345;
-  std::vector<ir::Literal> args;
-  for (const ir::Instruction* p : step.entry()->Parameters()) {
-    ir::Literal lit(p->shape);
-    for (int64_t i = 0; i < lit.element_count(); ++i) {
-      state = state * 6364136223846793005ull + 1442695040888963407ull;
-      switch (p->shape.type()) {
-        case ir::ElementType::kF32:
-          lit.Set<float>(
-              i, static_cast<float>(static_cast<int32_t>(state >> 40) - (1 << 23)) / 8388608.0f);
-          break;
-        case ir::ElementType::kS32:
-          lit.Set<int32_t>(i, static_cast<int32_t>((state >> 33) & 1));
-          break;
-        case ir::ElementType::kU32:
-          lit.Set<uint32_t>(i, static_cast<uint32_t>(state >> 32));
-          break;
-        default:
-          break;
-      }
-    }
-    if (p->name == "count") lit.Set<int32_t>(0, 0);
-    if (p->name == "learning_rate") lit.Set<float>(0, 1e-3f);
-    args.push_back(std::move(lit));
-  }
-  return args;
-}
 
 const Example& Load(const std::string& name) {
   static std::map<std::string, Example> cache;
@@ -64,7 +37,7 @@ const Example& Load(const std::string& name) {
   auto parsed = ir::ParseAndVerify(compiled->stages.Find("hlo")->bytes);
   e.step = std::move(*parsed);
   e.plan = compiled->stages.Find("plan")->bytes;
-  e.args = Arguments(*e.step);
+  e.args = runtime::TrainStepArguments(*e.step, 12345);
   return cache.emplace(name, std::move(e)).first->second;
 }
 

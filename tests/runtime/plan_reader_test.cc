@@ -59,6 +59,12 @@ TEST(PlanReader, RefusesGarbageAndUnknownVersions) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("format version 3"), std::string::npos);
   p.set_format_version(2);
+  plan::v2::Plan misaligned = p;
+  misaligned.mutable_buffers(1)->set_offset(misaligned.buffers(1).offset() + 2);
+  r = Executor::Create(Serialize(misaligned), {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("does not fit the arena"), std::string::npos)
+      << r.status().message();
   p.set_arena_bytes(int64_t{1} << 62);  // a lying size is refused before any allocation
   EXPECT_FALSE(Executor::Create(Serialize(p), {}).ok());
 }

@@ -16,6 +16,12 @@ Result<std::vector<ArrayRef>> CheckBuffers(const plan::v2::Plan& plan) {
   if (plan.arena_bytes() < 0 || plan.arena_bytes() > kMaxArenaBytes) {
     return InvalidArgument("plan: arena of " + std::to_string(plan.arena_bytes()) + " bytes");
   }
+  // Kernels access elements through typed pointers: every buffer must be aligned to at least 8.
+  const int64_t align = plan.alignment();
+  if (align < 8 || align > 4096 || (align & (align - 1)) != 0) {
+    return InvalidArgument("plan: buffer alignment " + std::to_string(align) +
+                           " (a power of two from 8 to 4096)");
+  }
   std::vector<ArrayRef> out;
   for (int i = 0; i < plan.buffers_size(); ++i) {
     const plan::v2::Buffer& b = plan.buffers(i);
@@ -31,7 +37,8 @@ Result<std::vector<ArrayRef>> CheckBuffers(const plan::v2::Plan& plan) {
       return InvalidArgument("plan: buffer " + std::to_string(i) + " is too large");
     a.bytes = a.elements * size;
     a.offset = b.offset();
-    if (b.size() != a.bytes || a.offset < 0 || a.offset > plan.arena_bytes() - a.bytes) {
+    if (b.size() != a.bytes || a.offset < 0 || a.offset % align != 0 ||
+        a.offset > plan.arena_bytes() - a.bytes) {
       return InvalidArgument("plan: buffer " + std::to_string(i) + " does not fit the arena");
     }
     out.push_back(std::move(a));
