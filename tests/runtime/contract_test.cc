@@ -60,9 +60,10 @@ void CheckExample(const std::string& name) {
           if (::testing::Test::HasFatalFailure() || ::testing::Test::HasFailure()) return;
           a = NextArguments(**step, std::move(a), (*got)[0], t);
         }
-        if (devices > 1)
+        if (devices > 1) {
           EXPECT_GT((*executor)->stats().transfers, 0)
               << "a mesh of devices that never exchanged data";
+        }
       }
     }
   }

@@ -45,7 +45,9 @@ void TryPlan(const std::string& bytes, const std::vector<ir::Literal>& args, int
     return;
   }
   auto r = (*e)->Run({args});
-  if (!r.ok()) EXPECT_FALSE(r.status().message().empty());
+  if (!r.ok()) {
+    EXPECT_FALSE(r.status().message().empty());
+  }
 }
 
 TEST(PlanReader, RefusesGarbageAndUnknownVersions) {
