@@ -117,15 +117,7 @@ Status AllReduce(const pb::Kernel& k, const std::vector<ArrayRef>& buffers,
       auto combiner, cpu::DecodeProgram(k.all_reduce().combiner().program(), {in.type, in.type}));
   ir::DispatchElementType(in.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    auto combine = [&](T a, T b) {
-      uint64_t v[2] = {0, 0};
-      std::memcpy(&v[0], &a, sizeof(T));
-      std::memcpy(&v[1], &b, sizeof(T));
-      uint64_t r = cpu::EvalScalar(combiner, v);
-      T t;
-      std::memcpy(&t, &r, sizeof(T));
-      return t;
-    };
+    auto combine = [&](T a, T b) { return cpu::Combine<T>(combiner, a, b); };
     std::vector<T> values;
     for (const auto& g : groups) {
       for (int64_t i = 0; i < in.elements; ++i) {

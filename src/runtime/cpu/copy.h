@@ -1,5 +1,5 @@
-// Row-major index helpers and the permuted copy shared by the movement and linear-algebra
-// kernels.
+// Row-major index helpers, index reads and the permuted copy shared by the movement, indexing
+// and linear-algebra kernels.
 //
 // Thread safety: pure functions.
 #ifndef DETRAIN_RUNTIME_CPU_COPY_H_
@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstring>
 #include <vector>
+
+#include "compiler/ir/element_type.h"
 
 namespace detrain::runtime::cpu {
 
@@ -64,6 +66,21 @@ inline bool IsPermutation(const std::vector<int64_t>& perm, size_t rank) {
     seen[static_cast<size_t>(p)] = true;
   }
   return true;
+}
+
+// Element i of an index operand as int64 (u64 beyond int64 saturates), as the interpreter reads
+// start indices.
+inline int64_t ReadIndex(const uint8_t* p, ir::ElementType type, int64_t i = 0) {
+  return ir::DispatchElementType(type, [&](auto tag) -> int64_t {
+    using T = typename decltype(tag)::type;
+    T v;
+    std::memcpy(&v, p + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+    if constexpr (std::is_same_v<T, uint64_t>) {
+      return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
+    } else {
+      return static_cast<int64_t>(v);
+    }
+  });
 }
 
 }  // namespace detrain::runtime::cpu

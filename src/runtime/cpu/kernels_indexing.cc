@@ -13,19 +13,6 @@
 namespace detrain::runtime::cpu {
 namespace {
 
-int64_t ReadIndexAt(const uint8_t* p, ir::ElementType type, int64_t i) {
-  return ir::DispatchElementType(type, [&](auto tag) -> int64_t {
-    using T = typename decltype(tag)::type;
-    T v;
-    std::memcpy(&v, p + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
-    if constexpr (std::is_same_v<T, uint64_t>) {
-      return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
-    } else {
-      return static_cast<int64_t>(v);
-    }
-  });
-}
-
 bool Contains(const std::vector<int64_t>& v, int64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
@@ -44,8 +31,8 @@ void IndexVector(const ArrayRef& indices, const uint8_t* data, int64_t ivd,
   int64_t len = ivd == rank ? 1 : dims[static_cast<size_t>(ivd)];
   vec->clear();
   for (int64_t k = 0; k < len; ++k) {
-    vec->push_back(ReadIndexAt(data, indices.type,
-                               base + (ivd == rank ? 0 : k * strides[static_cast<size_t>(ivd)])));
+    vec->push_back(ReadIndex(data, indices.type,
+                             base + (ivd == rank ? 0 : k * strides[static_cast<size_t>(ivd)])));
   }
 }
 
@@ -120,10 +107,7 @@ class ScatterKernel : public CpuKernel {
           T a, b;
           std::memcpy(&a, out + o * static_cast<int64_t>(sizeof(T)), sizeof(T));
           std::memcpy(&b, upd + u * static_cast<int64_t>(sizeof(T)), sizeof(T));
-          uint64_t v[2] = {0, 0};
-          std::memcpy(&v[0], &a, sizeof(T));
-          std::memcpy(&v[1], &b, sizeof(T));
-          uint64_t r = EvalScalar(combiner_, v);
+          T r = Combine<T>(combiner_, a, b);
           std::memcpy(out + o * static_cast<int64_t>(sizeof(T)), &r, sizeof(T));
         }
         ++u;

@@ -13,20 +13,6 @@
 namespace detrain::runtime::cpu {
 namespace {
 
-// An index operand's element as int64 (u64 beyond int64 saturates), as the interpreter reads it.
-int64_t ReadIndex(const uint8_t* p, ir::ElementType type) {
-  return ir::DispatchElementType(type, [&](auto tag) -> int64_t {
-    using T = typename decltype(tag)::type;
-    T v;
-    std::memcpy(&v, p, sizeof(T));
-    if constexpr (std::is_same_v<T, uint64_t>) {
-      return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
-    } else {
-      return static_cast<int64_t>(v);
-    }
-  });
-}
-
 template <typename T>
 void AffineRows(const uint8_t* in, uint8_t* out, const std::vector<int64_t>& dims,
                 const std::vector<int64_t>& step, int64_t base, int64_t row0, int64_t row1) {

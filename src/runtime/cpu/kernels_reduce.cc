@@ -42,19 +42,7 @@ class ReduceWindowKernel : public CpuKernel {
       using T = typename decltype(tag)::type;
       T init;
       std::memcpy(&init, &init_bits, sizeof(T));
-      auto combine = [&](T a, T b) {
-        if (combiner_.direct) {
-          return combiner_.swapped ? semantics::ApplyBinary<T>(combiner_.direct_op, b, a)
-                                   : semantics::ApplyBinary<T>(combiner_.direct_op, a, b);
-        }
-        uint64_t v[2] = {0, 0};
-        std::memcpy(&v[0], &a, sizeof(T));
-        std::memcpy(&v[1], &b, sizeof(T));
-        uint64_t r = EvalScalar(combiner_, v);
-        T t;
-        std::memcpy(&t, &r, sizeof(T));
-        return t;
-      };
+      auto combine = [&](T a, T b) { return Combine<T>(combiner_, a, b); };
       constexpr int64_t kPerBlock = 64;
       ForBlocks(ctx, (out_.elements + kPerBlock - 1) / kPerBlock, [&](int64_t block) {
         std::vector<T> values, scratch;

@@ -7,12 +7,14 @@
 #define DETRAIN_RUNTIME_CPU_PROGRAM_H_
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "base/status.h"
 #include "compiler/ir/attributes.h"
 #include "compiler/ir/element_type.h"
 #include "compiler/ir/opcode.h"
+#include "compiler/semantics/semantics.h"
 #include "schemas/cpu_plan.pb.h"
 
 namespace detrain::runtime::cpu {
@@ -50,6 +52,23 @@ Result<DecodedProgram> DecodeProgram(const plan::v2::ScalarProgram& program,
 
 // Evaluates a program on scalar inputs (bits zero-extended to 64); returns the result's bits.
 uint64_t EvalScalar(const DecodedProgram& program, const uint64_t* inputs);
+
+// A reduction combiner (a program of inputs 0 = accumulator, 1 = element) applied to typed
+// scalars: the op itself when the program is one binary op of its two inputs, else EvalScalar.
+template <typename T>
+T Combine(const DecodedProgram& combiner, T acc, T x) {
+  if (combiner.direct) {
+    return combiner.swapped ? semantics::ApplyBinary<T>(combiner.direct_op, x, acc)
+                            : semantics::ApplyBinary<T>(combiner.direct_op, acc, x);
+  }
+  uint64_t in[2] = {0, 0};
+  std::memcpy(&in[0], &acc, sizeof(T));
+  std::memcpy(&in[1], &x, sizeof(T));
+  uint64_t r = EvalScalar(combiner, in);
+  T v;
+  std::memcpy(&v, &r, sizeof(T));
+  return v;
+}
 
 }  // namespace detrain::runtime::cpu
 

@@ -18,7 +18,8 @@ T Load(const uint8_t* p, int64_t i) {
   return v;
 }
 
-// Runs body(combine) with `combine` the fastest exact form of the combiner.
+// Runs body(combine) with `combine` the combiner, its common ops fixed at compile time so the
+// reduce loop inlines them.
 template <typename T, typename Body>
 void WithCombiner(const DecodedProgram& c, Body&& body) {
   if (c.direct && !c.swapped) {
@@ -35,22 +36,7 @@ void WithCombiner(const DecodedProgram& c, Body&& body) {
         break;
     }
   }
-  if (c.direct) {
-    BinaryOp op = c.direct_op;
-    bool swapped = c.swapped;
-    return body([op, swapped](T a, T b) {
-      return swapped ? semantics::ApplyBinary<T>(op, b, a) : semantics::ApplyBinary<T>(op, a, b);
-    });
-  }
-  return body([&c](T a, T b) {
-    uint64_t in[2] = {0, 0};
-    std::memcpy(&in[0], &a, sizeof(T));
-    std::memcpy(&in[1], &b, sizeof(T));
-    uint64_t r = EvalScalar(c, in);
-    T v;
-    std::memcpy(&v, &r, sizeof(T));
-    return v;
-  });
+  return body([&c](T a, T b) { return Combine<T>(c, a, b); });
 }
 
 }  // namespace
