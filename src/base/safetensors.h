@@ -1,0 +1,63 @@
+// safetensors files (https://huggingface.co/docs/safetensors): the weights format of checkpoints
+// and final weights in an audit bundle, readable by PyTorch, JAX and numpy users.
+//
+//   u64le N | N bytes of JSON header | data
+//   header = {"__metadata__": {str: str}, NAME: {"dtype": D, "shape": [...],
+//             "data_offsets": [begin, end]}, ...}   offsets relative to the start of data
+//
+// Writing is deterministic, so a verifier can rebuild a file's exact bytes from its tensors:
+// the header is canonical JSON (keys sorted, no whitespace), tensors are laid out in name order
+// with no gaps, and the header is padded with spaces to a multiple of 8 bytes (as the reference
+// implementation does, so the data is aligned).
+//
+// Reading treats the file as hostile: the header length is checked against the file size before
+// anything is allocated, the JSON must be an object of the shape above, every dtype known, every
+// shape non-negative with a product that does not overflow, offsets in bounds, contiguous,
+// non-overlapping and covering the data exactly, names unique. Errors say what was found.
+//
+// Supported dtypes: F32 F64 I32 U32 I64 U64 U8 I8 BOOL (the ones detrain's state uses, plus the
+// common integer ones).
+//
+// Thread safety: pure functions.
+#ifndef DETRAIN_BASE_SAFETENSORS_H_
+#define DETRAIN_BASE_SAFETENSORS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace detrain {
+
+struct SafeTensor {
+  std::string name;
+  std::string dtype;  // safetensors spelling: "F32", "I32", "U32", ...
+  std::vector<int64_t> shape;
+  std::string data;  // little-endian, C order; size = product(shape) * itemsize
+};
+
+struct SafetensorsFile {
+  std::map<std::string, std::string> metadata;  // "__metadata__"; empty when absent
+  std::vector<SafeTensor> tensors;              // sorted by name
+};
+
+// Bytes per element of a safetensors dtype name, or 0 if unknown or unsupported.
+int SafetensorsItemSize(std::string_view dtype);
+
+// The file's bytes. Fails on a duplicate or empty name, an unknown dtype, or a data size that
+// disagrees with the shape. Tensors may be given in any order; the file lists them by name.
+Result<std::string> SerializeSafetensors(const SafetensorsFile& file);
+
+// Parses and checks a whole file's bytes (see the header comment). DataLoss on malformed input.
+Result<SafetensorsFile> ParseSafetensors(std::string_view bytes);
+
+Result<SafetensorsFile> ReadSafetensorsFile(const std::string& path);
+// Serializes and writes atomically (base/file_io.h).
+Status WriteSafetensorsFile(const std::string& path, const SafetensorsFile& file);
+
+}  // namespace detrain
+
+#endif  // DETRAIN_BASE_SAFETENSORS_H_
