@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -38,13 +39,31 @@ std::string ErrnoMessage(const std::string& path, int err) {
 }
 
 Result<std::string> ReadFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK so that opening a FIFO does not wait for a writer; it is rejected below anyway,
+  // and the flag does not affect reads of a regular file.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     int err = errno;
     if (err == ENOENT) return NotFound(path + ": no such file");
     return IoError(ErrnoMessage(path, err));
   }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return IoError(ErrnoMessage(path, err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return IoError(path + ": not a regular file (directory, device, socket or FIFO)");
+  }
+  if (static_cast<uint64_t>(st.st_size) > kMaxReadFileBytes) {
+    ::close(fd);
+    return IoError(path + ": file is " + std::to_string(st.st_size) + " bytes; at most " +
+                   std::to_string(kMaxReadFileBytes) + " can be read");
+  }
   std::string out;
+  out.reserve(static_cast<size_t>(st.st_size));
   char buf[1 << 16];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof(buf));
@@ -55,6 +74,12 @@ Result<std::string> ReadFile(const std::string& path) {
       return IoError(ErrnoMessage(path, err));
     }
     if (n == 0) break;
+    // st_size is only a hint (files in /proc report 0, and a file may grow while it is read).
+    if (out.size() + static_cast<size_t>(n) > kMaxReadFileBytes) {
+      ::close(fd);
+      return IoError(path + ": file grew past " + std::to_string(kMaxReadFileBytes) +
+                     " bytes while being read");
+    }
     out.append(buf, static_cast<size_t>(n));
   }
   ::close(fd);

@@ -8,6 +8,7 @@
 #ifndef DETRAIN_BASE_FILE_IO_H_
 #define DETRAIN_BASE_FILE_IO_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,12 @@
 
 namespace detrain {
 
+// Largest file ReadFile reads (64 GiB): beyond any artifact detrain writes, so a larger file is
+// a wrong path rather than something to try to hold in memory.
+inline constexpr uint64_t kMaxReadFileBytes = uint64_t{64} << 30;
+
+// The whole contents of a regular file. Directories, devices (/dev/zero), sockets and FIFOs are
+// errors: they could block or never end.
 Result<std::string> ReadFile(const std::string& path);
 
 Status WriteFileAtomic(const std::string& path, std::string_view contents);

@@ -82,6 +82,40 @@ TEST_F(FileIoTest, ReadMissingIsNotFound) {
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
 }
 
+// A FIFO would block (or never end) and /dev/zero never ends: ReadFile refuses anything that is
+// not a regular file, without opening it for a blocking read.
+TEST_F(FileIoTest, ReadRejectsNonRegularFiles) {
+  std::string fifo = dir_ + "/pipe";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero"), dir_}) {
+    Result<std::string> r = ReadFile(path);
+    ASSERT_FALSE(r.ok()) << path;
+    EXPECT_EQ(r.status().code(), StatusCode::kIoError) << path;
+    EXPECT_EQ(r.status().message(),
+              path + ": not a regular file (directory, device, socket or FIFO)");
+  }
+}
+
+TEST_F(FileIoTest, ReadsFilesWhoseSizeIsNotKnownInAdvance) {
+  // /proc reports a size of 0 for its regular files; the contents are still read.
+  if (!std::filesystem::exists("/proc/self/status")) GTEST_SKIP() << "no /proc";
+  Result<std::string> r = ReadFile("/proc/self/status");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NE(r->find("Name:"), std::string::npos);
+}
+
+TEST_F(FileIoTest, ReadRejectsFilesOverTheLimitBeforeReading) {
+  std::string path = dir_ + "/huge";
+  ASSERT_TRUE(WriteFileAtomic(path, "").ok());
+  if (truncate(path.c_str(), static_cast<off_t>(kMaxReadFileBytes + 1)) != 0) {
+    GTEST_SKIP() << "the file system cannot hold a sparse 64 GiB file";
+  }
+  Result<std::string> r = ReadFile(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            path + ": file is 68719476737 bytes; at most 68719476736 can be read");
+}
+
 TEST(ThreadPoolTest, EveryIndexExactlyOnce) {
   for (size_t threads : {1, 2, 3, 8}) {
     ThreadPool pool(threads);
