@@ -28,6 +28,9 @@ void RegisterCompileCommand(CLI::App& app, int* exit_code);
 void RegisterEvalCommand(CLI::App& app, int* exit_code);
 void RegisterMathCommand(CLI::App& app, int* exit_code);
 void RegisterPrngCommand(CLI::App& app, int* exit_code);
+void RegisterRunCommand(CLI::App& app, int* exit_code);
+void RegisterVerifyCommand(CLI::App& app, int* exit_code);
+void RegisterInspectCommand(CLI::App& app, int* exit_code);
 
 }  // namespace detrain::cli
 

@@ -67,6 +67,9 @@ int main(int argc, char** argv) {
       "Exit codes: 0 ok, 1 verification failed, 2 usage or input error, 3 internal error.\n"
       "Run `detrain COMMAND --help` for the options of one command.");
   int exit_code = kExitOk;
+  RegisterRunCommand(app, &exit_code);
+  RegisterVerifyCommand(app, &exit_code);
+  RegisterInspectCommand(app, &exit_code);
   RegisterDigestCommand(app, &exit_code);
   RegisterCompileCommand(app, &exit_code);
   RegisterEvalCommand(app, &exit_code);

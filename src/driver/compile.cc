@@ -22,6 +22,32 @@ bool EndsWith(const std::string& s, std::string_view suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The eval program (a .dt program with a validation split) through the same pipeline to a plan
+// of its own; every parameter is an input and there is one shard. Its optimized text is not a
+// stage of its own: the plan records the optimized module's digest.
+Status AppendEvalPlan(const std::string& spec, const passes::PipelineOptions& popts,
+                      CompileResult* out) {
+  const StageRecord* eval = out->stages.Find(kStageEval);
+  if (eval == nullptr) return Status::Ok();
+  DETRAIN_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, ir::ParseModule(eval->bytes));
+  DETRAIN_ASSIGN_OR_RETURN(passes::PipelineResult r, passes::RunPipeline(*module, spec, popts));
+  std::string optimized;
+  if (r.dumps.empty()) {
+    DETRAIN_ASSIGN_OR_RETURN(optimized, ir::PrintModule(*r.module));
+  } else {
+    optimized = r.dumps.back().second;
+  }
+  DETRAIN_ASSIGN_OR_RETURN(
+      std::string plan, codegen::cpu::BuildPlan(*r.module, codegen::EntrySignature{}, optimized));
+  DETRAIN_ASSIGN_OR_RETURN(
+      std::string options,
+      OptionsJson({{"pipeline", spec}, {"format_version", codegen::cpu::kPlanFormatVersion}}));
+  Transform t = TransformOf("cpu-plan", kStageEval, std::move(options));
+  t.pipeline = spec;
+  t.plan_format_version = codegen::cpu::kPlanFormatVersion;
+  return out->stages.Add(kStageEvalPlan, std::move(plan), std::move(t), out->is_hlo_input);
+}
+
 }  // namespace
 
 bool IsHloInput(const std::string& path) { return EndsWith(path, ".hlo"); }
@@ -63,12 +89,15 @@ Status AppendBackendStages(const CompileOptions& options, CompileResult* out) {
                            OptionsJson({{"format_version", codegen::cpu::kPlanFormatVersion}}));
   Transform codegen = TransformOf("cpu-plan", kStageOptHlo, std::move(plan_options));
   codegen.plan_format_version = codegen::cpu::kPlanFormatVersion;
-  return out->stages.Add(kStagePlan, std::move(plan), std::move(codegen), out->is_hlo_input);
+  DETRAIN_RETURN_IF_ERROR(
+      out->stages.Add(kStagePlan, std::move(plan), std::move(codegen), out->is_hlo_input));
+  return AppendEvalPlan(spec, popts, out);
 }
 
 Result<CompileResult> Compile(const std::string& path, const CompileOptions& options) {
   CompileResult out;
-  DETRAIN_RETURN_IF_ERROR(IsHloInput(path) ? ImportHlo(path, &out) : CompileDtProgram(path, &out));
+  DETRAIN_RETURN_IF_ERROR(IsHloInput(path) ? ImportHlo(path, &out)
+                                           : CompileDtProgram(path, options, &out));
   if (options.backend) DETRAIN_RETURN_IF_ERROR(AppendBackendStages(options, &out));
   return out;
 }

@@ -23,6 +23,8 @@
 #define DETRAIN_DRIVER_COMPILE_H_
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -31,6 +33,7 @@
 #include "base/status.h"
 #include "compiler/codegen/common/entry_signature.h"
 #include "driver/stage_table.h"
+#include "frontend/data.h"
 #include "frontend/run_config.h"
 
 namespace detrain::driver {
@@ -39,6 +42,11 @@ struct CompileOptions {
   bool backend = true;   // build stages 3 and 4
   std::string pipeline;  // empty: passes::kDefaultPipeline
   int threads = 1;       // compiler threads; no stage depends on them
+  // Where to read each data file, by the path as the program writes it (a verifier pointing at
+  // data received separately, or at a bundle's embedded copy). Unlisted paths are read as the
+  // program writes them, relative to its directory. Never changes a stage: digests are recorded
+  // under the program's own spelling.
+  std::map<std::string, std::string> data_files;
 };
 
 struct CompileResult {
@@ -49,6 +57,8 @@ struct CompileResult {
   // Every pass's output, ("NN.pass-name.hlo", canonical text), for passes/ (with backend).
   std::vector<std::pair<std::string, std::string>> pass_dumps;
   int64_t peak_bytes = 0, total_bytes = 0;  // the pipeline's buffer assignment (with backend)
+  // .dt only: the parsed data as read (before the split and standardization), for the runtime.
+  std::shared_ptr<const frontend::Dataset> dataset;
 };
 
 // True when `path` names HLO text (ends in .hlo); Compile reads anything else as a .dt program.

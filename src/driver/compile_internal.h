@@ -11,7 +11,7 @@
 namespace detrain::driver {
 
 // program.cc: stages 0, 1, 2, init and eval of a .dt program; the config and signature.
-Status CompileDtProgram(const std::string& path, CompileResult* out);
+Status CompileDtProgram(const std::string& path, const CompileOptions& options, CompileResult* out);
 
 // hlo_import.cc: stages 0 and 2 of HLO text; every parameter kInput, S = 1.
 Status ImportHlo(const std::string& path, CompileResult* out);

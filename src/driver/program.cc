@@ -31,6 +31,29 @@ std::string DimsText(const std::vector<int64_t>& dims) {
   return s;
 }
 
+// LoadProgramData with the files of `data_files` read from where it says; the digests keep the
+// program's spelling of each path.
+Result<frontend::Dataset> LoadData(const frontend::DataConfig& data, const std::string& base_dir,
+                                   frontend::LabelType labels,
+                                   const std::map<std::string, std::string>& data_files) {
+  frontend::DataConfig redirected = data;
+  std::vector<std::pair<std::string, std::string>> renamed;  // (read from, as written)
+  for (std::string* p : {&redirected.path, &redirected.features, &redirected.labels}) {
+    auto it = data_files.find(*p);
+    if (p->empty() || it == data_files.end()) continue;
+    renamed.emplace_back(it->second, *p);
+    *p = it->second;
+  }
+  DETRAIN_ASSIGN_OR_RETURN(frontend::Dataset ds,
+                           frontend::LoadProgramData(redirected, base_dir, labels));
+  for (auto& [file, digest] : ds.file_sha256) {
+    for (const auto& [from, written] : renamed) {
+      if (file == from) file = written;
+    }
+  }
+  return ds;
+}
+
 // Checks that the data's example shapes are what the loss takes: features, then labels.
 Status CheckDataShapes(const frontend::SourceFile& src, const frontend::FuncDecl& loss,
                        const frontend::Dataset& ds) {
@@ -138,7 +161,8 @@ Status LowerStages(const CheckedProgram& checked, CompileResult* out) {
 
 }  // namespace
 
-Status CompileDtProgram(const std::string& path, CompileResult* out) {
+Status CompileDtProgram(const std::string& path, const CompileOptions& options,
+                        CompileResult* out) {
   DETRAIN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
   frontend::SourceFile src(path, bytes);
   DETRAIN_ASSIGN_OR_RETURN(frontend::Program program, frontend::Parse(src));
@@ -150,7 +174,7 @@ Status CompileDtProgram(const std::string& path, CompileResult* out) {
                                    ? frontend::LabelType::kS32
                                    : frontend::LabelType::kF32;
   DETRAIN_ASSIGN_OR_RETURN(frontend::Dataset ds,
-                           frontend::LoadProgramData(checked.config.data, DirOf(path), labels));
+                           LoadData(checked.config.data, DirOf(path), labels, options.data_files));
   DETRAIN_RETURN_IF_ERROR(CheckDataShapes(src, *checked.loss, ds));
   DETRAIN_RETURN_IF_ERROR(ResolveData(checked, ds, &checked.config));
 
@@ -159,6 +183,7 @@ Status CompileDtProgram(const std::string& path, CompileResult* out) {
   DETRAIN_RETURN_IF_ERROR(LowerStages(checked, out));
   out->signature = frontend::TrainStepSignature(checked);
   out->config = checked.config;
+  out->dataset = std::make_shared<const frontend::Dataset>(std::move(ds));
   return Status::Ok();
 }
 

@@ -17,7 +17,7 @@ constexpr StageInfo kStages[] = {
     {kStageProgram, 0, "00.program.dt"}, {kStageSource, 1, "01.source.hlo"},
     {kStageHlo, 2, "02.hlo.hlo"},        {kStageInit, 2, "02.init.json"},
     {kStageEval, 2, "02.eval.hlo"},      {kStageOptHlo, 3, "03.opt-hlo.hlo"},
-    {kStagePlan, 4, "04.plan.pb"},
+    {kStagePlan, 4, "04.plan.pb"},       {kStageEvalPlan, 4, "04.eval-plan.pb"},
 };
 constexpr char kHloProgramFile[] = "00.program.hlo";
 

@@ -43,6 +43,7 @@ inline constexpr char kStageInit[] = "init";
 inline constexpr char kStageEval[] = "eval";
 inline constexpr char kStageOptHlo[] = "opt-hlo";
 inline constexpr char kStagePlan[] = "plan";
+inline constexpr char kStageEvalPlan[] = "eval-plan";  // the eval program, optimized and planned
 
 // The folder of per-pass dumps next to the stage files, and the plan's protobuf text (for
 // people; not a stage, never hashed).

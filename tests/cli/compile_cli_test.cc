@@ -30,7 +30,7 @@ TEST(CompileCliTest, HashesListEveryStage) {
     EXPECT_EQ(line.size(), line.find("sha256:") + 7 + 64) << line;
   }
   EXPECT_EQ(names, (std::vector<std::string>{"program", "source", "hlo", "init", "eval", "opt-hlo",
-                                             "plan"}));
+                                             "plan", "eval-plan"}));
   CliResult again = RunDetrain({"compile", kExample, "--hashes", "--threads", "2"});
   EXPECT_EQ(again.out, r.out);
 }
@@ -91,7 +91,7 @@ TEST(CompileCliTest, DumpDirHoldsStagesPassesAndSummary) {
   CliResult r = RunDetrain({"compile", kExample, "--dump-dir", dir});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
-  EXPECT_EQ(summary["stages"].size(), 7u);
+  EXPECT_EQ(summary["stages"].size(), 8u);
   EXPECT_FALSE(summary["pipeline"].get<std::string>().empty());
   for (const auto& s : summary["stages"])
     EXPECT_TRUE(fs::exists(dir + "/" + s["file"].get<std::string>())) << s;

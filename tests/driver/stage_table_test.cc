@@ -35,6 +35,7 @@ const Expected kDtChain[] = {
     {"eval", 2, "02.eval.hlo", "lower-eval", "program"},
     {"opt-hlo", 3, "03.opt-hlo.hlo", "pass-pipeline", "hlo"},
     {"plan", 4, "04.plan.pb", "cpu-plan", "opt-hlo"},
+    {"eval-plan", 4, "04.eval-plan.pb", "cpu-plan", "eval"},
 };
 
 class ExampleTableTest : public ::testing::TestWithParam<std::string> {

@@ -1,0 +1,347 @@
+// See attested_run.h. The run is a sequence: compile, prepare the data, build the trainer, open
+// (or resume) the bundle, run the steps, finish the bundle.
+#include "attest/bundle/attested_run.h"
+
+#include <cmath>
+
+#include "attest/bundle/bundle_files.h"
+#include "attest/bundle/bundle_format.h"
+#include "attest/bundle/environment.h"
+#include "attest/bundle/step_runner.h"
+#include "attest/canonical_json.h"
+#include "attest/tensor_digest.h"
+#include "base/file_io.h"
+#include "base/fs.h"
+#include "driver/compile.h"
+#include "driver/dump.h"
+
+namespace detrain::bundle {
+namespace {
+
+using attest::Digest256;
+using nlohmann::json;
+
+Result<std::string> Canonical(const json& j) {
+  DETRAIN_ASSIGN_OR_RETURN(std::string text, attest::CanonicalJson(j));
+  return text + "\n";
+}
+
+Status WriteJson(const std::string& dir, const std::string& rel, const json& j) {
+  DETRAIN_ASSIGN_OR_RETURN(std::string text, Canonical(j));
+  return WriteFileAtomic(JoinPath(dir, rel), text);
+}
+
+// Everything the run needs, built the same way for a fresh run and a resumed one.
+struct Session {
+  driver::CompileResult compiled;
+  std::unique_ptr<runtime::RunKeys> keys;
+  std::unique_ptr<runtime::TrainingData> data;
+  std::unique_ptr<runtime::Trainer> trainer;
+  StepSchedule schedule;
+  std::string stage_chain;  // canonical JSON of the stage chain
+};
+
+Result<Session> Open(const RunOptions& o) {
+  Session s;
+  DETRAIN_ASSIGN_OR_RETURN(s.compiled, driver::Compile(o.program, {}));
+  if (!s.compiled.config.has_value()) {
+    return InvalidArgument(o.program + ": only a .dt program can be run (it names its data)");
+  }
+  frontend::RunConfig& cfg = *s.compiled.config;
+  if (o.steps.has_value()) {
+    if (*o.steps < 1) return InvalidArgument("--steps must be at least 1");
+    cfg.train.steps = *o.steps;
+  }
+  s.schedule.steps = *cfg.train.steps;
+  s.schedule.checkpoint_every = cfg.train.checkpoint_every;
+  s.schedule.eval_every = cfg.train.eval_every;
+  s.schedule.policy = o.step_digest;
+  s.keys = std::make_unique<runtime::RunKeys>(cfg.train.seed, cfg.train.prng, cfg.train.shards);
+  DETRAIN_ASSIGN_OR_RETURN(prng::Key split_key, s.keys->SplitKey());
+  DETRAIN_ASSIGN_OR_RETURN(runtime::TrainingData data,
+                           runtime::TrainingData::Prepare(cfg, *s.compiled.dataset, split_key));
+  s.data = std::make_unique<runtime::TrainingData>(std::move(data));
+  DETRAIN_ASSIGN_OR_RETURN(s.trainer,
+                           runtime::Trainer::Create(s.compiled, s.data.get(), o.executor));
+  DETRAIN_ASSIGN_OR_RETURN(s.stage_chain,
+                           attest::CanonicalJson(driver::StageChainJson(s.compiled.stages)));
+  return s;
+}
+
+void Report(const RunOptions& o, RunProgress::Kind kind, int64_t done, int64_t first,
+            const Session& s, float loss, const std::optional<runtime::EvalResult>& eval) {
+  if (!o.progress) return;
+  RunProgress p;
+  p.kind = kind;
+  p.steps_done = done;
+  p.steps = s.schedule.steps;
+  p.first_step = first;
+  p.loss = loss;
+  p.eval = eval;
+  o.progress(p);
+}
+
+std::optional<runtime::EvalResult> EvalOf(const StepRecord& r) {
+  if (!r.eval_loss_bits.has_value()) return std::nullopt;
+  runtime::EvalResult e;
+  e.loss = FloatOfBits(*r.eval_loss_bits);
+  if (r.eval_accuracy_bits.has_value()) e.accuracy = FloatOfBits(*r.eval_accuracy_bits);
+  return e;
+}
+
+// Training without a bundle: the same steps, no digests.
+Result<RunSummary> RunPlain(const RunOptions& o, Session& s) {
+  RunSummary sum;
+  sum.steps = s.schedule.steps;
+  DETRAIN_ASSIGN_OR_RETURN(runtime::TrainState state, s.trainer->InitialState(s.keys.get()));
+  Report(o, RunProgress::kStarted, 0, 0, s, 0, std::nullopt);
+  const int64_t spe = s.data->split().steps_per_epoch;
+  for (int64_t t = 0; t < s.schedule.steps; ++t) {
+    DETRAIN_ASSIGN_OR_RETURN(prng::Key key, s.keys->BeginStep(t, spe));
+    DETRAIN_ASSIGN_OR_RETURN(runtime::StepResult r, s.trainer->Step(t, key, &state));
+    if (!r.finite) {
+      sum.stopped = true;
+      sum.stop_reason = "step " + std::to_string(t) + ": " + r.nonfinite;
+      break;
+    }
+    sum.steps_done = t + 1;
+    sum.last_loss = r.loss;
+    std::optional<runtime::EvalResult> eval;
+    if (s.trainer->has_eval() && s.schedule.Evaluates(t)) {
+      DETRAIN_ASSIGN_OR_RETURN(runtime::EvalResult e, s.trainer->Evaluate(state));
+      eval = e;
+      sum.last_eval = e;
+    }
+    Report(o, RunProgress::kStep, t + 1, 0, s, r.loss, eval);
+    if (o.interrupt != nullptr && o.interrupt->load()) {
+      sum.interrupted = true;
+      break;
+    }
+  }
+  sum.complete = !sum.stopped && !sum.interrupted;
+  if (!o.output_dir.empty()) {
+    DETRAIN_RETURN_IF_ERROR(MakeDirs(JoinPath(o.output_dir, "final")));
+    runtime::TrainState params;
+    for (const runtime::StateTensor& t : state) {
+      if (t.role == codegen::ParamRole::kParameter) params.push_back(t);
+    }
+    DETRAIN_RETURN_IF_ERROR(WriteSafetensorsFile(
+        JoinPath(o.output_dir, kFinalWeights),
+        StateFile(params, {{"format", "pt"},
+                           {"detrain.format", kWeightsFormat},
+                           {"detrain.steps", std::to_string(sum.steps_done)}})));
+  }
+  Report(o, RunProgress::kDone, sum.steps_done, 0, s, sum.last_loss, sum.last_eval);
+  return sum;
+}
+
+// Where a resumed run starts: the records kept and the state after them.
+struct ResumePoint {
+  int64_t steps_done = 0;
+  std::vector<StepRecord> records;
+  runtime::TrainState state;
+  size_t steps_bytes = 0;  // the prefix of steps.jsonl to keep
+};
+
+Result<ResumePoint> FindResumePoint(const std::string& dir, Session& s, const Digest256& genesis,
+                                    runtime::TrainState init, ThreadPool* pool) {
+  ResumePoint rp;
+  rp.state = std::move(init);
+  DETRAIN_ASSIGN_OR_RETURN(std::string text, ReadFile(JoinPath(dir, kSteps)));
+  DETRAIN_ASSIGN_OR_RETURN(ParsedSteps steps, ParseSteps(text));
+  if (steps.genesis != genesis || steps.policy != s.schedule.policy) {
+    return FailedPrecondition(dir +
+                              ": the bundle's steps.jsonl belongs to another run "
+                              "(genesis or step digest differ); start a new bundle");
+  }
+  // The records that chain from genesis, numbered 0, 1, ...
+  Digest256 prev = genesis;
+  size_t chained = 0;
+  for (const StepRecord& r : steps.records) {
+    if (r.step != static_cast<int64_t>(chained) || ChainHash(r, prev) != r.hash) break;
+    prev = r.hash;
+    ++chained;
+  }
+  // The newest checkpoint whose roots its record confirms.
+  DETRAIN_ASSIGN_OR_RETURN(std::vector<std::string> files, ListFiles(dir));
+  int64_t best = 0;
+  runtime::TrainState best_state;
+  for (const std::string& f : files) {
+    std::optional<int64_t> done = CheckpointStepsOf(f);
+    if (!done.has_value() || *done < 1 || *done > static_cast<int64_t>(chained) || *done <= best) {
+      continue;
+    }
+    const StepRecord& r = steps.records[static_cast<size_t>(*done - 1)];
+    Result<SafetensorsFile> file = ReadSafetensorsFile(JoinPath(dir, f));
+    if (!file.ok() || !r.params_root.has_value()) continue;
+    runtime::TrainState state = s.trainer->StateLayout();
+    if (!LoadState(*file, &state).ok()) continue;
+    Result<std::pair<Digest256, Digest256>> roots = StateRoots(state, pool);
+    if (!roots.ok() || roots->first != *r.params_root || roots->second != *r.optimizer_root) {
+      continue;
+    }
+    best = *done;
+    best_state = std::move(state);
+  }
+  rp.steps_done = best;
+  if (best > 0) rp.state = std::move(best_state);
+  rp.records.assign(steps.records.begin(), steps.records.begin() + best);
+  // The header line plus `best` whole lines.
+  size_t pos = 0;
+  for (int64_t line = 0; line <= best; ++line) pos = text.find('\n', pos) + 1;
+  rp.steps_bytes = pos;
+  // Checkpoints after the resume point are rewritten by the run; stale temporaries go now.
+  for (const std::string& f : files) {
+    std::optional<int64_t> done = CheckpointStepsOf(f);
+    if ((done.has_value() && *done > best) || f.find(".tmp.") != std::string::npos) {
+      DETRAIN_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, f)));
+    }
+  }
+  return rp;
+}
+
+Result<RunSummary> RunAttested(const RunOptions& o, Session& s) {
+  const std::string& dir = o.output_dir;
+  if (dir.empty()) return InvalidArgument("--attest needs a bundle directory (-o BUNDLE)");
+  RunSummary sum;
+  sum.steps = s.schedule.steps;
+  Result<std::vector<std::string>> present = ListFiles(dir);
+  const bool existing = IsDirectory(dir) && (!present.ok() || !present->empty());
+  if (o.resume) {
+    if (!IsDirectory(dir)) return InvalidArgument(dir + ": no bundle to resume");
+    if (PathExists(JoinPath(dir, kManifest))) {
+      return FailedPrecondition(dir + ": the bundle is complete; there is nothing to resume");
+    }
+  } else if (existing) {
+    return InvalidArgument(dir +
+                           ": exists and is not empty; choose a new directory, or add "
+                           "--resume to continue an interrupted run");
+  }
+  ThreadPool pool(static_cast<size_t>(std::max(1, o.executor.threads)));
+
+  // The initial state and the genesis hash.
+  DETRAIN_ASSIGN_OR_RETURN(runtime::TrainState init, s.trainer->InitialState(s.keys.get()));
+  DETRAIN_ASSIGN_OR_RETURN(Digest256 genesis, Genesis(s.stage_chain, init, &pool));
+
+  // The static part of the bundle: identical bytes on every (re)start.
+  BundleStatics statics;
+  statics.options = &o;
+  statics.compiled = &s.compiled;
+  statics.data = s.data.get();
+  statics.schedule = &s.schedule;
+  statics.environment = EnvironmentJson(o.executor, s.trainer->isa(), o.detrain_version, o.program);
+  if (o.resume) {
+    DETRAIN_RETURN_IF_ERROR(CheckStaticsMatch(dir, statics));
+  }
+  DETRAIN_RETURN_IF_ERROR(WriteStatics(dir, statics));
+
+  ResumePoint rp;
+  if (o.resume && PathExists(JoinPath(dir, kSteps))) {
+    DETRAIN_ASSIGN_OR_RETURN(rp, FindResumePoint(dir, s, genesis, std::move(init), &pool));
+  } else {
+    rp.state = std::move(init);
+  }
+  AppendFile steps;
+  if (rp.steps_bytes == 0) {
+    DETRAIN_RETURN_IF_ERROR(steps.Open(JoinPath(dir, kSteps), 0));
+    DETRAIN_ASSIGN_OR_RETURN(std::string header,
+                             Canonical(StepsHeaderJson(genesis, s.schedule.policy)));
+    DETRAIN_RETURN_IF_ERROR(steps.Append(header));
+  } else {
+    DETRAIN_RETURN_IF_ERROR(steps.Open(JoinPath(dir, kSteps), rp.steps_bytes));
+  }
+  DETRAIN_RETURN_IF_ERROR(steps.Sync());
+
+  // The keys of the steps already done, in run order, so the lineage matches a straight run.
+  const int64_t spe = s.data->split().steps_per_epoch;
+  for (int64_t t = 0; t < rp.steps_done; ++t) {
+    DETRAIN_RETURN_IF_ERROR(s.keys->BeginStep(t, spe).status());
+  }
+  std::vector<StepRecord> records = std::move(rp.records);
+  runtime::TrainState state = std::move(rp.state);
+  const int64_t first = rp.steps_done;
+  auto progress_json = [&](int64_t done) {
+    return json{
+        {"format", kProgressFormat}, {"format_version", kFormatVersion},
+        {"status", "incomplete"},    {"steps", s.schedule.steps},
+        {"steps_done", done},        {"resume", "detrain run PROGRAM --attest -o BUNDLE --resume"}};
+  };
+  DETRAIN_RETURN_IF_ERROR(WriteJson(dir, kProgress, progress_json(first)));
+  Report(o, RunProgress::kStarted, first, first, s, 0, std::nullopt);
+
+  Digest256 prev = records.empty() ? genesis : records.back().hash;
+  for (int64_t t = first; t < s.schedule.steps; ++t) {
+    DETRAIN_ASSIGN_OR_RETURN(prng::Key key, s.keys->BeginStep(t, spe));
+    DETRAIN_ASSIGN_OR_RETURN(StepOutcome out,
+                             RunStep(*s.trainer, s.schedule, t, key, prev, &state, &pool));
+    if (!out.finite) {
+      sum.stopped = true;
+      sum.stop_reason = "step " + std::to_string(t) + ": " + out.nonfinite;
+      break;
+    }
+    DETRAIN_ASSIGN_OR_RETURN(std::string line, Canonical(StepRecordJson(out.record)));
+    DETRAIN_RETURN_IF_ERROR(steps.Append(line));
+    prev = out.record.hash;
+    sum.last_loss = FloatOfBits(out.record.loss_bits);
+    std::optional<runtime::EvalResult> eval = EvalOf(out.record);
+    if (eval.has_value()) sum.last_eval = eval;
+    records.push_back(std::move(out.record));
+    if (s.schedule.Checkpoints(t)) {
+      DETRAIN_RETURN_IF_ERROR(steps.Sync());
+      const StepRecord& r = records.back();
+      DETRAIN_RETURN_IF_ERROR(MakeDirs(JoinPath(dir, kCheckpointsDir)));
+      DETRAIN_RETURN_IF_ERROR(WriteSafetensorsFile(
+          JoinPath(dir, CheckpointPath(t + 1)),
+          StateFile(state, {{"detrain.format", kCheckpointFormat},
+                            {"detrain.steps_done", std::to_string(t + 1)},
+                            {"detrain.step_hash", Hex(r.hash)},
+                            {"detrain.params_root", Hex(*r.params_root)},
+                            {"detrain.optimizer_root", Hex(*r.optimizer_root)}})));
+      DETRAIN_RETURN_IF_ERROR(WriteJson(dir, kProgress, progress_json(t + 1)));
+      Report(o, RunProgress::kCheckpoint, t + 1, first, s, sum.last_loss, eval);
+    } else {
+      Report(o, RunProgress::kStep, t + 1, first, s, sum.last_loss, eval);
+    }
+    if (o.crash_after_steps.has_value() && t + 1 >= *o.crash_after_steps) {
+      sum.steps_done = t + 1;
+      return sum;  // as if killed: no sync, no manifest
+    }
+    if (o.interrupt != nullptr && o.interrupt->load() && t + 1 < s.schedule.steps) {
+      DETRAIN_RETURN_IF_ERROR(steps.Sync());
+      sum.interrupted = true;
+      sum.steps_done = t + 1;
+      sum.final_step_hash = Hex(prev);
+      return sum;
+    }
+  }
+  DETRAIN_RETURN_IF_ERROR(steps.Sync());
+  DETRAIN_RETURN_IF_ERROR(steps.Close());
+  sum.steps_done = static_cast<int64_t>(records.size());
+  sum.final_step_hash = Hex(prev);
+
+  // The roots of the last good state (a stopped run's last record may not have them).
+  FinalState fin;
+  fin.steps_done = sum.steps_done;
+  fin.step_hash = prev;
+  fin.genesis = genesis;
+  DETRAIN_ASSIGN_OR_RETURN(auto roots, StateRoots(state, &pool));
+  fin.params_root = roots.first;
+  fin.optimizer_root = roots.second;
+  fin.stopped = sum.stopped;
+  fin.stop_reason = sum.stop_reason;
+  DETRAIN_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(dir, kLineage), s.keys->lineage().ToJsonl()));
+  DETRAIN_ASSIGN_OR_RETURN(sum.root_digest, FinishBundle(dir, statics, fin, state));
+  sum.complete = true;
+  Report(o, RunProgress::kDone, sum.steps_done, first, s, sum.last_loss, sum.last_eval);
+  return sum;
+}
+
+}  // namespace
+
+Result<RunSummary> RunProgram(const RunOptions& options) {
+  DETRAIN_ASSIGN_OR_RETURN(Session s, Open(options));
+  if (!options.attest) return RunPlain(options, s);
+  return RunAttested(options, s);
+}
+
+}  // namespace detrain::bundle

@@ -1,0 +1,90 @@
+// Digests of the training state and the per-step hash chain (DESIGN.md §4; schemas/bundle.md
+// "Steps").
+//
+// The state is a list of named arrays (parameters, optimizer slots, the update counter). Each
+// tensor gets a digest, and the state digest combines them in name order, so a mismatch names
+// the tensor:
+//   - the fast policy, XXH3-128 (libxxhash), after every step:
+//       tensor = XXH3-128(u64le(len(header)) || header || data), header = canonical JSON
+//                {"dtype","name","shape"} (as tensor_digest.h), data = the raw little-endian
+//                bytes (NaN payloads are defined by the op semantics, so the bytes the runtime
+//                produces are already canonical);
+//       state  = XXH3-128(tensor digests, in name order);
+//   - the SHA-256 policy: tensor = the SHA-256 tensor digest (tensor_digest.h), state = the
+//     Merkle root (merkle.h) over the tensor digests in name order. Taken at checkpoints and at
+//     the end for the parameters and for the optimizer state (slots and counter) separately —
+//     the "roots" —, and every step for the whole state with `--step-digest sha256`.
+// The step hash chains them:
+//   h_t = SHA-256("detrain.step.v1" || 0x00 || h_{t-1} || u64le(t) || batch digest (32 bytes)
+//                 || u32le(key hi) || u32le(key lo) || u32le(learning-rate bits)
+//                 || u32le(loss bits) || u8(len(state digest)) || state digest
+//                 || u8(number of roots) || roots (32 bytes each)
+//                 || u8(number of eval values) || u32le(eval value bits)...)
+// and h_{-1}, the genesis hash, commits to the stage chain and the initial state:
+//   SHA-256("detrain.genesis.v1" || 0x00 || u64le(len(stage chain)) || stage chain
+//           || initial params root || initial optimizer-state root).
+//
+// Thread safety: pure functions (the pool is borrowed). Determinism: results depend only on the
+// tensors' names, dtypes, shapes and bytes, never on the pool size.
+#ifndef DETRAIN_ATTEST_STATE_DIGEST_H_
+#define DETRAIN_ATTEST_STATE_DIGEST_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "attest/sha256.h"
+#include "attest/tensor_digest.h"
+#include "base/status.h"
+#include "base/thread_pool.h"
+
+namespace detrain::attest {
+
+using Digest128 = std::array<uint8_t, 16>;
+
+enum class DigestPolicy { kXxh3, kSha256 };
+
+struct StateDigests {
+  std::string state;                                         // 16 (XXH3-128) or 32 (SHA-256) bytes
+  std::vector<std::pair<std::string, std::string>> tensors;  // (name, digest), name order
+};
+
+// The state digest of `tensors` (names must be unique; any order) under `policy`.
+Result<StateDigests> DigestState(const std::vector<TensorView>& tensors, DigestPolicy policy,
+                                 ThreadPool* pool);
+
+// XXH3-128 of a byte string, as 16 big-endian bytes (XXH128_canonicalFromHash).
+Digest128 Xxh3Of(std::string_view bytes);
+
+// Merkle root over the SHA-256 tensor digests of `tensors` in name order.
+Result<Digest256> StateSha256Root(const std::vector<TensorView>& tensors, ThreadPool* pool);
+
+struct StepHashInput {
+  Digest256 previous{};
+  uint64_t step = 0;
+  Digest256 batch{};
+  uint32_t key_hi = 0, key_lo = 0;
+  uint32_t learning_rate_bits = 0;
+  uint32_t loss_bits = 0;
+  std::string state_digest;         // 16 (xxh3) or 32 (sha256) bytes
+  std::vector<Digest256> roots;     // SHA-256 roots (params, optimizer state) when taken
+  std::vector<uint32_t> eval_bits;  // eval metrics (loss, accuracy) when evaluated
+};
+
+Digest256 StepHash(const StepHashInput& in);
+
+// The batch digest of a step: which rows it took and what it fed the step.
+//   SHA-256("detrain.batch.v1" || 0x00 || u64le(epoch) || u64le(rows) || u64le(row)...
+//           || XXH3-128 of the batch inputs' bytes, concatenated in entry order)
+Digest256 BatchDigest(uint64_t epoch, const std::vector<int64_t>& rows,
+                      const std::vector<std::string_view>& inputs);
+
+Digest256 GenesisHash(std::string_view stage_chain, const Digest256& params_root,
+                      const Digest256& optimizer_root);
+
+}  // namespace detrain::attest
+
+#endif  // DETRAIN_ATTEST_STATE_DIGEST_H_

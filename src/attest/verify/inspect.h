@@ -1,0 +1,27 @@
+// `detrain inspect`: what a bundle holds, for people (a summary; verify checks it). Works on
+// incomplete bundles too: it reads what is there and says what is missing.
+//
+// Thread safety: pure function of the bundle's files.
+#ifndef DETRAIN_ATTEST_VERIFY_INSPECT_H_
+#define DETRAIN_ATTEST_VERIFY_INSPECT_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "base/status.h"
+
+namespace detrain::verify {
+
+// {"bundle", "complete", "status", "program", "data": {files, rows, train_rows,
+// validation_rows, standardize}, "stages": [{stage, sha256}], "lineage": {nodes, uses, purposes:
+// {kind: count}}, "steps": {count, state_digest, genesis, final_step_hash}, "loss": [[step, loss]],
+// "eval": [[step, loss, accuracy|null]], "checkpoints": [steps_done], "root_digest"}.
+// Fails (InvalidArgument) only when `dir` is not a bundle at all.
+Result<nlohmann::json> InspectBundle(const std::string& dir);
+
+// The summary as text, with the loss curve drawn in `width` x `height` characters.
+std::string InspectText(const nlohmann::json& summary, int width, int height);
+
+}  // namespace detrain::verify
+
+#endif  // DETRAIN_ATTEST_VERIFY_INSPECT_H_

@@ -1,0 +1,77 @@
+// `detrain verify`: checks an audit bundle in three phases (DESIGN.md §6; schemas/bundle.md
+// "Verification"), stopping at the first failure with a message that names what is wrong.
+//
+//   integrity  manifest.json parses, has format version 1 and the fields of
+//              schemas/bundle.schema.json, and its root digest is its own; every file is listed
+//              with its size and Merkle root and no file is missing or extra; the step log
+//              parses, is numbered 0..N-1 and chains from its genesis to the final step hash;
+//              every checkpoint holds the state its step record's SHA-256 roots name; the final
+//              weights are exactly the bytes the final state and the root digest give; the
+//              split is disjoint and covers every row.
+//   recompile  stages 1-4 are rebuilt from the bundled program and the data (embedded, in
+//              --data DIR, or where the program names it; each file must have its recorded
+//              SHA-256) and must have the recorded digests; the data record, the split, the key
+//              lineage and the genesis hash are recomputed and compared.
+//   replay     the steps are run again — all of them, or a range from the nearest checkpoint —
+//              and every field of every record must come out the same. Segments between
+//              checkpoints are independent, so `jobs` of them run at once.
+//
+// Outcomes and exit codes: verified 0; failed 1 (a mismatch, a corrupt or incomplete bundle);
+// input error 2 (no such directory, a format version this verifier does not read, a dataset it
+// cannot find).
+//
+// Thread safety: VerifyBundle may run concurrently on different bundles.
+#ifndef DETRAIN_ATTEST_VERIFY_VERIFIER_H_
+#define DETRAIN_ATTEST_VERIFY_VERIFIER_H_
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/executor.h"
+
+namespace detrain::verify {
+
+struct VerifyOptions {
+  std::string bundle;
+  std::optional<int64_t> from_step, to_step;  // replay steps [from, to); default all
+  int jobs = 1;                               // segments replayed at once
+  bool replay = true;
+  bool recompile = true;
+  std::string data_dir;                              // where to look for the dataset files first
+  runtime::ExecutorOptions executor;                 // per replaying job
+  int integrity_threads = 0;                         // 0: every hardware thread
+  std::function<void(const std::string&)> progress;  // one line per event
+};
+
+enum class Outcome { kVerified, kFailed, kIncomplete, kInputError };
+
+struct PhaseReport {
+  std::string name;  // "integrity" | "recompile" | "replay"
+  bool ok = false;
+  std::string message;  // what failed, or a summary of what was checked
+  double seconds = 0;
+};
+
+struct VerifyReport {
+  Outcome outcome = Outcome::kFailed;
+  std::string message;  // one line: what was verified, or the first failure
+  std::vector<PhaseReport> phases;
+  int64_t steps = 0;  // records in the bundle
+  int64_t steps_replayed = 0;
+  std::string final_step_hash;
+  std::string root_digest;
+  std::string status;  // the manifest's: "complete" | "stopped"
+
+  int ExitCode() const;
+  nlohmann::json ToJson() const;
+};
+
+VerifyReport VerifyBundle(const VerifyOptions& options);
+
+}  // namespace detrain::verify
+
+#endif  // DETRAIN_ATTEST_VERIFY_VERIFIER_H_

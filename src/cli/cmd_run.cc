@@ -1,0 +1,237 @@
+// `detrain run PROGRAM [--attest -o BUNDLE]`: train a program (attest/bundle/attested_run.h).
+// Progress goes to stderr: a bar redrawn in place on a terminal, plain lines otherwise.
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "attest/bundle/attested_run.h"
+#include "attest/bundle/bundle_format.h"
+#include "cli/command.h"
+
+#ifndef DETRAIN_VERSION
+#define DETRAIN_VERSION "0.0.0"
+#endif
+#ifndef DETRAIN_GIT_COMMIT
+#define DETRAIN_GIT_COMMIT "unknown"
+#endif
+
+namespace detrain::cli {
+namespace {
+
+std::atomic<bool> g_interrupt{false};
+
+extern "C" void OnInterrupt(int) { g_interrupt.store(true); }
+
+struct RunFlags {
+  std::string program;
+  std::string output;
+  bool attest = false;
+  bool resume = false;
+  bool embed_data = false;
+  std::string backend = "cpu";
+  int threads = 1;
+  int devices = 1;
+  std::string isa;
+  int64_t steps = 0;
+  std::string step_digest = "xxh3-128";
+  bool quiet = false;
+};
+
+std::string Duration(double s) {
+  char b[32];
+  if (s < 60) {
+    std::snprintf(b, sizeof(b), "%.0fs", s);
+  } else if (s < 3600) {
+    std::snprintf(b, sizeof(b), "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  } else {
+    std::snprintf(b, sizeof(b), "%dh%02dm", static_cast<int>(s) / 3600,
+                  (static_cast<int>(s) / 60) % 60);
+  }
+  return b;
+}
+
+// Renders RunProgress events: a redrawn bar on a terminal, a line per ~5% (and per eval,
+// checkpoint) otherwise.
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(bool quiet) : quiet_(quiet), tty_(::isatty(STDERR_FILENO) == 1) {}
+
+  void operator()(const bundle::RunProgress& p) {
+    if (quiet_) return;
+    auto now = std::chrono::steady_clock::now();
+    if (p.kind == bundle::RunProgress::kStarted) {
+      start_ = now;
+      if (p.first_step > 0) {
+        std::cerr << "resuming at step " << p.first_step << " of " << p.steps << "\n";
+      }
+      return;
+    }
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const int64_t done_here = p.steps_done - p.first_step;
+    const double rate = elapsed > 0 ? static_cast<double>(done_here) / elapsed : 0;
+    const double eta = rate > 0 ? static_cast<double>(p.steps - p.steps_done) / rate : 0;
+    char line[256];
+    std::snprintf(line, sizeof(line), "step %lld/%lld  loss %.4f  %.1f steps/s  ETA %s",
+                  static_cast<long long>(p.steps_done), static_cast<long long>(p.steps),
+                  static_cast<double>(p.loss), rate, Duration(eta).c_str());
+    std::string text = line;
+    if (p.eval.has_value()) {
+      char e[96];
+      std::snprintf(e, sizeof(e), "  val loss %.4f", static_cast<double>(p.eval->loss));
+      text += e;
+      if (p.eval->accuracy.has_value()) {
+        std::snprintf(e, sizeof(e), "  val accuracy %.4f", static_cast<double>(*p.eval->accuracy));
+        text += e;
+      }
+    }
+    if (p.kind == bundle::RunProgress::kCheckpoint) text += "  [checkpoint]";
+    if (p.kind == bundle::RunProgress::kDone) {
+      if (tty_) std::cerr << "\r\033[K";
+      std::cerr << "done: " << p.steps_done << " steps in " << Duration(elapsed) << "\n";
+      return;
+    }
+    if (tty_) {
+      const int width = 24;
+      int filled = p.steps > 0 ? static_cast<int>(width * p.steps_done / p.steps) : 0;
+      std::string bar = "[" + std::string(static_cast<size_t>(filled), '=') +
+                        std::string(static_cast<size_t>(width - filled), ' ') + "] ";
+      std::cerr << "\r\033[K" << bar << text << std::flush;
+      if (p.eval.has_value() || p.kind == bundle::RunProgress::kCheckpoint) std::cerr << "\n";
+    } else {
+      const int64_t every = std::max<int64_t>(1, p.steps / 20);
+      if (p.steps_done % every == 0 || p.eval.has_value() ||
+          p.kind == bundle::RunProgress::kCheckpoint) {
+        std::cerr << text << "\n";
+      }
+    }
+  }
+
+ private:
+  bool quiet_;
+  bool tty_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+int RunRun(const RunFlags& f) {
+  bundle::RunOptions o;
+  o.program = f.program;
+  o.output_dir = f.output;
+  o.attest = f.attest;
+  o.resume = f.resume;
+  o.embed_data = f.embed_data;
+  o.executor.threads = f.threads;
+  o.executor.devices = f.devices;
+  if (!f.isa.empty()) {
+    std::optional<Isa> isa = IsaFromName(f.isa);
+    if (!isa)
+      return ReportError("run",
+                         InvalidArgument("--isa '" + f.isa + "': expected scalar, avx2 or avx512"));
+    o.executor.isa = *isa;
+  }
+  if (f.backend != "cpu") {
+    return ReportError("run", Unimplemented("--backend " + f.backend +
+                                            ": only the cpu backend runs plans in this version"));
+  }
+  if (f.steps > 0) o.steps = f.steps;
+  Result<attest::DigestPolicy> policy = bundle::ParseDigestPolicy(f.step_digest);
+  if (!policy.ok()) return ReportError("run", policy.status());
+  o.step_digest = *policy;
+  if ((f.resume || f.embed_data || f.step_digest != "xxh3-128") && !f.attest) {
+    return ReportError("run",
+                       InvalidArgument("--resume, --embed-data and --step-digest need --attest"));
+  }
+  o.detrain_version = DETRAIN_VERSION " (" DETRAIN_GIT_COMMIT ")";
+  auto printer = std::make_shared<ProgressPrinter>(f.quiet);
+  o.progress = [printer](const bundle::RunProgress& p) { (*printer)(p); };
+  o.interrupt = &g_interrupt;
+  std::signal(SIGINT, OnInterrupt);
+  std::signal(SIGTERM, OnInterrupt);
+  Result<bundle::RunSummary> r = bundle::RunProgram(o);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (!r.ok()) {
+    const std::string& m = r.status().message();
+    if (!m.empty() && std::isdigit(static_cast<unsigned char>(m[0]))) {
+      std::cerr << f.program << ":" << m << "\n";
+      return kExitUsage;
+    }
+    return ReportError("run", r.status());
+  }
+  if (r->interrupted) {
+    std::cerr << "\ninterrupted after step " << r->steps_done - 1 << "; ";
+    if (f.attest) {
+      std::cerr << "the bundle is incomplete. Continue it with:\n  detrain run " << f.program
+                << " --attest -o " << f.output << " --resume\n";
+    } else {
+      std::cerr << "nothing was written\n";
+    }
+    return 130;
+  }
+  if (r->stopped) std::cerr << "stopped: " << r->stop_reason << "\n";
+  if (r->last_eval.has_value()) {
+    std::fprintf(stderr, "validation: loss %.6f", static_cast<double>(r->last_eval->loss));
+    if (r->last_eval->accuracy.has_value()) {
+      std::fprintf(stderr, "  accuracy %.4f", static_cast<double>(*r->last_eval->accuracy));
+    }
+    std::fprintf(stderr, "\n");
+  }
+  if (f.attest) {
+    std::cout << "bundle: " << f.output << "\n"
+              << "steps: " << r->steps_done << "/" << r->steps << (r->stopped ? " (stopped)" : "")
+              << "\n"
+              << "final step hash: " << r->final_step_hash << "\n"
+              << "root digest: " << r->root_digest << "\n";
+  } else if (!f.output.empty()) {
+    std::cout << "final weights: " << f.output << "/final/weights.safetensors\n";
+  }
+  return r->stopped ? kExitVerifyFailed : kExitOk;
+}
+
+}  // namespace
+
+void RegisterRunCommand(CLI::App& app, int* exit_code) {
+  auto f = std::make_shared<RunFlags>();
+  CLI::App* cmd =
+      app.add_subcommand("run", "Train a program; with --attest, write an audit bundle");
+  cmd->add_option("PROGRAM", f->program, "A .dt program")->required();
+  cmd->add_flag("--attest", f->attest,
+                "Write an audit bundle to -o: the stages, data digests, key lineage, a "
+                "hash-chained record of every step, checkpoints and final weights");
+  cmd->add_option("-o,--output", f->output,
+                  "The bundle directory (new or empty; with --attest), or where "
+                  "final/weights.safetensors goes (without)");
+  cmd->add_flag("--resume", f->resume,
+                "Continue an interrupted bundle from its last checkpoint, to the same result as "
+                "an uninterrupted run");
+  cmd->add_flag("--embed-data", f->embed_data, "Copy the dataset files into the bundle");
+  cmd->add_option("--backend", f->backend, "cpu (default); cuda comes with a later version")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--threads", f->threads, "Worker threads; results never depend on them")
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--devices", f->devices,
+                  "In-process devices: 1, 2, 4 or 8, dividing the program's shards; never "
+                  "changes a bit");
+  cmd->add_option("--isa", f->isa, "scalar, avx2 or avx512 (default: the best this CPU has)");
+  cmd->add_option("--steps", f->steps, "Train this many steps instead of the program's")
+      ->check(CLI::Range(int64_t{1}, int64_t{4294967295}));
+  cmd->add_option("--step-digest", f->step_digest,
+                  "xxh3-128 (default: XXH3-128 of the state every step, SHA-256 roots at "
+                  "checkpoints and the end) or sha256 (SHA-256 every step)")
+      ->check(CLI::IsMember({"xxh3-128", "sha256"}));
+  cmd->add_flag("-q,--quiet", f->quiet, "No progress output");
+  cmd->footer(
+      "Ctrl-C stops after the current step; the bundle says it is incomplete and --resume\n"
+      "continues it. A NaN or infinite loss stops the run; the bundle is finished with status\n"
+      "\"stopped\" and holds every step before it.\n"
+      "Exit codes: 0 trained, 1 stopped on a non-finite loss, 2 usage or input error,\n"
+      "3 internal error, 130 interrupted.");
+  cmd->callback([f, exit_code] { *exit_code = RunRun(*f); });
+}
+
+}  // namespace detrain::cli

@@ -1,0 +1,102 @@
+// The training loop's step machine (DESIGN.md §9 "training loop"): the initial state from the
+// init plan, one train step on the executor, and the evaluation program. The loop itself — how
+// many steps, what is recorded after each, checkpoints — belongs to the caller (the bundle
+// writer in src/attest/bundle, the verifier's replay), which is why this class has no notion of
+// files or digests.
+//
+// The state is the train step's carried values in entry order: the parameters (declaration
+// order), the optimizer slots (parameter-major, named NAME_s0, NAME_s1) and the update counter
+// `count`. Step t takes the state, the learning rate LearningRateAt(schedule, t) (frontend/
+// schedule.h), the batch of step t and the step key, and returns the new state and the loss.
+//
+// Thread safety: one Step or Evaluate at a time per trainer. Determinism: every result is a
+// function of the compiled stages, the data and t — never of the executor's threads, devices or
+// ISA (runtime/executor.h).
+#ifndef DETRAIN_RUNTIME_TRAIN_TRAINER_H_
+#define DETRAIN_RUNTIME_TRAIN_TRAINER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "compiler/codegen/common/entry_signature.h"
+#include "compiler/ir/literal.h"
+#include "driver/compile.h"
+#include "runtime/executor.h"
+#include "runtime/train/run_keys.h"
+#include "runtime/train/training_data.h"
+
+namespace detrain::runtime {
+
+struct StateTensor {
+  std::string name;
+  codegen::ParamRole role = codegen::ParamRole::kParameter;  // parameter, optimizer-state, step
+  ir::Literal value;
+};
+
+using TrainState = std::vector<StateTensor>;
+
+struct StepResult {
+  float loss = 0;
+  float learning_rate = 0;
+  prng::Key key;
+  Batch batch;
+  // A NaN or infinite loss leaves the state as it was; `nonfinite` then says what was not
+  // finite: "loss is NaN", plus the first result tensor with a non-finite element.
+  bool finite = true;
+  std::string nonfinite;
+};
+
+struct EvalResult {
+  float loss = 0;
+  std::optional<float> accuracy;
+};
+
+// The XLA spelling of a literal's element type ("f32", "s32", ...).
+std::string DTypeName(const ir::Literal& literal);
+
+class Trainer {
+ public:
+  // `compiled` must hold stages "plan" and "init" and a configuration; "eval-plan" is optional.
+  // `data` must outlive the trainer.
+  static Result<std::unique_ptr<Trainer>> Create(const driver::CompileResult& compiled,
+                                                 TrainingData* data,
+                                                 const ExecutorOptions& options);
+
+  // The initial state: each parameter drawn with its key from `keys` (RunKeys::InitKey, which
+  // records it), zero optimizer slots and count 0. Checks the init plan's recorded keys.
+  Result<TrainState> InitialState(RunKeys* keys) const;
+
+  // An empty state of the right names and shapes (to be filled from a checkpoint).
+  TrainState StateLayout() const;
+
+  // Runs step t on `state` (replaced by the new state unless the loss is not finite) with key
+  // `step_key`.
+  Result<StepResult> Step(int64_t t, const prng::Key& step_key, TrainState* state);
+
+  // The eval program over the validation split, when the program has one.
+  bool has_eval() const { return eval_ != nullptr; }
+  Result<EvalResult> Evaluate(const TrainState& state);
+
+  const frontend::RunConfig& config() const { return config_; }
+  int64_t steps() const { return *config_.train.steps; }
+  Isa isa() const;
+
+ private:
+  Trainer() = default;
+
+  frontend::RunConfig config_;
+  std::string init_plan_;
+  TrainingData* data_ = nullptr;
+  std::unique_ptr<Executor> step_;
+  std::unique_ptr<Executor> eval_;
+  TrainState layout_;
+  std::optional<Batch> validation_;
+};
+
+}  // namespace detrain::runtime
+
+#endif  // DETRAIN_RUNTIME_TRAIN_TRAINER_H_
