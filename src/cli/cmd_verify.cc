@@ -15,6 +15,7 @@ struct VerifyFlags {
   std::string steps;
   int jobs = 1;
   bool no_replay = false;
+  bool integrity_only = false;
   std::string data_dir;
   bool json = false;
   int threads = 1;
@@ -46,7 +47,8 @@ int RunVerify(const VerifyFlags& f) {
   verify::VerifyOptions o;
   o.bundle = f.bundle;
   o.jobs = f.jobs;
-  o.replay = !f.no_replay;
+  o.replay = !f.no_replay && !f.integrity_only;
+  o.recompile = !f.integrity_only;
   o.data_dir = f.data_dir;
   o.executor.threads = f.threads;
   o.executor.devices = f.devices;
@@ -95,6 +97,8 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--jobs", f->jobs, "Checkpoint segments replayed at once")
       ->check(CLI::Range(1, 256));
   cmd->add_flag("--no-replay", f->no_replay, "Check integrity and recompile only");
+  cmd->add_flag("--integrity-only", f->integrity_only,
+                "Check integrity only (digests, sizes, the step chain; no recompile, no replay)");
   cmd->add_option("--data", f->data_dir,
                   "A directory holding the dataset files (by file name), for a bundle without "
                   "embedded data");

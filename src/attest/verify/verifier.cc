@@ -245,8 +245,7 @@ Check CheckSteps(Bundle& b) {
   return std::nullopt;
 }
 
-Result<Digest256> RootsOfFile(const SafetensorsFile& f, bool params_only, const json& roles) {
-  (void)roles;
+Result<Digest256> RootsOfFile(const SafetensorsFile& f, ThreadPool* pool) {
   std::vector<attest::TensorView> views;
   for (const SafeTensor& t : f.tensors) {
     attest::TensorView v;
@@ -256,19 +255,52 @@ Result<Digest256> RootsOfFile(const SafetensorsFile& f, bool params_only, const 
     v.data = t.data;
     views.push_back(v);
   }
-  (void)params_only;
-  return attest::StateSha256Root(views, nullptr);
+  return attest::StateSha256Root(views, pool);
 }
 
-// The parameter names (the state tensors whose role is "parameter"), from the run config.
-std::set<std::string> ParamNames(const json& config) {
-  std::set<std::string> names;
-  for (const json& p : config["params"]) names.insert(p["name"].get<std::string>());
-  return names;
+// The __metadata__ of a safetensors file, reading only its header (the tensors are checked
+// against their step record's roots when replay loads them, or in the recompile phase).
+Result<std::map<std::string, std::string>> SafetensorsMetadata(const std::string& path) {
+  DETRAIN_ASSIGN_OR_RETURN(uint64_t size, RegularFileSize(path));
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError(ErrnoMessage(path, errno));
+  std::string head(8, '\0');
+  std::string header;
+  Status st;
+  if (size < 8 || ::pread(fd, head.data(), 8, 0) != 8) {
+    st = DataLoss(path + ": shorter than a safetensors header");
+  } else {
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i)
+      n = (n << 8) | static_cast<unsigned char>(head[static_cast<size_t>(i)]);
+    if (n > size - 8 || n > (uint64_t{100} << 20)) {
+      st = DataLoss(path + ": safetensors header length " + std::to_string(n) +
+                    " exceeds the file's " + std::to_string(size - 8) + " bytes after it");
+    } else {
+      header.resize(n);
+      if (::pread(fd, header.data(), n, 8) != static_cast<ssize_t>(n)) {
+        st = IoError(path + ": short read");
+      }
+    }
+  }
+  ::close(fd);
+  DETRAIN_RETURN_IF_ERROR(st);
+  DETRAIN_ASSIGN_OR_RETURN(json j, attest::ParseJson(header));
+  std::map<std::string, std::string> out;
+  if (!j.is_object()) return DataLoss(path + ": the safetensors header is not an object");
+  if (j.contains("__metadata__")) {
+    const json& m = j["__metadata__"];
+    if (!m.is_object()) return DataLoss(path + ": __metadata__ is not an object");
+    for (auto it = m.begin(); it != m.end(); ++it) {
+      if (!it->is_string()) return DataLoss(path + ": __metadata__ values must be strings");
+      out[it.key()] = it->get<std::string>();
+    }
+  }
+  return out;
 }
 
+// Integrity: each checkpoint's name, metadata and step record agree.
 Check CheckCheckpoints(Bundle& b) {
-  const std::set<std::string> params = ParamNames(b.manifest["config"]);
   for (const auto& [done, path] : b.checkpoints) {
     if (done < 1 || done > static_cast<int64_t>(b.steps.records.size())) {
       return Fail(path + ": a checkpoint after step " + std::to_string(done - 1) +
@@ -278,25 +310,36 @@ Check CheckCheckpoints(Bundle& b) {
     if (!r.params_root.has_value()) {
       return Fail(path + ": step " + std::to_string(done - 1) + "'s record has no SHA-256 roots");
     }
-    Result<SafetensorsFile> f = ReadSafetensorsFile(JoinPath(b.dir, path));
-    if (!f.ok()) return FailStatus(f.status(), path);
+    Result<std::map<std::string, std::string>> m = SafetensorsMetadata(JoinPath(b.dir, path));
+    if (!m.ok()) return FailStatus(m.status());
     auto meta = [&](const char* k) {
-      auto it = f->metadata.find(k);
-      return it == f->metadata.end() ? std::string() : it->second;
+      auto it = m->find(k);
+      return it == m->end() ? std::string() : it->second;
     };
     if (meta("detrain.steps_done") != std::to_string(done)) {
       return Fail(path + ": holds the state after " + meta("detrain.steps_done") +
                   " steps, but its name says " + std::to_string(done));
     }
-    SafetensorsFile p, o;
-    for (const SafeTensor& t : f->tensors) (params.count(t.name) ? p : o).tensors.push_back(t);
-    Result<Digest256> pr = RootsOfFile(p, true, {});
-    Result<Digest256> orr = RootsOfFile(o, false, {});
-    if (!pr.ok() || !orr.ok()) return Fail(path + ": its tensors cannot be digested");
-    if (*pr != *r.params_root || *orr != *r.optimizer_root) {
-      return Fail(path + ": its tensors are not the state step " + std::to_string(done - 1) +
-                  "'s record names (SHA-256 roots differ)");
+    if (meta("detrain.step_hash") != Hex(r.hash) ||
+        meta("detrain.params_root") != Hex(*r.params_root) ||
+        meta("detrain.optimizer_root") != Hex(*r.optimizer_root)) {
+      return Fail(path + ": its metadata does not name step " + std::to_string(done - 1) +
+                  "'s hash and SHA-256 roots");
     }
+  }
+  return std::nullopt;
+}
+
+// A checkpoint's tensors are the state its step record's SHA-256 roots name.
+Check CheckCheckpointState(const Bundle& b, int64_t done, const runtime::TrainState& state,
+                           ThreadPool* pool) {
+  const std::string& path = b.checkpoints.at(done);
+  const StepRecord& r = b.steps.records[static_cast<size_t>(done - 1)];
+  Result<std::pair<Digest256, Digest256>> roots = bundle::StateRoots(state, pool);
+  if (!roots.ok()) return FailStatus(roots.status(), path);
+  if (roots->first != *r.params_root || roots->second != *r.optimizer_root) {
+    return Fail(path + ": its tensors are not the state step " + std::to_string(done - 1) +
+                "'s record names (SHA-256 roots differ)");
   }
   return std::nullopt;
 }
@@ -308,7 +351,8 @@ Check CheckFinalWeights(Bundle& b) {
   Result<SafetensorsFile> f = ParseSafetensors(*bytes);
   if (!f.ok()) return FailStatus(f.status(), bundle::kFinalWeights);
   const json& fin = b.manifest["final"];
-  Result<Digest256> root = RootsOfFile(*f, true, {});
+  ThreadPool pool(std::max(1u, std::thread::hardware_concurrency()));
+  Result<Digest256> root = RootsOfFile(*f, &pool);
   if (!root.ok() || Hex(*root) != fin["params_root"].get<std::string>()) {
     return Fail(std::string(bundle::kFinalWeights) +
                 ": its tensors are not the final parameters (SHA-256 root differs)");
@@ -489,6 +533,7 @@ struct Replayable {
   bundle::StepSchedule schedule;
   std::string stage_chain;
   int64_t seed = 0;
+  runtime::TrainState layout;  // the state's names and shapes
 };
 
 Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
@@ -571,6 +616,7 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   if (!trainer.ok()) return FailStatus(trainer.status());
   Result<runtime::TrainState> init = (*trainer)->InitialState(&keys);
   if (!init.ok()) return FailStatus(init.status());
+  r->layout = (*trainer)->StateLayout();
   Result<std::string> chain = attest::CanonicalJson(driver::StageChainJson(r->compiled.stages));
   if (!chain.ok()) return FailStatus(chain.status());
   r->stage_chain = *chain;
@@ -598,6 +644,20 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   if (expected != *lineage) {
     return Fail("lineage.jsonl differs from the keys this run derives; " +
                 FirstDifference(*lineage, expected, true));
+  }
+  return std::nullopt;
+}
+
+// Without replay: every checkpoint's tensors against its record's roots (replay does this for
+// the checkpoints its segments start from).
+Check CheckAllCheckpoints(const Bundle& b, const Replayable& r) {
+  ThreadPool pool(std::max(1u, std::thread::hardware_concurrency()));
+  for (const auto& [done, path] : b.checkpoints) {
+    Result<SafetensorsFile> f = ReadSafetensorsFile(JoinPath(b.dir, path));
+    if (!f.ok()) return FailStatus(f.status(), path);
+    runtime::TrainState state = r.layout;
+    if (Status s = bundle::LoadState(*f, &state); !s.ok()) return FailStatus(s, path);
+    if (Check c = CheckCheckpointState(b, done, state, &pool)) return c;
   }
   return std::nullopt;
 }
@@ -704,6 +764,10 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
     }
   }
   ThreadPool pool(1);
+  if (seg.begin > 0) {
+    if (Check c = CheckCheckpointState(b, seg.begin, state, &pool))
+      return fail(seg.begin, c->message);
+  }
   const std::vector<StepRecord>& recs = b.steps.records;
   for (int64_t t = seg.begin; t < seg.end; ++t) {
     const Digest256 prev = t == 0 ? b.steps.genesis : recs[static_cast<size_t>(t - 1)].hash;
@@ -854,7 +918,13 @@ VerifyReport VerifyBundle(const VerifyOptions& o) {
   report.status = b.manifest["status"].get<std::string>();
   Replayable r;
   if (o.recompile || o.replay) {
-    if (!run_phase("recompile", [&] { return Recompile(b, o, &r); })) return report;
+    if (!run_phase("recompile", [&] {
+          Check c = Recompile(b, o, &r);
+          if (!c.has_value() && !o.replay) c = CheckAllCheckpoints(b, r);
+          return c;
+        })) {
+      return report;
+    }
   }
   if (o.replay) {
     if (!run_phase("replay", [&] { return Replay(b, r, o, &report.steps_replayed); })) {
@@ -862,13 +932,14 @@ VerifyReport VerifyBundle(const VerifyOptions& o) {
     }
   }
   report.outcome = Outcome::kVerified;
-  report.message =
-      "verified: " + std::to_string(report.steps) + " steps" +
-      (o.replay ? ", " + std::to_string(report.steps_replayed) + " replayed" : ", not replayed") +
-      (report.status == "stopped"
-           ? "; the run stopped: " + b.manifest["stop"]["reason"].get<std::string>()
-           : "") +
-      "; final step hash " + report.final_step_hash;
+  report.message = "verified: " + std::to_string(report.steps) + " steps" +
+                   (o.replay      ? ", " + std::to_string(report.steps_replayed) + " replayed"
+                    : o.recompile ? ", recompiled, not replayed"
+                                  : ", integrity only (not recompiled, not replayed)") +
+                   (report.status == "stopped"
+                        ? "; the run stopped: " + b.manifest["stop"]["reason"].get<std::string>()
+                        : "") +
+                   "; final step hash " + report.final_step_hash;
   return report;
 }
 
