@@ -13,6 +13,7 @@ packages=(
   libssl-dev openssl            # SHA-256 (EVP), Ed25519
   libxxhash-dev                 # XXH3 per-step state digests
   nlohmann-json3-dev            # JSON
+  zlib1g-dev                    # inflate and CRC-32 of .npz data (base/zip.cc)
   libprotobuf-dev protobuf-compiler
   libcli11-dev                  # command line
   libgtest-dev libgmock-dev libbenchmark-dev

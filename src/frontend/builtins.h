@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "frontend/ast.h"
+#include "frontend/run_config.h"
 #include "frontend/types.h"
 
 namespace detrain::frontend {
@@ -28,6 +29,8 @@ enum class ArgKind {
   kDims,      // a list of integers and dimension names: [B, -1, 64]
   kAxes,      // an integer or a list of integers (axes; negative counts from the end)
   kSchedule,  // a number, or a schedule call such as cosine_decay(...)
+  kColumn,    // a CSV column: an integer index or a string name
+  kColumns,   // a list of CSV columns: [0, 3] or ["age", "weight"]
 };
 
 struct ParamSpec {
@@ -48,8 +51,9 @@ struct ArgValue {
   double f = 0;
   bool b = false;
   std::string s;
-  std::vector<DimValue> dims;  // kDims
-  std::vector<int64_t> axes;   // kAxes
+  std::vector<DimValue> dims;      // kDims
+  std::vector<int64_t> axes;       // kAxes
+  std::vector<ColumnRef> columns;  // kColumn (one), kColumns
 };
 
 struct CallContext {

@@ -128,14 +128,32 @@ Result<Type> WarmupCosineRule(const CallContext& c) {
 }
 
 Result<Type> CsvRule(const CallContext& c) {
+  // 0 path, 1 label, 2 skip_rows, 3 standardize, 4 validation, 5 header, 6 columns
   DETRAIN_RETURN_IF_ERROR(AtLeast(c, 2, 0));             // skip_rows
   DETRAIN_RETURN_IF_ERROR(InUnitInterval(c, 4, false));  // validation
   if (c.arg(0).s.empty()) return c.ErrorAt(0, "the path must not be empty");
-  return Type::Literal();
+  const ArgValue& columns = c.arg(6);
+  std::optional<ColumnProblem> p =
+      CheckCsvColumns(c.arg(5).b, c.arg(1).columns[0], columns.columns, columns.present);
+  if (!p.has_value()) return Type::Literal();
+  if (p->entry == ColumnProblem::kLabelEntry) return c.ErrorAt(1, p->message);
+  if (p->entry == ColumnProblem::kListEntry) return c.ErrorAt(6, p->message);
+  const Expr& item = *columns.expr->operands[static_cast<size_t>(p->entry)];
+  return c.source->Error(item.range, std::string(c.callee) + ": " + p->message);
 }
 
 Result<Type> NpyRule(const CallContext& c) {
   DETRAIN_RETURN_IF_ERROR(InUnitInterval(c, 3, false));
+  return Type::Literal();
+}
+
+Result<Type> NpzRule(const CallContext& c) {
+  // 0 path, 1 features, 2 labels, 3 standardize, 4 validation
+  if (c.arg(0).s.empty()) return c.ErrorAt(0, "the path must not be empty");
+  for (size_t i : {size_t{1}, size_t{2}}) {
+    if (c.arg(i).s.empty()) return c.ErrorAt(i, "an array name must not be empty");
+  }
+  DETRAIN_RETURN_IF_ERROR(InUnitInterval(c, 4, false));
   return Type::Literal();
 }
 
@@ -253,10 +271,12 @@ void AppendConfigBuiltins(std::vector<BuiltinDef>* t) {
   t->push_back({"csv",
                 C::kData,
                 {{"path", K::kString, nullptr},
-                 {"label", K::kInt, "-1"},
+                 {"label", K::kColumn, "-1"},
                  {"skip_rows", K::kInt, "0"},
                  {"standardize", K::kBool, "false"},
-                 {"validation", K::kFloat, "0"}},
+                 {"validation", K::kFloat, "0"},
+                 {"header", K::kBool, "false"},
+                 {"columns", K::kColumns, "none"}},
                 CsvRule,
                 "numeric CSV file: one example per row, one label column"});
   t->push_back({"npy",
@@ -267,6 +287,15 @@ void AppendConfigBuiltins(std::vector<BuiltinDef>* t) {
                  {"validation", K::kFloat, "0"}},
                 NpyRule,
                 "features and labels as .npy files"});
+  t->push_back({"npz",
+                C::kData,
+                {{"path", K::kString, nullptr},
+                 {"features", K::kString, "\"x\""},
+                 {"labels", K::kString, "\"y\""},
+                 {"standardize", K::kBool, "false"},
+                 {"validation", K::kFloat, "0"}},
+                NpzRule,
+                "features and labels as two arrays of one .npz archive (numpy.savez)"});
 
   t->push_back(
       {"text",

@@ -100,7 +100,7 @@ Status Checker::CheckData() {
   if (prog_.data.empty()) {
     return src_.Error(
         {static_cast<uint32_t>(src_.text().size()), static_cast<uint32_t>(src_.text().size())},
-        "missing a data source (data NAME = csv(...) or npy(...))");
+        "missing a data source (data NAME = csv(...), npy(...), npz(...) or text(...))");
   }
   if (prog_.data.size() > 1) {
     return src_.Error(prog_.data[1].name_range,
@@ -113,6 +113,8 @@ Status Checker::CheckData() {
   out_.data = &d;
   nlohmann::json j = ConfigJson(*def, args);
   j["as"] = d.name;
+  // The configuration omits csv's header at its default (run_config.h), as it omits columns.
+  if (j.contains("header") && j["header"] == false) j.erase("header");
   config_["data"] = j;
   return Status::Ok();
 }

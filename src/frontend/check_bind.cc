@@ -27,6 +27,10 @@ const char* KindDescription(ArgKind k) {
       return "an axis or a list of axes";
     case ArgKind::kSchedule:
       return "a number or a schedule";
+    case ArgKind::kColumn:
+      return "a column index or name";
+    case ArgKind::kColumns:
+      return "a list of column indices or names";
   }
   return "?";
 }
@@ -64,6 +68,12 @@ void ApplyDefault(const ParamSpec& p, ArgValue* a) {
     case ArgKind::kInt:
       std::from_chars(v.data(), v.data() + v.size(), a->i);
       break;
+    case ArgKind::kColumn: {  // an index (the table writes no name as a default)
+      int64_t index = 0;
+      std::from_chars(v.data(), v.data() + v.size(), index);
+      a->columns = {index};
+      break;
+    }
     case ArgKind::kFloat:
     case ArgKind::kSchedule:
       std::from_chars(v.data(), v.data() + v.size(), a->f);
@@ -132,6 +142,34 @@ static Status DecodeLiteral(const SourceFile& src, std::string_view callee, cons
         if (!IntLiteral(*item, &n))
           return src.Error(item->range, std::string(callee) + ": an axis must be an integer");
         a->axes.push_back(n);
+      }
+      return Status::Ok();
+    }
+    case ArgKind::kColumn:
+    case ArgKind::kColumns: {
+      // One column, or a list of them: each a string (a name) or an integer (an index).
+      bool list = p.kind == ArgKind::kColumns;
+      if (list && e.kind != ExprKind::kList) return wrong();
+      std::vector<const Expr*> items;
+      if (list) {
+        for (const auto& item : e.operands) items.push_back(item.get());
+      } else {
+        items.push_back(&e);
+      }
+      for (const Expr* item : items) {
+        int64_t n;
+        if (item->kind == ExprKind::kString) {
+          a->columns.emplace_back(item->text);
+        } else if (IntLiteral(*item, &n)) {
+          a->columns.emplace_back(n);
+        } else if (list) {
+          return src.Error(item->range, std::string(callee) +
+                                            ": a column is an index (an integer) or a name (a "
+                                            "string), found '" +
+                                            std::string(src.Slice(item->range)) + "'");
+        } else {
+          return wrong();
+        }
       }
       return Status::Ok();
     }
@@ -251,6 +289,15 @@ nlohmann::json Checker::ConfigJson(const BuiltinDef& def, const std::vector<ArgV
       case ArgKind::kString:
         j[key] = a.s;
         break;
+      case ArgKind::kColumn:
+        j[key] = ColumnRefJson(a.columns[0]);
+        break;
+      case ArgKind::kColumns: {
+        nlohmann::json list = nlohmann::json::array();
+        for (const ColumnRef& c : a.columns) list.push_back(ColumnRefJson(c));
+        j[key] = list;
+        break;
+      }
       case ArgKind::kSchedule:
         if (a.expr != nullptr && a.expr->kind == ExprKind::kCall) {
           j[key] = nlohmann::json::parse(a.s);

@@ -1,40 +1,15 @@
 // Types of expressions: names, literals, arithmetic with broadcasting, matrix products, calls
 // of built-in layers and of user functions.
+#include "base/suggest.h"
 #include "frontend/check_internal.h"
 
 namespace detrain::frontend {
-namespace {
-
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-}  // namespace
 
 std::string Checker::Suggest(const std::string& name) const {
-  std::string best;
-  size_t best_d = 3;  // suggest only close names
-  auto consider = [&](const std::string& cand) {
-    size_t d = EditDistance(name, cand);
-    if (d < best_d) {
-      best_d = d;
-      best = cand;
-    }
-  };
-  for (const auto& [n, t] : locals_) consider(n);
-  for (const auto& [n, t] : globals_) consider(n);
-  return best.empty() ? "" : " (did you mean '" + best + "'?)";
+  std::vector<std::string> names;
+  for (const auto& [n, t] : locals_) names.push_back(n);
+  for (const auto& [n, t] : globals_) names.push_back(n);
+  return DidYouMean(name, names);
 }
 
 Result<Type> Checker::TypeOf(const Expr& e) {

@@ -1,12 +1,13 @@
-// Loading the data a program declares (docs/language.md §data): numeric CSV files and pairs of
-// .npy files, into a feature matrix and a label vector.
+// Loading the data a program declares (docs/language.md §data): numeric CSV files (optionally
+// with a header naming the columns), pairs of .npy files and .npz archives, into a feature
+// matrix and a label vector; and byte corpora, into sequences.
 //
 // Text is parsed with std::from_chars straight to float32 (correctly rounded, no double
 // rounding, no locale). The raw file bytes are digested as they are read, so the bundle records
 // both what the file was and what was parsed from it (DESIGN.md §2, "data is digested both as
 // raw file bytes and as the parsed tensors").
 //
-// Errors name the file, the line and column (CSV) and what was expected.
+// Errors name the file, the line and column (CSV) or the array (.npz) and what was expected.
 // Thread safety: pure functions of the files' contents.
 #ifndef DETRAIN_FRONTEND_DATA_H_
 #define DETRAIN_FRONTEND_DATA_H_
@@ -38,16 +39,25 @@ struct Dataset {
 };
 
 struct CsvOptions {
-  int64_t label_column = -1;  // negative counts from the end
-  int64_t skip_rows = 0;
+  ColumnRef label = int64_t{-1};  // an index (negative counts from the end) or a header name
+  int64_t skip_rows = 0;          // lines skipped before the header or the first data line
   LabelType label_type = LabelType::kS32;
+  bool header = false;             // the first line after skip_rows names the columns
+  std::vector<ColumnRef> columns;  // the feature columns, in this order; empty: all but the label
 };
 
+// One example per line, fields separated by commas (surrounding spaces and tabs allowed, no
+// quotes); lines may end in \r\n, blank lines are skipped, a UTF-8 byte-order mark at the start
+// is ignored. Columns that are neither the label nor a feature are not parsed.
 Result<Dataset> LoadCsv(const std::string& path, const CsvOptions& options);
 
 // features: f32 [rows, F] (or [rows] as one feature); labels: s32/s64 or f32 [rows].
 Result<Dataset> LoadNpyPair(const std::string& features_path, const std::string& labels_path,
                             LabelType label_type);
+
+// Two arrays of a .npz archive (base/npz.h), with the rules of LoadNpyPair.
+Result<Dataset> LoadNpz(const std::string& path, const std::string& features,
+                        const std::string& labels, LabelType label_type);
 
 // A byte corpus cut into rows of `context` bytes: row i holds bytes [i*T, i*T + T) as inputs
 // and bytes [i*T + 1, i*T + T + 1) as labels (the next byte), rows = (size - 1) / T.

@@ -84,18 +84,73 @@ nlohmann::json InitializerJson(const InitializerConfig& init) {
   return j;
 }
 
+std::string ColumnRefText(const ColumnRef& column) {
+  if (const auto* name = std::get_if<std::string>(&column)) return "\"" + *name + "\"";
+  return std::to_string(std::get<int64_t>(column));
+}
+
+nlohmann::json ColumnRefJson(const ColumnRef& column) {
+  if (const auto* name = std::get_if<std::string>(&column)) return *name;
+  return std::get<int64_t>(column);
+}
+
+std::optional<ColumnProblem> CheckCsvColumns(bool header, const ColumnRef& label,
+                                             const std::vector<ColumnRef>& columns,
+                                             bool columns_given) {
+  auto name_problem = [&](const ColumnRef& c, int64_t entry) -> std::optional<ColumnProblem> {
+    const auto* name = std::get_if<std::string>(&c);
+    if (name == nullptr) return std::nullopt;
+    if (name->empty()) return ColumnProblem{entry, "a column name must not be empty"};
+    if (!header) {
+      return ColumnProblem{entry,
+                           "column " + ColumnRefText(c) + " is a name, which needs header = true"};
+    }
+    return std::nullopt;
+  };
+  if (auto p = name_problem(label, ColumnProblem::kLabelEntry)) return p;
+  if (columns_given && columns.empty()) {
+    return ColumnProblem{ColumnProblem::kListEntry,
+                         "columns must list at least one feature column"};
+  }
+  for (size_t i = 0; i < columns.size(); ++i) {
+    const int64_t entry = static_cast<int64_t>(i);
+    if (auto p = name_problem(columns[i], entry)) return p;
+    if (columns[i] == label) {
+      return ColumnProblem{
+          entry, "column " + ColumnRefText(label) + " is the label; it cannot also be a feature"};
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (columns[j] == columns[i]) {
+        return ColumnProblem{entry, "column " + ColumnRefText(columns[i]) + " is listed twice"};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 nlohmann::json DataJson(const DataConfig& d) {
   nlohmann::json j = {{"name", DataSourceName(d.kind)}, {"as", d.as}, {"validation", d.validation}};
   switch (d.kind) {
-    case DataSourceKind::kCsv:
+    case DataSourceKind::kCsv: {
       j["path"] = d.path;
-      j["label"] = d.label;
+      j["label"] = ColumnRefJson(d.label);
       j["skip_rows"] = d.skip_rows;
       j["standardize"] = d.standardize;
+      if (d.header) j["header"] = true;  // absent at the defaults: see the header comment
+      nlohmann::json columns = nlohmann::json::array();
+      for (const ColumnRef& c : d.columns) columns.push_back(ColumnRefJson(c));
+      if (!d.columns.empty()) j["columns"] = columns;
       break;
+    }
     case DataSourceKind::kNpy:
+      j["features"] = d.features;
+      j["labels"] = d.labels;
+      j["standardize"] = d.standardize;
+      break;
+    case DataSourceKind::kNpz:
+      j["path"] = d.path;
       j["features"] = d.features;
       j["labels"] = d.labels;
       j["standardize"] = d.standardize;

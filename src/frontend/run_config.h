@@ -12,7 +12,9 @@
 //
 // Thread safety: plain data and pure functions. Determinism: the JSON is a pure function of the
 // struct; members appear only where the checker would write them (optional settings are absent
-// when not given).
+// when not given). The CSV options added after format v1 was first written (header, columns)
+// are absent at their defaults (header = false, every column but the label), so a configuration
+// written before they existed reads back, and prints, byte for byte as it was.
 #ifndef DETRAIN_FRONTEND_RUN_CONFIG_H_
 #define DETRAIN_FRONTEND_RUN_CONFIG_H_
 
@@ -21,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "base/status.h"
@@ -56,20 +59,44 @@ struct ParamConfig {
   InitializerConfig init;
 };
 
-enum class DataSourceKind { kCsv, kNpy, kText };
+enum class DataSourceKind { kCsv, kNpy, kText, kNpz };
+
+// A CSV column: its 0-based index (negative counts from the end) or, with a header, its name.
+using ColumnRef = std::variant<int64_t, std::string>;
 
 struct DataConfig {
   DataSourceKind kind = DataSourceKind::kCsv;
-  std::string as;            // the program's name for the source
-  std::string path;          // csv, text: as the program writes it
-  std::string features;      // npy
-  std::string labels;        // npy
-  int64_t label = -1;        // csv: label column, negative counts from the end
-  int64_t skip_rows = 0;     // csv
-  bool standardize = false;  // csv, npy
-  int64_t context = 32;      // text: bytes per sequence
-  double validation = 0;     // fraction of rows held out, in [0, 1)
+  std::string as;                  // the program's name for the source
+  std::string path;                // csv, text, npz: as the program writes it
+  std::string features;            // npy: the file, as the program writes it; npz: the array
+  std::string labels;              // npy: the file; npz: the array
+  ColumnRef label = int64_t{-1};   // csv: the label column
+  int64_t skip_rows = 0;           // csv
+  bool header = false;             // csv: the first line after skip_rows names the columns
+  std::vector<ColumnRef> columns;  // csv: the feature columns in order; empty: all but the label
+  bool standardize = false;        // csv, npy, npz
+  int64_t context = 32;            // text: bytes per sequence
+  double validation = 0;           // fraction of rows held out, in [0, 1)
 };
+
+// A column as the language spells it, for messages: "name" (quoted) or an index.
+std::string ColumnRefText(const ColumnRef& column);
+nlohmann::json ColumnRefJson(const ColumnRef& column);
+
+// The first problem with a CSV source's label and feature columns that shows without reading
+// the file: a name without header = true, an empty name, an empty list, a column listed twice,
+// the label listed as a feature (as the program spells them: index 0 and index -3 may still be
+// the same column, which only the loader can tell). `entry` is the index into `columns` of the
+// offending entry, kLabelEntry for the label, or kListEntry for the list as a whole.
+struct ColumnProblem {
+  static constexpr int64_t kLabelEntry = -1;
+  static constexpr int64_t kListEntry = -2;
+  int64_t entry = 0;
+  std::string message;
+};
+std::optional<ColumnProblem> CheckCsvColumns(bool header, const ColumnRef& label,
+                                             const std::vector<ColumnRef>& columns,
+                                             bool columns_given);
 
 enum class ScheduleKind { kConstant, kLinear, kCosineDecay, kWarmupCosineDecay };
 

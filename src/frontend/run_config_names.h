@@ -28,8 +28,10 @@ inline constexpr NameTable<InitializerKind> kInitializerNames[] = {
     {InitializerKind::kConstant, "constant"},
 };
 
-inline constexpr NameTable<DataSourceKind> kDataSourceNames[] = {
-    {DataSourceKind::kCsv, "csv"}, {DataSourceKind::kNpy, "npy"}, {DataSourceKind::kText, "text"}};
+inline constexpr NameTable<DataSourceKind> kDataSourceNames[] = {{DataSourceKind::kCsv, "csv"},
+                                                                 {DataSourceKind::kNpy, "npy"},
+                                                                 {DataSourceKind::kNpz, "npz"},
+                                                                 {DataSourceKind::kText, "text"}};
 
 inline constexpr NameTable<ScheduleKind> kScheduleNames[] = {
     {ScheduleKind::kConstant, "constant"},

@@ -104,6 +104,20 @@ class Obj {
     return Status::Ok();
   }
 
+  // An integer index or a string name (a CSV column).
+  static Status Column(const Json& v, const std::string& path, ColumnRef* out) {
+    if (v.is_string()) {
+      *out = v.get<std::string>();
+      return Status::Ok();
+    }
+    bool too_big = v.is_number_unsigned() &&
+                   v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    if (!v.is_number_integer() || too_big)
+      return Error(path, "expected a column index or name, found " + v.dump());
+    *out = v.get<int64_t>();
+    return Status::Ok();
+  }
+
   template <typename E, size_t N>
   Status Name(const char* key, const NameTable<E> (&table)[N], E* out) const {
     std::string name;
@@ -157,27 +171,67 @@ Status ParseParams(const Json& j, std::vector<ParamConfig>* out) {
   return Status::Ok();
 }
 
+// csv's label, header and columns; `header` and `columns` are absent at their defaults.
+Status ParseCsvColumns(const Obj& o, DataConfig* d) {
+  DETRAIN_ASSIGN_OR_RETURN(const Json* label, o.Member("label"));
+  DETRAIN_RETURN_IF_ERROR(o.Column(*label, o.Path("label"), &d->label));
+  if (o.Has("header")) {
+    DETRAIN_RETURN_IF_ERROR(o.Bool("header", &d->header));
+    if (!d->header) return Error(o.Path("header"), "is written only when true, found false");
+  }
+  const bool given = o.Has("columns");
+  if (given) {
+    DETRAIN_ASSIGN_OR_RETURN(const Json* columns, o.Member("columns"));
+    if (!columns->is_array()) {
+      return Error(o.Path("columns"), "expected an array, found " + columns->dump());
+    }
+    for (size_t i = 0; i < columns->size(); ++i) {
+      ColumnRef c;
+      DETRAIN_RETURN_IF_ERROR(
+          o.Column((*columns)[i], o.Path("columns") + "[" + std::to_string(i) + "]", &c));
+      d->columns.push_back(std::move(c));
+    }
+  }
+  if (auto p = CheckCsvColumns(d->header, d->label, d->columns, given)) {
+    std::string path = p->entry == ColumnProblem::kLabelEntry ? o.Path("label")
+                       : p->entry == ColumnProblem::kListEntry
+                           ? o.Path("columns")
+                           : o.Path("columns") + "[" + std::to_string(p->entry) + "]";
+    return Error(path, p->message);
+  }
+  return Status::Ok();
+}
+
 Result<DataConfig> ParseData(const Obj& o) {
   DataConfig d;
-  DETRAIN_RETURN_IF_ERROR(o.Check({"name", "as", "validation", "path", "label", "skip_rows",
-                                   "standardize", "features", "labels", "context"}));
+  DETRAIN_RETURN_IF_ERROR(
+      o.Check({"name", "as", "validation", "path", "label", "skip_rows", "standardize", "header",
+               "columns", "features", "labels", "context"}));
   DETRAIN_RETURN_IF_ERROR(o.Name("name", kDataSourceNames, &d.kind));
   DETRAIN_RETURN_IF_ERROR(o.String("as", &d.as, true));
   DETRAIN_RETURN_IF_ERROR(o.Number("validation", &d.validation, 0, 1, true));
   switch (d.kind) {
     case DataSourceKind::kCsv:
-      DETRAIN_RETURN_IF_ERROR(
-          o.Check({"name", "as", "validation", "path", "label", "skip_rows", "standardize"}));
+      DETRAIN_RETURN_IF_ERROR(o.Check({"name", "as", "validation", "path", "label", "skip_rows",
+                                       "standardize", "header", "columns"}));
       DETRAIN_RETURN_IF_ERROR(o.String("path", &d.path, true));
-      DETRAIN_RETURN_IF_ERROR(o.Int("label", std::numeric_limits<int64_t>::min(), &d.label));
       DETRAIN_RETURN_IF_ERROR(o.Int("skip_rows", 0, &d.skip_rows));
       DETRAIN_RETURN_IF_ERROR(o.Bool("standardize", &d.standardize));
+      DETRAIN_RETURN_IF_ERROR(ParseCsvColumns(o, &d));
       break;
     case DataSourceKind::kNpy:
       DETRAIN_RETURN_IF_ERROR(
           o.Check({"name", "as", "validation", "features", "labels", "standardize"}));
       DETRAIN_RETURN_IF_ERROR(o.String("features", &d.features));
       DETRAIN_RETURN_IF_ERROR(o.String("labels", &d.labels));
+      DETRAIN_RETURN_IF_ERROR(o.Bool("standardize", &d.standardize));
+      break;
+    case DataSourceKind::kNpz:
+      DETRAIN_RETURN_IF_ERROR(
+          o.Check({"name", "as", "validation", "path", "features", "labels", "standardize"}));
+      DETRAIN_RETURN_IF_ERROR(o.String("path", &d.path, true));
+      DETRAIN_RETURN_IF_ERROR(o.String("features", &d.features, true));
+      DETRAIN_RETURN_IF_ERROR(o.String("labels", &d.labels, true));
       DETRAIN_RETURN_IF_ERROR(o.Bool("standardize", &d.standardize));
       break;
     case DataSourceKind::kText:

@@ -153,7 +153,7 @@ TEST(CheckTest, ShapeAndTypeErrors) {
 TEST(CheckTest, OptionErrors) {
   EXPECT_EQ(FirstErrorLine("label = -1", "lable = -1"),
             "p.dt:1:23: error: csv: unknown option 'lable' (expected one of: path, label, "
-            "skip_rows, standardize, validation)");
+            "skip_rows, standardize, validation, header, columns)");
   EXPECT_EQ(
       FirstErrorLine("= glorot_uniform", "= glorot_uniformm"),
       "p.dt:2:25: error: unknown initializer 'glorot_uniformm' (expected one of: zeros, ones, "
@@ -170,6 +170,97 @@ TEST(CheckTest, OptionErrors) {
   EXPECT_EQ(FirstErrorLine("param b1: f32[64] = zeros", "param b1: f32[64] = glorot_uniform"),
             "p.dt:3:21: error: glorot_uniform needs a parameter of rank >= 2 (it uses fan-in and "
             "fan-out), found f32[64]; use zeros, ones or normal");
+}
+
+// The data source line of kValid with its options replaced.
+std::string DataError(const std::string& source) {
+  return FirstErrorLine("csv(\"x.csv\", label = -1, validation = 0.25)", source);
+}
+
+TEST(CheckTest, DataSourceOptionErrors) {
+  EXPECT_EQ(DataError("csv(\"x.csv\", label = \"y\")"),
+            "p.dt:1:31: error: csv: column \"y\" is a name, which needs header = true");
+  EXPECT_EQ(DataError("csv(\"x.csv\", header = true, label = \"\")"),
+            "p.dt:1:46: error: csv: a column name must not be empty");
+  EXPECT_EQ(DataError("csv(\"x.csv\", label = 1.5)"),
+            "p.dt:1:31: error: csv: 'label' expects a column index or name, found '1.5'");
+  EXPECT_EQ(DataError("csv(\"x.csv\", columns = [])"),
+            "p.dt:1:33: error: csv: columns must list at least one feature column");
+  EXPECT_EQ(DataError("csv(\"x.csv\", columns = 3)"),
+            "p.dt:1:33: error: csv: 'columns' expects a list of column indices or names, found "
+            "'3'");
+  EXPECT_EQ(DataError("csv(\"x.csv\", columns = [0, 1.5])"),
+            "p.dt:1:37: error: csv: a column is an index (an integer) or a name (a string), found "
+            "'1.5'");
+  EXPECT_EQ(DataError("csv(\"x.csv\", columns = [0, \"a\"])"),
+            "p.dt:1:37: error: csv: column \"a\" is a name, which needs header = true");
+  EXPECT_EQ(DataError("csv(\"x.csv\", header = true, columns = [\"a\", \"b\", \"a\"])"),
+            "p.dt:1:59: error: csv: column \"a\" is listed twice");
+  EXPECT_EQ(DataError("csv(\"x.csv\", columns = [0, -1])"),
+            "p.dt:1:37: error: csv: column -1 is the label; it cannot also be a feature");
+  EXPECT_EQ(DataError("csv(\"x.csv\", header = true, label = \"y\", columns = [\"y\"])"),
+            "p.dt:1:62: error: csv: column \"y\" is the label; it cannot also be a feature");
+  EXPECT_EQ(DataError("npz(\"\")"), "p.dt:1:14: error: npz: the path must not be empty");
+  EXPECT_EQ(DataError("npz(\"d.npz\", labels = \"\")"),
+            "p.dt:1:32: error: npz: an array name must not be empty");
+  EXPECT_EQ(DataError("npz(\"d.npz\", validation = -0.5)"),
+            "p.dt:1:36: error: npz: must be in [0, 1), found -0.5");
+  EXPECT_EQ(DataError("npz(\"d.npz\", label = \"y\")"),
+            "p.dt:1:23: error: npz: unknown option 'label' (expected one of: path, features, "
+            "labels, standardize, validation)");
+  EXPECT_EQ(DataError("parquet(\"d\")"),
+            "p.dt:1:10: error: unknown data source 'parquet' (expected one of: csv, npy, npz, "
+            "text)");
+}
+
+// The data source options as the checker records them, and the JSON it writes for them.
+TEST(CheckTest, DataSourceConfig) {
+  struct Case {
+    std::string source;
+    std::string json;  // the "data" member of the canonical configuration
+  };
+  const Case cases[] = {
+      {"csv(\"x.csv\", label = -1, validation = 0.25)",
+       R"({"as":"d","label":-1,"name":"csv","path":"x.csv","skip_rows":0,"standardize":false,)"
+       R"("validation":0.25})"},
+      {"csv(\"x.csv\", header = false)",
+       R"({"as":"d","label":-1,"name":"csv","path":"x.csv","skip_rows":0,"standardize":false,)"
+       R"("validation":0})"},
+      {"csv(\"x.csv\", header = true, label = \"y\", columns = [\"b\", 0, -2], skip_rows = 1)",
+       R"({"as":"d","columns":["b",0,-2],"header":true,"label":"y","name":"csv","path":"x.csv",)"
+       R"("skip_rows":1,"standardize":false,"validation":0})"},
+      {"npz(\"d.npz\")",
+       R"({"as":"d","features":"x","labels":"y","name":"npz","path":"d.npz","standardize":false,)"
+       R"("validation":0})"},
+      {"npz(\"d.npz\", features = \"inputs\", labels = \"targets\", standardize = true)",
+       R"({"as":"d","features":"inputs","labels":"targets","name":"npz","path":"d.npz",)"
+       R"("standardize":true,"validation":0})"},
+  };
+  for (const Case& c : cases) {
+    std::string text = kValid;
+    const std::string from = "csv(\"x.csv\", label = -1, validation = 0.25)";
+    text.replace(text.find(from), from.size(), c.source);
+    SourceFile src("p.dt", text);
+    Program program;
+    Result<CheckedProgram> r = CheckText(src, &program);
+    ASSERT_TRUE(r.ok()) << c.source << ": " << r.status().message();
+    Result<std::string> canonical = CanonicalRunConfig(r->config);
+    ASSERT_TRUE(canonical.ok());
+    const std::string key = "\"data\":";
+    size_t at = canonical->find(key) + key.size();
+    EXPECT_EQ(canonical->substr(at, canonical->find('}', at) + 1 - at), c.json) << c.source;
+  }
+  SourceFile src("p.dt", std::string(kValid).replace(
+                             0, std::string(kValid).find(')') + 1,
+                             "data d = csv(\"x.csv\", header = true, label = \"y\", columns = "
+                             "[\"b\", 0])"));
+  Program program;
+  Result<CheckedProgram> r = CheckText(src, &program);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const DataConfig& d = r->config.data;
+  EXPECT_TRUE(d.header);
+  EXPECT_EQ(d.label, ColumnRef("y"));
+  EXPECT_EQ(d.columns, (std::vector<ColumnRef>{"b", int64_t{0}}));
 }
 
 TEST(CheckTest, HyperparameterErrors) {

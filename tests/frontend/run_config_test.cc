@@ -46,7 +46,9 @@ TEST(RunConfigTest, ParsesEveryField) {
   EXPECT_EQ(c.data.kind, DataSourceKind::kCsv);
   EXPECT_EQ(c.data.as, "d");
   EXPECT_EQ(c.data.path, "x.csv");
-  EXPECT_EQ(c.data.label, 0);
+  EXPECT_EQ(c.data.label, ColumnRef(int64_t{0}));
+  EXPECT_FALSE(c.data.header);
+  EXPECT_TRUE(c.data.columns.empty());
   EXPECT_EQ(c.data.skip_rows, 2);
   EXPECT_TRUE(c.data.standardize);
   EXPECT_EQ(c.data.validation, 0.25);
@@ -91,6 +93,13 @@ TEST(RunConfigTest, EveryKindRoundTrips) {
       {"data", R"({"as": "d", "name": "npy", "features": "x.npy", "labels": "y.npy",
                   "standardize": false, "validation": 0})"},
       {"data", R"({"as": "d", "name": "text", "path": "c.txt", "context": 16, "validation": 0.1})"},
+      {"data", R"({"as": "d", "name": "csv", "path": "h.csv", "header": true, "label": "y",
+                  "columns": ["b", 0, -1], "skip_rows": 0, "standardize": false,
+                  "validation": 0})"},
+      {"data", R"({"as": "d", "name": "csv", "path": "h.csv", "label": 3, "columns": [1, -1],
+                  "skip_rows": 0, "standardize": true, "validation": 0})"},
+      {"data", R"({"as": "d", "name": "npz", "path": "d.npz", "features": "x", "labels": "y",
+                  "standardize": true, "validation": 0.5})"},
       {"optimizer", R"({"name": "sgd", "learning_rate": {"name": "constant", "value": 0.1}})"},
       {"optimizer", R"({"name": "adam", "b1": 0.9, "b2": 0.999, "eps": 1e-8,
                        "learning_rate": {"name": "cosine_decay", "init": 0.1, "decay_steps": 10,
@@ -172,7 +181,21 @@ TEST(RunConfigTest, BadValuesNameTheField) {
       {"/optimizer/learning_rate/init", -0.5,
        "optimizer.learning_rate.init: must be a number >= 0, found -0.5"},
       {"/data/validation", 1, "data.validation: must be in [0, 1), found 1"},
-      {"/data/name", "parquet", "data.name: unknown 'parquet' (expected csv, npy or text)"},
+      {"/data/name", "parquet", "data.name: unknown 'parquet' (expected csv, npy, npz or text)"},
+      {"/data/header", false, "data.header: is written only when true, found false"},
+      {"/data/header", 1, "data.header: expected true or false, found 1"},
+      {"/data/label", 1.5, "data.label: expected a column index or name, found 1.5"},
+      {"/data/label", "y", "data.label: column \"y\" is a name, which needs header = true"},
+      {"/data/columns", Json::array(),
+       "data.columns: columns must list at least one feature column"},
+      {"/data/columns", Json::object(), "data.columns: expected an array, found {}"},
+      {"/data/columns", Json::array({"a"}),
+       "data.columns[0]: column \"a\" is a name, which needs header = true"},
+      {"/data/columns", Json::array({1, true}),
+       "data.columns[1]: expected a column index or name, found true"},
+      {"/data/columns", Json::array({1, 1}), "data.columns[1]: column 1 is listed twice"},
+      {"/data/columns", Json::array({0}),
+       "data.columns[0]: column 0 is the label; it cannot also be a feature"},
       {"/data/context", 8, "data.context: unexpected member"},
       {"/data/path", "", "data.path: must not be empty"},
       {"/params/0/init/name", "xavier",
@@ -199,6 +222,45 @@ TEST(RunConfigTest, BadValuesNameTheField) {
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.pointer;
     EXPECT_EQ(r.status().message(), "run config: " + c.message) << c.pointer;
   }
+}
+
+TEST(RunConfigTest, NpzFields) {
+  Json j = Full();
+  j["data"] = Json::parse(R"({"as": "d", "name": "npz", "path": "d.npz", "features": "f",
+                              "labels": "l", "standardize": false, "validation": 0})");
+  Result<RunConfig> r = ParseRunConfig(j);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->data.kind, DataSourceKind::kNpz);
+  EXPECT_EQ(r->data.path, "d.npz");
+  EXPECT_EQ(r->data.features, "f");
+  EXPECT_EQ(r->data.labels, "l");
+  EXPECT_EQ(DataSourceName(r->data.kind), "npz");
+  for (const char* member : {"path", "features", "labels"}) {
+    Json bad = j;
+    bad["data"][member] = "";
+    r = ParseRunConfig(bad);
+    ASSERT_FALSE(r.ok()) << member;
+    EXPECT_EQ(r.status().message(),
+              "run config: data." + std::string(member) + ": must not be empty");
+  }
+  j["data"]["skip_rows"] = 0;
+  r = ParseRunConfig(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "run config: data.skip_rows: unexpected member");
+}
+
+// Parse(Json(c)) == c for the CSV column fields, compared field by field.
+TEST(RunConfigTest, CsvColumnsRoundTripTyped) {
+  RunConfig c = *ParseRunConfig(Full());
+  c.data.header = true;
+  c.data.label = "target";
+  c.data.columns = {"b", int64_t{-3}, "a"};
+  Result<RunConfig> again = ParseRunConfig(RunConfigJson(c));
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_TRUE(again->data.header);
+  EXPECT_EQ(again->data.label, c.data.label);
+  EXPECT_EQ(again->data.columns, c.data.columns);
+  EXPECT_EQ(Canonical(RunConfigJson(*again)), Canonical(RunConfigJson(c)));
 }
 
 TEST(RunConfigTest, StructuralErrors) {
