@@ -422,10 +422,11 @@ Check Integrity(Bundle& b, const VerifyOptions& o) {
     std::string detail;
     if (Result<std::string> p = ReadBounded(JoinPath(b.dir, bundle::kProgress), 1 << 20); p.ok()) {
       Result<json> j = attest::ParseJson(*p);
-      if (j.ok() && j->is_object() && (*j)["steps_done"].is_number_integer() &&
-          (*j)["steps"].is_number_integer()) {
-        detail = ": the run stopped after " + std::to_string((*j)["steps_done"].get<int64_t>()) +
-                 " of " + std::to_string((*j)["steps"].get<int64_t>()) + " steps (last checkpoint)";
+      if (j.ok() && j->is_object() && j->contains("steps_done") && j->contains("steps") &&
+          (*j)["steps_done"].is_number_integer() && (*j)["steps"].is_number_integer()) {
+        detail = ": the run did not finish; its last checkpoint holds " +
+                 std::to_string((*j)["steps_done"].get<int64_t>()) + " of " +
+                 std::to_string((*j)["steps"].get<int64_t>()) + " steps";
       }
     }
     if (!PathExists(JoinPath(b.dir, bundle::kSteps)) && detail.empty()) {
