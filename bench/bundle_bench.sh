@@ -5,12 +5,12 @@
 #   2. verify time vs run time: `verify --jobs 1` and `--jobs 2` vs `run --attest`
 #   3. integrity-only verify of a ~1 GiB bundle (a checkpoint after every step) vs the machine's
 #      SHA-256 rate (`openssl speed`, 1 MiB blocks) times its cores
-# Usage: bench/bundle_bench.sh [BUILD_DIR] [REPETITIONS] [STEPS]   (defaults: build 5 24)
+# Usage: bench/bundle_bench.sh [BUILD_DIR] [REPETITIONS] [STEPS]   (defaults: build 5 32)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 reps=${2:-5}
-steps=${3:-24}
+steps=${3:-32}
 detrain=$build/src/cli/detrain
 [[ -x $detrain ]] || { echo "no $detrain; build first (tools/build.sh detrain)"; exit 2; }
 [[ -f $build/bench-data/mlp/x.npy ]] || /usr/bin/python3 bench/mlp/make_data.py "$build/bench-data/mlp"

@@ -134,7 +134,9 @@ Result<std::vector<Digest256>> MerkleRoots(
       const Chunk& c = chunks[i];
       const uint64_t size =
           std::min<uint64_t>(attest::kMerkleChunkSize, files[c.file].second - c.offset);
-      std::string buf(size, '\0');
+      // One buffer per worker thread, reused for every chunk it hashes.
+      thread_local std::string buf;
+      buf.resize(size);
       size_t done = 0;
       while (done < size) {
         ssize_t r = ::pread(fds[c.file], buf.data() + done, size - done,
