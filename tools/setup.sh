@@ -19,6 +19,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libmpfr-dev libgmp-dev        # correctly rounded reference for the math verifier
   python3 python3-sklearn       # ships the example datasets (breast_cancer.csv, digits.csv.gz)
+  python3-jsonschema            # tests/tools/bundle_schema_test.py (schemas/bundle.schema.json)
   gzip base-files               # gunzip; base-files ships the char-LM corpus (common-licenses/GPL-3)
   clang-format                  # the format check of tools/lint.sh, which tools/test.sh runs
 )
