@@ -44,6 +44,7 @@ Status AppendEvalPlan(const std::string& spec, const passes::PipelineOptions& po
       OptionsJson({{"pipeline", spec}, {"format_version", codegen::cpu::kPlanFormatVersion}}));
   Transform t = TransformOf("cpu-plan", kStageEval, std::move(options));
   t.pipeline = spec;
+  t.passes = std::move(r.records);
   t.plan_format_version = codegen::cpu::kPlanFormatVersion;
   return out->stages.Add(kStageEvalPlan, std::move(plan), std::move(t), out->is_hlo_input);
 }

@@ -33,15 +33,16 @@ TEST(RunKeysTest, RecordsEveryKeyInRunOrderAndMatchesThePureDerivations) {
   std::vector<std::string> purposes;
   for (const prng::KeyUse& u : keys.lineage().uses()) purposes.push_back(u.purpose);
   const std::vector<std::string> want = {
-      "split",         "init b1",        "shuffle epoch 0", "step 0", "step 0 shard 0",
-      "step 0 shard 1", "step 1",        "step 1 shard 0",  "step 1 shard 1", "shuffle epoch 1",
-      "step 2",        "step 2 shard 0", "step 2 shard 1",  "step 3", "step 3 shard 0",
-      "step 3 shard 1", "shuffle epoch 2", "step 4",        "step 4 shard 0", "step 4 shard 1"};
+      "split",          "init b1",         "shuffle epoch 0", "step 0",         "step 0 shard 0",
+      "step 0 shard 1", "step 1",          "step 1 shard 0",  "step 1 shard 1", "shuffle epoch 1",
+      "step 2",         "step 2 shard 0",  "step 2 shard 1",  "step 3",         "step 3 shard 0",
+      "step 3 shard 1", "shuffle epoch 2", "step 4",          "step 4 shard 0", "step 4 shard 1"};
   EXPECT_EQ(purposes, want);
   EXPECT_TRUE(prng::ReplayLineage(keys.lineage()).ok());
   // The shuffle key of epoch 1 is the one the pure derivation gives.
   for (const prng::KeyUse& u : keys.lineage().uses()) {
-    if (u.purpose == "shuffle epoch 1") EXPECT_EQ(*keys.lineage().KeyOf(u.key_id), ShuffleKeyOf(42, 1));
+    if (u.purpose == "shuffle epoch 1")
+      EXPECT_EQ(*keys.lineage().KeyOf(u.key_id), ShuffleKeyOf(42, 1));
   }
   EXPECT_FALSE(keys.BeginStep(-1, 2).ok());
 }
@@ -116,7 +117,8 @@ TEST_F(TinyTest, EachEpochVisitsDistinctRowsInItsOwnOrder) {
     EXPECT_EQ(b->rows.size(), 16u);
     EXPECT_EQ(b->features.shape().dims(), (std::vector<int64_t>{16, 4}));
     EXPECT_EQ(b->labels.shape().dims(), (std::vector<int64_t>{16}));
-    for (int64_t r : b->rows) EXPECT_EQ(train.count(r), 1u) << "row " << r << " is not a training row";
+    for (int64_t r : b->rows)
+      EXPECT_EQ(train.count(r), 1u) << "row " << r << " is not a training row";
     if (t < 3) first_epoch.insert(first_epoch.end(), b->rows.begin(), b->rows.end());
   }
   EXPECT_EQ(std::set<int64_t>(first_epoch.begin(), first_epoch.end()).size(), 48u);
@@ -137,8 +139,9 @@ TEST_F(TinyTest, TrainerStateIsParamsSlotsAndCount) {
   ASSERT_TRUE(t.ok()) << t.status().message();
   std::vector<std::string> names;
   for (const StateTensor& s : (*t)->StateLayout()) names.push_back(s.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"w1", "b1", "w2", "b2", "w1_s0", "w1_s1", "b1_s0",
-                                             "b1_s1", "w2_s0", "w2_s1", "b2_s0", "b2_s1", "count"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"w1", "b1", "w2", "b2", "w1_s0", "w1_s1", "b1_s0", "b1_s1",
+                                      "w2_s0", "w2_s1", "b2_s0", "b2_s1", "count"}));
   RunKeys keys(3, frontend::PrngMode::kPartitionable, 4);
   Result<TrainState> s = (*t)->InitialState(&keys);
   ASSERT_TRUE(s.ok());

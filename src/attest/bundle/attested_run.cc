@@ -193,7 +193,7 @@ Result<ResumePoint> FindResumePoint(const std::string& dir, Session& s, const Di
   // Checkpoints after the resume point are rewritten by the run; stale temporaries go now.
   for (const std::string& f : files) {
     std::optional<int64_t> done = CheckpointStepsOf(f);
-    if ((done.has_value() && *done > best) || f.find(".tmp.") != std::string::npos) {
+    if ((done.has_value() && *done > best) || IsAtomicTemporary(f)) {
       DETRAIN_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, f)));
     }
   }

@@ -1,6 +1,8 @@
 // See bundle_files.h.
 #include "attest/bundle/bundle_files.h"
 
+#include <cctype>
+
 #include "attest/canonical_json.h"
 #include "attest/merkle.h"
 #include "attest/tensor_digest.h"
@@ -198,7 +200,10 @@ Result<std::vector<std::pair<std::string, std::string>>> StaticFiles(const Bundl
       s.options->embed_data ? EmbeddedNames(*c.dataset) : std::vector<std::string>();
   for (size_t i = 0; i < c.dataset->file_sha256.size(); ++i) {
     const auto& [written, digest] = c.dataset->file_sha256[i];
-    const std::string path = DataPath(s.options->program, written);
+    auto redirected = s.data_files.find(written);
+    const std::string path = redirected != s.data_files.end()
+                                 ? redirected->second
+                                 : DataPath(s.options->program, written);
     if (s.options->embed_data) {
       DETRAIN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
       if (attest::Sha256Hex(bytes) != digest) {
@@ -261,33 +266,37 @@ Result<std::string> FinalWeightsBytes(const runtime::TrainState& params, const F
                                    {"detrain.steps_done", std::to_string(fin.steps_done)}}));
 }
 
-Result<std::string> FinishBundle(const std::string& dir, const BundleStatics& s,
-                                 const FinalState& fin, const runtime::TrainState& state) {
-  const driver::CompileResult& c = *s.compiled;
-  DETRAIN_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, kProgress)));
-  DETRAIN_ASSIGN_OR_RETURN(std::vector<std::string> names, ListFiles(dir));
-  ThreadPool pool(2);
-  json files = json::array();
-  json checkpoints = json::array();
-  for (const std::string& rel : names) {
-    if (rel == kManifest || rel == kFinalWeights || rel == kProgress) continue;
-    if (rel.find(".tmp.") != std::string::npos) {
-      DETRAIN_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, rel)));
-      continue;
-    }
-    DETRAIN_ASSIGN_OR_RETURN(attest::FileDigests d, attest::DigestFile(JoinPath(dir, rel), pool));
-    files.push_back({{"path", rel},
-                     {"size", d.size},
-                     {"sha256", Hex(d.sha256)},
-                     {"merkle_root", Hex(d.merkle_root)}});
-    if (std::optional<int64_t> done = CheckpointStepsOf(rel)) {
-      checkpoints.push_back({{"path", rel}, {"steps_done", *done}});
-    }
+bool IsAtomicTemporary(const std::string& rel) {
+  // WriteFileAtomic's temporaries: NAME.tmp.XXXXXX (mkstemp's six characters).
+  const size_t n = rel.size();
+  if (n < 11 || rel.compare(n - 11, 5, ".tmp.") != 0) return false;
+  for (size_t i = n - 6; i < n; ++i) {
+    if (!std::isalnum(static_cast<unsigned char>(rel[i]))) return false;
   }
+  return true;
+}
+
+json FileEntries(const std::vector<std::pair<std::string, attest::FileDigests>>& files) {
+  json out = json::array();
+  for (const auto& [rel, d] : files) {
+    out.push_back({{"path", rel}, {"size", d.size}, {"merkle_root", Hex(d.merkle_root)}});
+  }
+  return out;
+}
+
+Result<json> ManifestJson(const BundleStatics& s, const FinalState& fin, const json& files) {
+  const driver::CompileResult& c = *s.compiled;
   const frontend::ResolvedData& rd = *c.config->resolved;
   json data_files = json::array();
   for (const auto& [written, digest] : c.dataset->file_sha256) {
     data_files.push_back({{"path", written}, {"sha256", digest}});
+  }
+  json checkpoints = json::array();
+  for (const json& f : files) {
+    if (!f.is_object() || !f.contains("path") || !f["path"].is_string()) continue;
+    if (std::optional<int64_t> done = CheckpointStepsOf(f["path"].get<std::string>())) {
+      checkpoints.push_back({{"path", f["path"]}, {"steps_done", *done}});
+    }
   }
   json manifest = {
       {"format", kManifestFormat},
@@ -321,6 +330,25 @@ Result<std::string> FinishBundle(const std::string& dir, const BundleStatics& s,
       {"files", files},
   };
   if (fin.stopped) manifest["stop"] = {{"reason", fin.stop_reason}};
+  return manifest;
+}
+
+Result<std::string> FinishBundle(const std::string& dir, const BundleStatics& s,
+                                 const FinalState& fin, const runtime::TrainState& state) {
+  DETRAIN_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, kProgress)));
+  DETRAIN_ASSIGN_OR_RETURN(std::vector<std::string> names, ListFiles(dir));
+  ThreadPool pool(2);
+  std::vector<std::pair<std::string, attest::FileDigests>> digests;
+  for (const std::string& rel : names) {
+    if (rel == kManifest || rel == kFinalWeights || rel == kProgress) continue;
+    if (IsAtomicTemporary(rel)) {  // left by a crash before a resume
+      DETRAIN_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, rel)));
+      continue;
+    }
+    DETRAIN_ASSIGN_OR_RETURN(attest::FileDigests d, attest::DigestFile(JoinPath(dir, rel), pool));
+    digests.emplace_back(rel, d);
+  }
+  DETRAIN_ASSIGN_OR_RETURN(json manifest, ManifestJson(s, fin, FileEntries(digests)));
   DETRAIN_ASSIGN_OR_RETURN(std::string root, ManifestRootDigest(manifest));
   manifest["root_digest"] = root;
   DETRAIN_ASSIGN_OR_RETURN(std::string weights, FinalWeightsBytes(state, fin, root));

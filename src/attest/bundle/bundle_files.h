@@ -7,6 +7,7 @@
 #ifndef DETRAIN_ATTEST_BUNDLE_BUNDLE_FILES_H_
 #define DETRAIN_ATTEST_BUNDLE_BUNDLE_FILES_H_
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -26,6 +27,9 @@ struct BundleStatics {
   const runtime::TrainingData* data = nullptr;
   const StepSchedule* schedule = nullptr;
   nlohmann::json environment;
+  // Where each data file is read from, by the program's spelling (the verifier's resolution);
+  // unlisted files are read where the program names them.
+  std::map<std::string, std::string> data_files;
 };
 
 // The static files as (relative path, bytes), sorted by path. environment.json is last.
@@ -58,6 +62,16 @@ struct FinalState {
 // The final weights' bytes for a given root digest (deterministic: the verifier rebuilds them).
 Result<std::string> FinalWeightsBytes(const runtime::TrainState& params, const FinalState& fin,
                                       const std::string& root_digest);
+
+// True for a temporary file of base/file_io.h's WriteFileAtomic (NAME.tmp.XXXXXX), which only
+// a crash leaves behind.
+bool IsAtomicTemporary(const std::string& relative_path);
+
+// manifest.json without its root digest, for the given file entries ({path, size, merkle_root},
+// sorted by path; every file but manifest.json and the final weights). The verifier rebuilds it
+// from a recompiled run and compares.
+Result<nlohmann::json> ManifestJson(const BundleStatics& s, const FinalState& fin,
+                                    const nlohmann::json& files);
 
 // Writes final/weights.safetensors and manifest.json (last), removes progress.json; returns the
 // root digest.

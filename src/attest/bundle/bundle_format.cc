@@ -245,10 +245,21 @@ Result<StepRecord> ParseStepRecord(const json& j, attest::DigestPolicy policy) {
     }
   }
   // The readable copies must agree with the bits they repeat.
-  const json* loss = g.Get("loss");
-  if (loss == nullptr || !loss->is_number() ||
-      BitsOfFloat(static_cast<float>(loss->get<double>())) != r.loss_bits) {
-    return g.Bad("loss", "the value of loss_bits");
+  auto copy_ok = [](const json* v, uint32_t bits) {
+    return v != nullptr && v->is_number() &&
+           BitsOfFloat(static_cast<float>(v->get<double>())) == bits;
+  };
+  if (!copy_ok(g.Get("loss"), r.loss_bits)) return g.Bad("loss", "the value of loss_bits");
+  if (!copy_ok(g.Get("learning_rate"), r.learning_rate_bits)) {
+    return g.Bad("learning_rate", "the value of learning_rate_bits");
+  }
+  if (const json* eval = g.Get("eval")) {
+    Fields ef(*eval, "step record " + std::to_string(r.step) + " eval");
+    if (!copy_ok(ef.Get("loss"), *r.eval_loss_bits))
+      return ef.Bad("loss", "the value of loss_bits");
+    if (r.eval_accuracy_bits.has_value() && !copy_ok(ef.Get("accuracy"), *r.eval_accuracy_bits)) {
+      return ef.Bad("accuracy", "the value of accuracy_bits");
+    }
   }
   return r;
 }

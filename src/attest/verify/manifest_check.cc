@@ -156,11 +156,9 @@ Status CheckManifest(const json& m) {
         CheckFields(s, "manifest.json stages[]", {{"stage", T::kString}, {"sha256", T::kString}}));
   }
   for (const json& f : m["files"]) {
-    DETRAIN_RETURN_IF_ERROR(CheckFields(f, "manifest.json files[]",
-                                        {{"path", T::kString},
-                                         {"size", T::kInt},
-                                         {"sha256", T::kDigest},
-                                         {"merkle_root", T::kDigest}}));
+    DETRAIN_RETURN_IF_ERROR(
+        CheckFields(f, "manifest.json files[]",
+                    {{"path", T::kString}, {"size", T::kInt}, {"merkle_root", T::kDigest}}));
     const std::string& p = f["path"].get_ref<const std::string&>();
     if (p.empty() || p[0] == '/' || p.find("..") != std::string::npos) {
       return DataLoss("manifest.json: file path \"" + p + "\" leaves the bundle");

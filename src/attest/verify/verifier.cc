@@ -45,8 +45,9 @@ using Check = std::optional<Failure>;
 Check Fail(std::string m) { return Failure{Outcome::kFailed, std::move(m)}; }
 Check InputError(std::string m) { return Failure{Outcome::kInputError, std::move(m)}; }
 Check FailStatus(const Status& s, const std::string& context = "") {
-  return Fail(context.empty() ? std::string(s.message())
-                              : context + ": " + std::string(s.message()));
+  const std::string m(s.message());
+  if (context.empty() || m.rfind(context, 0) == 0) return Fail(m);
+  return Fail(context + ": " + m);
 }
 
 Result<std::string> ReadBounded(const std::string& path, uint64_t limit) {
@@ -243,6 +244,26 @@ Check CheckSteps(Bundle& b) {
   }
   if (Hex(prev) != m["final"]["step_hash"].get<std::string>()) {
     return Fail("the last step record's hash differs from manifest.json's final step hash");
+  }
+  // A complete run has every step, and its last record's roots are the final state's; a
+  // stopped one has fewer (the final roots are checked against the replayed state).
+  const int64_t planned = m["run"]["steps"].get<int64_t>();
+  if (!b.stopped && count != planned) {
+    return Fail("manifest.json says the run is complete, but it has " + std::to_string(count) +
+                " of its " + std::to_string(planned) + " steps");
+  }
+  if (b.stopped && count >= planned) {
+    return Fail("manifest.json says the run stopped, but it has all " + std::to_string(planned) +
+                " steps");
+  }
+  if (!b.stopped) {
+    if (b.steps.records.empty()) return Fail("the bundle has no step records");
+    const StepRecord& last = b.steps.records.back();
+    if (!last.params_root.has_value() ||
+        Hex(*last.params_root) != m["final"]["params_root"].get<std::string>() ||
+        Hex(*last.optimizer_root) != m["final"]["optimizer_root"].get<std::string>()) {
+      return Fail("manifest.json's final SHA-256 roots are not those of the last step record");
+    }
   }
   return std::nullopt;
 }
@@ -539,6 +560,68 @@ struct Replayable {
   runtime::TrainState layout;  // the state's names and shapes
 };
 
+// Every file the run writes when it starts (program/, stages/, data/, run.json) is what the
+// recompiled run writes, byte for byte, and so is manifest.json (but for the file list, checked
+// by integrity, and its root digest): no field of either can say something the run did not.
+Check CheckStaticsAndManifest(const Bundle& b, const Replayable& r,
+                              const std::map<std::string, std::string>& data_files) {
+  const json& run = b.manifest["run"];
+  if (!run.contains("embed_data") || !run["embed_data"].is_boolean()) {
+    return Fail("manifest.json: field \"run.embed_data\": expected true or false");
+  }
+  bundle::RunOptions options;
+  options.program = b.manifest["program"]["path"].get<std::string>();
+  options.embed_data = run["embed_data"].get<bool>();
+  bundle::BundleStatics statics;
+  statics.options = &options;
+  statics.compiled = &r.compiled;
+  statics.data = r.data.get();
+  statics.schedule = &r.schedule;
+  statics.data_files = data_files;
+  Result<std::vector<std::pair<std::string, std::string>>> files = bundle::StaticFiles(statics);
+  if (!files.ok()) return FailStatus(files.status());
+  for (const auto& [rel, bytes] : *files) {
+    if (rel == bundle::kEnvironment) continue;
+    Result<std::string> have = ReadFile(JoinPath(b.dir, rel));
+    if (!have.ok()) return Fail(rel + ": missing (recompiling the run writes it)");
+    if (*have != bytes) {
+      auto ends_with = [&](std::string_view suffix) {
+        return rel.size() >= suffix.size() &&
+               rel.compare(rel.size() - suffix.size(), suffix.size(), suffix) == 0;
+      };
+      const bool binary = ends_with(".pb") || ends_with(".safetensors") ||
+                          rel.rfind(bundle::kEmbeddedDataDir, 0) == 0;
+      return Fail(rel + " differs from what recompiling the run gives; " +
+                  FirstDifference(*have, bytes, !binary));
+    }
+  }
+  bundle::FinalState fin;
+  const json& f = b.manifest["final"];
+  fin.steps_done = f["steps_done"].get<int64_t>();
+  attest::ParseDigestHex(f["step_hash"].get<std::string>(), &fin.step_hash);
+  attest::ParseDigestHex(f["params_root"].get<std::string>(), &fin.params_root);
+  attest::ParseDigestHex(f["optimizer_root"].get<std::string>(), &fin.optimizer_root);
+  fin.genesis = b.steps.genesis;
+  fin.stopped = b.stopped;
+  if (b.stopped) fin.stop_reason = b.manifest["stop"]["reason"].get<std::string>();
+  Result<json> expected = bundle::ManifestJson(statics, fin, b.manifest["files"]);
+  if (!expected.ok()) return FailStatus(expected.status());
+  json have = b.manifest;
+  have.erase("root_digest");
+  if (have != *expected) {
+    std::string field = "(the set of fields)";
+    for (auto it = expected->begin(); it != expected->end(); ++it) {
+      if (!have.contains(it.key()) || have[it.key()] != it.value()) {
+        field = it.key();
+        break;
+      }
+    }
+    return Fail("manifest.json: field \"" + field +
+                "\" differs from what the recompiled run records");
+  }
+  return std::nullopt;
+}
+
 Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   driver::CompileOptions copts;
   if (Check c = ResolveData(b, o, &copts.data_files)) return c;
@@ -634,7 +717,9 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   // The key lineage: recorded keys recomputed from their parents, and the whole log equal to
   // the one this run derives.
   const int64_t spe = r->data->split().steps_per_epoch;
-  for (int64_t t = 0; t < static_cast<int64_t>(b.steps.records.size()); ++t) {
+  // A stopped run also derived the keys of the step that failed.
+  const int64_t derived = static_cast<int64_t>(b.steps.records.size()) + (b.stopped ? 1 : 0);
+  for (int64_t t = 0; t < derived; ++t) {
     if (!keys.BeginStep(t, spe).ok())
       return Fail("cannot derive the key of step " + std::to_string(t));
   }
@@ -648,7 +733,7 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
     return Fail("lineage.jsonl differs from the keys this run derives; " +
                 FirstDifference(*lineage, expected, true));
   }
-  return std::nullopt;
+  return CheckStaticsAndManifest(b, *r, copts.data_files);
 }
 
 // Without replay: every checkpoint's tensors against its record's roots (replay does this for
@@ -670,6 +755,10 @@ Check CheckAllCheckpoints(const Bundle& b, const Replayable& r) {
 // The first field of `got` that differs from the recorded `want`, described; "" when equal.
 std::string CompareRecords(const StepRecord& want, const StepRecord& got) {
   const std::string step = "step " + std::to_string(want.step) + ": ";
+  if (want.epoch != got.epoch) {
+    return step + "epoch recorded " + std::to_string(want.epoch) + ", replayed " +
+           std::to_string(got.epoch);
+  }
   if (want.batch != got.batch) return step + "the batch differs (the rows or their values)";
   if (want.key_hi != got.key_hi || want.key_lo != got.key_lo) return step + "the step key differs";
   if (want.learning_rate_bits != got.learning_rate_bits) {
@@ -793,6 +882,18 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
     }
     ++out.replayed;
   }
+  if (seg.end == static_cast<int64_t>(recs.size())) {
+    // The state after the last step is the one manifest.json's final roots (and so the final
+    // weights) name.
+    Result<std::pair<Digest256, Digest256>> roots = bundle::StateRoots(state, &pool);
+    const json& fin = b.manifest["final"];
+    if (!roots.ok() || Hex(roots->first) != fin["params_root"].get<std::string>() ||
+        Hex(roots->second) != fin["optimizer_root"].get<std::string>()) {
+      return fail(seg.end - 1,
+                  "the replayed final state's SHA-256 roots are not manifest.json's "
+                  "final roots (the final weights are not the run's)");
+    }
+  }
   if (confirm_stop) {
     const int64_t t = seg.end;
     const Digest256 prev = t == 0 ? b.steps.genesis : recs[static_cast<size_t>(t - 1)].hash;
@@ -802,6 +903,14 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
       return fail(t, "step " + std::to_string(t) +
                          ": the bundle says the run stopped on a non-finite loss here, but the "
                          "replayed loss is finite");
+    }
+    const std::string reason = "step " + std::to_string(t) + ": " + step->nonfinite;
+    if (reason != b.manifest["stop"]["reason"].get<std::string>()) {
+      return fail(t, "the run stopped at step " + std::to_string(t) +
+                         ", but manifest.json gives "
+                         "the reason \"" +
+                         b.manifest["stop"]["reason"].get<std::string>() +
+                         "\" and replay gives \"" + reason + "\"");
     }
   }
   return out;
@@ -827,9 +936,9 @@ Check Replay(const Bundle& b, const Replayable& r, const VerifyOptions& o, int64
       begin = done;
     }
   }
-  if (begin < to) segments.push_back({begin, to});
-  if (segments.empty()) return std::nullopt;
   const bool confirm_stop = b.stopped && to == n;
+  if (begin < to || (segments.empty() && confirm_stop)) segments.push_back({begin, to});
+  if (segments.empty()) return std::nullopt;
   std::vector<SegmentResult> results(segments.size());
   std::atomic<size_t> done{0};
   ThreadPool pool(
