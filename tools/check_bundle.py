@@ -7,18 +7,20 @@ key-lineage.md), shares no code with detrain, and uses only the Python standard 
 It checks everything that can be checked without re-running the training (bundle.md §6.2):
 
   - manifest.json: canonical JSON, format version, fields, its root digest, status vs. counts;
-  - every file: listed exactly once, nothing missing or extra, size, SHA-256 and Merkle root;
-  - the program and the stages: digests, sizes, the stage table, the chain's input links, each
-    pass's output file, and the manifest's configuration against stage 1's header;
+  - every file: listed exactly once, nothing missing or extra, its size and Merkle root (the
+    manifest's file digest); each file's SHA-256 is computed here for the cross-checks;
+  - the program and the stages: digests, sizes, the stage table, the chain's input links, the
+    pass chains, each pass output file, and the manifest's configuration against stage 1's
+    header;
   - run.json, data/data.json, data/split.safetensors: consistent with the manifest, the split
     disjoint and complete, the index digests, embedded data files' digests, exact bytes;
   - steps.jsonl: canonical lines, numbering, the readable copies of every value against its bits,
     the step hash h_t recomputed from each record's fields, the final step hash, where the
     SHA-256 roots and evaluations must be, every step key re-derived from the seed (threefry);
   - lineage.jsonl: rebuilt byte for byte from the seed and the configuration;
-  - checkpoints and final weights: metadata, the SHA-256 roots recomputed from the tensors and
-    tied to their step records (the final weights to the last record), and the exact bytes of a
-    deterministic safetensors writer.
+  - checkpoints and final weights: exactly the checkpoints the schedule writes, metadata, the
+    SHA-256 roots recomputed from the tensors and tied to their step records (the final weights
+    to the last record), and the exact bytes of a deterministic safetensors writer.
 
 What it cannot check is named in its output: the genesis hash (it commits to the initial state,
 which the bundle does not store), the batch digests and — unless the `xxhash` module is
@@ -482,6 +484,13 @@ class Checker:
         if m["status"] == "stopped":
             require(isinstance(m["stop"], dict) and set(m["stop"]) == {"reason"} and
                     isinstance(m["stop"]["reason"], str), "manifest.json: stop.reason")
+            # The step that failed is the one after the last record.
+            require(m["stop"]["reason"].startswith("step %d: " % m["steps"]["count"]),
+                    "manifest.json: stop.reason does not name step %d, the step after the last "
+                    "record" % m["steps"]["count"])
+            self.not_checked.append("stop.reason beyond its step number, and that step %d's "
+                                    "loss is not finite: `detrain verify` replays that step"
+                                    % m["steps"]["count"])
         for path in ("steps.genesis", "final.step_hash", "final.params_root",
                      "final.optimizer_root", "program.sha256"):
             a, b = path.split(".")
@@ -535,21 +544,23 @@ class Checker:
         for p in sorted(expected - set(present)):
             raise Failed("missing file %s (listed in manifest.json)" % p)
         total = 0
-        self.sha = {}
+        self.sha = {}  # path -> SHA-256 of the file, computed here (the manifest records none)
         for f in entries:
-            require(set(f) == {"path", "size", "sha256", "merkle_root"},
-                    "manifest.json: files[] entry %s: fields" % f["path"])
+            require(set(f) == {"path", "size", "merkle_root"},
+                    "manifest.json: files[] entry %s: fields %s, expected merkle_root, path, size"
+                    % (f["path"], sorted(f)))
+            require(isinstance(f["size"], int) and not isinstance(f["size"], bool) and
+                    isinstance(f["merkle_root"], str) and HEX64.match(f["merkle_root"]),
+                    "manifest.json: files[] entry %s: size or merkle_root" % f["path"])
             data = self.read(f["path"])
             require(len(data) == f["size"], "%s: %d bytes; manifest.json records %d"
                     % (f["path"], len(data), f["size"]))
-            require(hashlib.sha256(data).hexdigest() == f["sha256"],
-                    "%s: SHA-256 differs from manifest.json" % f["path"])
             require(merkle_root(data).hex() == f["merkle_root"],
                     "%s: Merkle root differs from manifest.json" % f["path"])
-            self.sha[f["path"]] = f["sha256"]
+            self.sha[f["path"]] = hashlib.sha256(data).hexdigest()
             total += len(data)
-        self.say("ok  files: %d listed (%d bytes), each size, SHA-256 and Merkle root; nothing "
-                 "missing or extra" % (len(entries), total))
+        self.say("ok  files: %d listed (%d bytes), each size and Merkle root; nothing missing or "
+                 "extra" % (len(entries), total))
 
     # -- program and stages --
 
@@ -585,13 +596,7 @@ class Checker:
                 require(seen.get(t["input_stage"]) == t["input_sha256"],
                         where + ": its input %s is not an earlier stage with that digest"
                         % t["input_stage"])
-                passes = t.get("passes") or []
-                for a, b in zip(passes, passes[1:]):
-                    require(a["output_sha256"] == b["input_sha256"], where + ": pass chain")
-                if passes:
-                    require(passes[0]["input_sha256"] == t["input_sha256"] and
-                            passes[-1]["output_sha256"] == s["sha256"],
-                            where + ": the passes do not lead from its input to it")
+                self.check_transform(s, t, where)
             require(s["stage"] not in seen, where + ": twice")
             seen[s["stage"]] = s["sha256"]
         # stages/ holds the stage files, one dump per pass of the pipeline (its output) and the
@@ -615,12 +620,48 @@ class Checker:
             compiled["train"].pop("steps", None)
             ours["train"].pop("steps", None)
             require(ours == compiled, "manifest.json: config differs from stage 1's header")
-        self.say("ok  program and %d stages: digests, sizes, chain links, %d pass outputs; the "
-                 "configuration is stage 1's" % (len(stages), len(expected) - len(stages) - 1))
+        self.not_checked.append("the stage files' contents against the compiler (recompiling), "
+                                "stages/04.plan.txt against 04.plan.pb (protobuf text), and the "
+                                "eval-plan stage's last pass output (the optimized eval HLO, "
+                                "not in the bundle): `detrain verify` recompiles them")
+        self.say("ok  program and %d stages: digests, sizes, chain links, pass chains, %d pass "
+                 "outputs; the configuration is stage 1's"
+                 % (len(stages), len(expected) - len(stages) - 1))
+
+    def check_transform(self, s, t, where):
+        """A stage's pipeline, passes and plan format version (schemas/bundle.md 4.3)."""
+        options = t["options"]
+        require(isinstance(options, dict), where + ": transform options")
+        name = t["name"]
+        has_pipeline = name == "pass-pipeline" or s["stage"] == "eval-plan"
+        require(("pipeline" in t) == has_pipeline and ("passes" in t) == has_pipeline,
+                where + ": pipeline and passes %s" % ("missing" if has_pipeline else
+                                                      "not expected"))
+        require(("plan_format_version" in t) == (name == "cpu-plan"),
+                where + ": plan_format_version")
+        if name == "cpu-plan":
+            require(options.get("format_version") == t["plan_format_version"],
+                    where + ": options.format_version is not plan_format_version")
+        if has_pipeline:
+            require(options.get("pipeline") == t["pipeline"],
+                    where + ": options.pipeline is not the pipeline")
+            passes = t["passes"]
+            require(len(passes) > 0, where + ": a pipeline without passes")
+            for a, b in zip(passes, passes[1:]):
+                require(a["output_sha256"] == b["input_sha256"], where + ": pass chain")
+            require(passes[0]["input_sha256"] == t["input_sha256"],
+                    where + ": the first pass does not read the stage's input")
+            if name == "pass-pipeline":
+                # The last pass gives the stage; for eval-plan it gives the optimized eval HLO,
+                # which the plan is built from and the bundle does not hold.
+                require(passes[-1]["output_sha256"] == s["sha256"],
+                        where + ": the passes do not lead from its input to it")
 
     def check_run(self):
         run, train = self.run_cfg, self.train
-        check_canonical_file(self.read("run.json"), run, "run.json")
+        raw = self.read("run.json")
+        check_canonical_file(raw, parse_json(raw, "run.json"), "run.json")
+        require(parse_json(raw, "run.json") == run, "run.json differs from manifest.json's run")
         require(run.get("format") == "detrain.run" and run.get("format_version") == 1,
                 "run.json: format")
         require(run["steps"] == train.get("steps"), "run.steps differs from config.train.steps")
@@ -874,11 +915,18 @@ class Checker:
         recorded = [(c["path"], c["steps_done"]) for c in self.m["checkpoints"]]
         require(recorded == listed, "manifest.json: checkpoints[] is not the checkpoint files")
         every = self.run_cfg["checkpoint_every"]
-        state_digests = 0
         for path, done in listed:
             require(every > 0 and done % every == 0 and 1 <= done <= self.count and
                     done < self.run_cfg["steps"],
                     "%s: not a checkpoint this run's schedule writes" % path)
+        # Every checkpoint the schedule writes: after each K-th step that ran, below N.
+        due = list(range(every, min(self.count, self.run_cfg["steps"] - 1) + 1, every)) \
+            if every > 0 else []
+        missing = sorted(set(due) - {done for _, done in listed})
+        require(not missing, "checkpoints/step-%08d.safetensors: missing (the schedule writes a "
+                "checkpoint every %d steps)" % (missing[0] if missing else 0, every))
+        state_digests = 0
+        for path, done in listed:
             r = self.records[done - 1]
             data = self.read(path)
             meta, t = read_safetensors(data, path)

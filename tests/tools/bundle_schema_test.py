@@ -132,6 +132,11 @@ class BundleSchemaTest(SchemaTest):
             "the manifest listing itself": lambda m: m["files"][0].update(path="manifest.json"),
             "a negative size": lambda m: m["files"][0].update(size=-1),
             "an extra field in a file entry": lambda m: m["files"][0].update(mode=420),
+            "a flat SHA-256 in a file entry": lambda m: m["files"][0].update(sha256="0" * 64),
+            "a file entry without its Merkle root": lambda m: m["files"][0].pop("merkle_root"),
+            "an eval-plan without its passes": lambda m: m["stages"][7]["transform"].pop("passes"),
+            "a plan with passes": lambda m: m["stages"][6]["transform"].update(
+                passes=m["stages"][5]["transform"]["passes"]),
             "a checkpoint name": lambda m: m["checkpoints"][0].update(path="checkpoints/x"),
             "a program outside program/": lambda m: m["program"].update(path="train.dt"),
             "a stage's transform name": lambda m: m["stages"][2]["transform"].update(name="x"),

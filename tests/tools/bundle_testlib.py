@@ -112,7 +112,6 @@ def Reseal(bundle, manifest=None):
     for f in m["files"]:
         data = ReadBytes(bundle, f["path"])
         f["size"] = len(data)
-        f["sha256"] = hashlib.sha256(data).hexdigest()
         f["merkle_root"] = cb.merkle_root(data).hex()
     body = {k: v for k, v in m.items() if k != "root_digest"}
     m["root_digest"] = hashlib.sha256(cb.canonical_bytes(body)).hexdigest()

@@ -3,7 +3,9 @@
 detrain writes (both step-digest policies, embedded data or not, a run a NaN stopped), reports
 an interrupted one as incomplete, and fails every kind of tampering — also a consistent forgery
 that rewrites the manifest, its root digest and the final weights — with a message that names
-what is wrong. Needs the detrain binary (DETRAIN_BINARY, which CTest sets); skipped without it."""
+what is wrong. The consistent forgeries are also given to `detrain verify`, which must fail them
+too (schemas/bundle.md §10 records what it does not catch). Needs the detrain binary
+(DETRAIN_BINARY, which CTest sets); skipped without it."""
 import json
 import os
 import subprocess
@@ -18,6 +20,11 @@ from bundle_testlib import cb  # noqa: E402
 def Check(bundle, *args):
     p = subprocess.run([sys.executable, lib.CHECKER, bundle, *args], capture_output=True,
                        text=True, timeout=300)
+    return p.returncode, p.stdout + p.stderr
+
+
+def Verify(bundle, *args):
+    p = lib.Detrain("verify", *args, bundle, check=False)
     return p.returncode, p.stdout + p.stderr
 
 
@@ -45,6 +52,17 @@ class CheckBundleTest(unittest.TestCase):
         self.assertEqual(got, code, out)
         self.assertIn(message, out)
 
+    def assertVerifyFails(self, bundle, message, *args):
+        got, out = Verify(bundle, *args)
+        self.assertEqual(got, 1, out)
+        self.assertIn("FAILED", out)
+        self.assertIn(message, out)
+
+    def assertVerifies(self, bundle, *args):
+        got, out = Verify(bundle, *args)
+        self.assertEqual(got, 0, out)
+        return out
+
     def Tampered(self, name, src=None):
         return self.b.Copy(src or self.embedded, name)
 
@@ -52,7 +70,7 @@ class CheckBundleTest(unittest.TestCase):
 
     def testRealBundlesPass(self):
         out = self.assertPasses(self.embedded)
-        for line in ("root digest", "each size, SHA-256 and Merkle root", "chained from genesis",
+        for line in ("root digest", "each size and Merkle root", "chained from genesis",
                      "rebuilt byte for byte", "2 checkpoint(s)", "equal to step 23's"):
             self.assertIn(line, out)
         self.assertPasses(self.sha256)
@@ -65,7 +83,11 @@ class CheckBundleTest(unittest.TestCase):
     def testAStoppedRunPasses(self):
         m = lib.Manifest(self.stopped)
         self.assertEqual(m["status"], "stopped")
-        self.assertIn("not tied to a record", self.assertPasses(self.stopped))
+        out = self.assertPasses(self.stopped)
+        self.assertIn("not tied to a record", out)
+        self.assertIn("not checked: stop.reason", out)
+        # verify derives the lineage of count + 1 steps and replays the step that failed.
+        self.assertIn("the run stopped: step 1: loss is NaN", self.assertVerifies(self.stopped))
 
     def testTheManifestRootDigestIsTheCanonicalBodysSha256(self):
         m = lib.Manifest(self.embedded)
@@ -101,7 +123,7 @@ class CheckBundleTest(unittest.TestCase):
             data = bytearray(lib.ReadBytes(d, rel))
             data[len(data) // 2] ^= 0x01
             lib.WriteBytes(d, rel, bytes(data))
-            self.assertFails(d, rel + ": SHA-256 differs")
+            self.assertFails(d, rel + ": Merkle root differs")
 
     def testATruncatedFile(self):
         d = self.Tampered("truncated")
@@ -139,22 +161,31 @@ class CheckBundleTest(unittest.TestCase):
         m["final"]["params_root"] = cb.state_root(views).hex()
         lib.Reseal(d, m)
         self.assertFails(d, "are not the last step record's roots")
+        self.assertVerifyFails(d, "final SHA-256 roots are not those of the last step record")
 
     def testForgedReadableCopies(self):
-        for field, value, message in (("accuracy", 0.99, "accuracy 0.99 is not the value"),
-                                      ("learning_rate", 0.5, "learning_rate 0.5 is not"),
-                                      ("epoch", 5, "line 25: epoch")):
+        for field, value, message, verify_message in (
+                ("accuracy", 0.99, "accuracy 0.99 is not the value",
+                 'field "accuracy": expected the value of accuracy_bits'),
+                ("eval_loss", 0.1, "loss 0.1 is not the value",
+                 'eval: field "loss": expected the value of loss_bits'),
+                ("learning_rate", 0.5, "learning_rate 0.5 is not",
+                 'field "learning_rate": expected the value of learning_rate_bits'),
+                ("epoch", 5, "line 25: epoch", "step 23: epoch recorded 5, replayed 7")):
             d = self.Tampered("readable")
             lines = lib.StepLines(d)
             r = json.loads(lines[-1])
             if field == "accuracy":
                 r["eval"]["accuracy"] = value
+            elif field == "eval_loss":
+                r["eval"]["loss"] = value
             else:
                 r[field] = value
             lines[-1] = cb.canonical_bytes(r)
             lib.WriteStepLines(d, lines)
             lib.Reseal(d)
             self.assertFails(d, message)
+            self.assertVerifyFails(d, verify_message)
 
     def testAnAlteredRecordBreaksTheChain(self):
         d = self.Tampered("loss")
@@ -166,6 +197,7 @@ class CheckBundleTest(unittest.TestCase):
         lib.WriteStepLines(d, lines)
         lib.Reseal(d)
         self.assertFails(d, "steps.jsonl line 6: the hash does not chain")
+        self.assertVerifyFails(d, "step 4: its hash does not chain")  # line 6
 
     def testReorderedRecords(self):
         d = self.Tampered("reorder")
@@ -193,6 +225,59 @@ class CheckBundleTest(unittest.TestCase):
                           optimizer_root=last["roots"]["optimizer"])
         lib.Reseal(d, m)
         self.assertFails(d, "status complete, but 16 of the run's 24 steps are recorded")
+        self.assertVerifyFails(d, "says the run is complete, but it has 16 of its 24 steps")
+        # Relabelled "stopped" (with the lineage of 17 steps begun), only replay can tell: step
+        # 16's loss is finite.
+        m = lib.Manifest(d)
+        m["status"], m["stop"] = "stopped", {"reason": "step 16: loss is NaN"}
+        lib.WriteBytes(d, "lineage.jsonl", cb.expected_lineage(m["config"]["train"], params, 17, 3))
+        lib.Reseal(d, m)
+        self.assertPasses(d)
+        self.assertVerifyFails(d, "step 16: the bundle says the run stopped on a non-finite loss "
+                               "here, but the replayed loss is finite")
+
+    def testAForgedStopReason(self):
+        d = self.Tampered("reason", self.stopped)
+        m = lib.Manifest(d)
+        m["stop"]["reason"] = "step 0: loss is NaN"
+        lib.Reseal(d, m)
+        self.assertFails(d, "stop.reason does not name step 1")
+        m["stop"]["reason"] = "step 1: loss is +Inf"
+        lib.Reseal(d, m)
+        self.assertPasses(d)  # only replay recomputes the reason
+        self.assertVerifyFails(d, 'manifest.json gives the reason "step 1: loss is +Inf"')
+
+    def testAMissingCheckpoint(self):
+        d = self.Tampered("no-checkpoint")
+        rel = "checkpoints/step-00000008.safetensors"
+        os.remove(os.path.join(d, rel))
+        m = lib.Manifest(d)
+        m["files"] = [f for f in m["files"] if f["path"] != rel]
+        m["checkpoints"] = [c for c in m["checkpoints"] if c["path"] != rel]
+        lib.Reseal(d, m)
+        self.assertFails(d, rel + ": missing (the schedule writes a checkpoint every 8 steps)")
+
+    def testACheckpointAfterTheLastStep(self):
+        # The writer never writes one (the final weights take its place); this one holds
+        # checkpoint 16's tensors under the metadata of step 23.
+        d = self.Tampered("checkpoint-24")
+        rel = "checkpoints/step-00000024.safetensors"
+        last = json.loads(lib.StepLines(d)[-1])
+        _, t = cb.read_safetensors(lib.ReadBytes(d, "checkpoints/step-00000016.safetensors"), "c")
+        meta = {"detrain.format": "detrain.checkpoint.v1", "detrain.steps_done": "24",
+                "detrain.step_hash": last["hash"], "detrain.params_root": last["roots"]["params"],
+                "detrain.optimizer_root": last["roots"]["optimizer"]}
+        lib.WriteBytes(d, rel, cb.write_safetensors(meta, t))
+        m = lib.Manifest(d)
+        m["files"].append({"path": rel, "size": 0, "merkle_root": "0" * 64})
+        m["files"].sort(key=lambda f: f["path"].encode("utf-8"))
+        m["checkpoints"].append({"path": rel, "steps_done": 24})
+        lib.Reseal(d, m)
+        self.assertFails(d, rel + ": not a checkpoint this run's schedule writes")
+        # Full verification does not load this checkpoint (schemas/bundle.md §10, item 1);
+        # --no-replay checks every checkpoint's tensors.
+        self.assertVerifyFails(d, rel + ": its tensors are not the state step 23's record names",
+                               "--no-replay")
 
     def testAForgedCheckpointTensor(self):
         d = self.Tampered("checkpoint")
@@ -203,6 +288,7 @@ class CheckBundleTest(unittest.TestCase):
         lib.WriteBytes(d, rel, cb.write_safetensors(meta, t))
         lib.Reseal(d)
         self.assertFails(d, rel + ": its tensors are not the state step 7's record names")
+        self.assertVerifyFails(d, rel + ": its tensors are not the state step 7's record names")
 
     def testAForgedLineageKey(self):
         d = self.Tampered("lineage")
@@ -214,6 +300,7 @@ class CheckBundleTest(unittest.TestCase):
         lib.WriteBytes(d, "lineage.jsonl", b"\n".join(text))
         lib.Reseal(d)
         self.assertFails(d, "lineage.jsonl line %d differs" % (i + 1))
+        self.assertVerifyFails(d, "lineage.jsonl")
 
     def testAForgedStepKey(self):
         d = self.Tampered("key")
@@ -240,34 +327,56 @@ class CheckBundleTest(unittest.TestCase):
         lib.WriteBytes(d, "data/data.json", cb.canonical_bytes(data) + b"\n")
         lib.Reseal(d)
         self.assertFails(d, "are not disjoint")
+        self.assertVerifyFails(d, "the split is not disjoint")
 
     def testAForgedInformationalField(self):
-        for edit, message in (
-                (lambda m: m["program"].update(sha256="0" * 64), "program.sha256 is not"),
-                (lambda m: m["data"]["files"][0].update(sha256="1" * 64), "data files differ"),
-                (lambda m: m["config"]["optimizer"].update(b1=0.5), "config differs from stage 1"),
-                (lambda m: m["stages"][1]["transform"].update(name="x"), "stage source: number"),
-                (lambda m: m.update(checkpoints=[]), "checkpoints[] is not the checkpoint")):
+        # verify rebuilds the whole manifest (but files[] and root_digest) from the recompiled
+        # run and names the first top-level field that differs.
+        for edit, message, field in (
+                (lambda m: m["program"].update(sha256="0" * 64), "program.sha256 is not",
+                 "program"),
+                (lambda m: m["data"]["files"][0].update(sha256="1" * 64), "data files differ",
+                 "data"),
+                (lambda m: m["config"]["optimizer"].update(b1=0.5), "config differs from stage 1",
+                 "config"),
+                (lambda m: m["stages"][1]["transform"].update(name="x"), "stage source: number",
+                 "stages"),
+                (lambda m: m["stages"][7]["transform"].pop("passes"),
+                 "stage eval-plan: pipeline and passes missing", "stages"),
+                (lambda m: m["run"].update(state_digest="sha256"),
+                 "run.json differs from manifest.json's run", "run"),
+                (lambda m: m.update(checkpoints=[]), "checkpoints[] is not the checkpoint",
+                 "checkpoints")):
             d = self.Tampered("field")
             m = lib.Manifest(d)
             edit(m)
             lib.Reseal(d, m)
             self.assertFails(d, message)
+            self.assertVerifyFails(d, 'manifest.json: field "%s" differs from what the '
+                                   'recompiled run records' % field)
 
-    def testAFileSha256ThatIsNotTheFiles(self):
-        # The Merkle root right, the whole-file SHA-256 wrong: both are checked.
+    def testAnEditedStaticFile(self):
+        # Every file the run writes at its start is rebuilt by verify's recompile phase.
+        for rel, message in (("stages/passes/02.cse.hlo", "not the output the stage chain "
+                              "records for pass 2"),
+                             ("stages/04.plan.txt", None)):
+            d = self.Tampered("static")
+            lib.WriteBytes(d, rel, lib.ReadBytes(d, rel) + b"\n")
+            lib.Reseal(d)
+            if message:
+                self.assertFails(d, message)
+            else:
+                self.assertIn("04.plan.txt against 04.plan.pb", self.assertPasses(d))
+            self.assertVerifyFails(d, rel + " differs from what recompiling the run gives")
+
+    def testAFileEntryWithAFlatSha256(self):
+        # Format 1's file entries hold size and Merkle root only: the Merkle root is the digest.
         d = self.Tampered("sha")
         m = lib.Manifest(d)
+        m["files"][0]["sha256"] = cb.sha256(lib.ReadBytes(d, m["files"][0]["path"])).hex()
         lib.Reseal(d, m)
-        m = lib.Manifest(d)
-        m["files"][0]["sha256"] = "2" * 64
-        body = {k: v for k, v in m.items() if k != "root_digest"}
-        m["root_digest"] = cb.sha256(cb.canonical_bytes(body)).hex()
-        lib.WriteBytes(d, "manifest.json", cb.canonical_bytes(m) + b"\n")
-        meta, t = cb.read_safetensors(lib.ReadBytes(d, "final/weights.safetensors"), "f")
-        meta["detrain.bundle_root"] = m["root_digest"]
-        lib.WriteBytes(d, "final/weights.safetensors", cb.write_safetensors(meta, t))
-        self.assertFails(d, m["files"][0]["path"] + ": SHA-256 differs")
+        self.assertFails(d, m["files"][0]["path"] + ": fields ['merkle_root', 'path', 'sha256', "
+                         "'size'], expected merkle_root, path, size")
 
 
 class PrimitivesTest(unittest.TestCase):
