@@ -144,7 +144,8 @@ struct ResumePoint {
 };
 
 Result<ResumePoint> FindResumePoint(const std::string& dir, Session& s, const Digest256& genesis,
-                                    runtime::TrainState init, ThreadPool* pool) {
+                                    runtime::TrainState init, const std::set<std::string>& written,
+                                    ThreadPool* pool) {
   ResumePoint rp;
   rp.state = std::move(init);
   DETRAIN_ASSIGN_OR_RETURN(std::string text, ReadFile(JoinPath(dir, kSteps)));
@@ -193,7 +194,7 @@ Result<ResumePoint> FindResumePoint(const std::string& dir, Session& s, const Di
   // Checkpoints after the resume point are rewritten by the run; stale temporaries go now.
   for (const std::string& f : files) {
     std::optional<int64_t> done = CheckpointStepsOf(f);
-    if ((done.has_value() && *done > best) || IsAtomicTemporary(f)) {
+    if ((done.has_value() && *done > best) || IsRunTemporary(f, written)) {
       DETRAIN_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, f)));
     }
   }
@@ -237,7 +238,8 @@ Result<RunSummary> RunAttested(const RunOptions& o, Session& s) {
 
   ResumePoint rp;
   if (o.resume && PathExists(JoinPath(dir, kSteps))) {
-    DETRAIN_ASSIGN_OR_RETURN(rp, FindResumePoint(dir, s, genesis, std::move(init), &pool));
+    DETRAIN_ASSIGN_OR_RETURN(std::set<std::string> written, WrittenNames(statics));
+    DETRAIN_ASSIGN_OR_RETURN(rp, FindResumePoint(dir, s, genesis, std::move(init), written, &pool));
   } else {
     rp.state = std::move(init);
   }

@@ -2,6 +2,7 @@
 #include "attest/bundle/bundle_files.h"
 
 #include <cctype>
+#include <set>
 
 #include "attest/canonical_json.h"
 #include "attest/merkle.h"
@@ -266,14 +267,23 @@ Result<std::string> FinalWeightsBytes(const runtime::TrainState& params, const F
                                    {"detrain.steps_done", std::to_string(fin.steps_done)}}));
 }
 
-bool IsAtomicTemporary(const std::string& rel) {
-  // WriteFileAtomic's temporaries: NAME.tmp.XXXXXX (mkstemp's six characters).
+Result<std::set<std::string>> WrittenNames(const BundleStatics& s) {
+  DETRAIN_ASSIGN_OR_RETURN(auto files, StaticFiles(s));
+  std::set<std::string> names = {kManifest, kProgress, kSteps, kLineage, kFinalWeights};
+  for (const auto& [rel, bytes] : files) names.insert(rel);
+  return names;
+}
+
+bool IsRunTemporary(const std::string& rel, const std::set<std::string>& written) {
+  // WriteFileAtomic's temporaries: NAME.tmp.XXXXXX (mkstemp's six characters), for a NAME this
+  // run writes — never a file of the user's that happens to look like one.
   const size_t n = rel.size();
-  if (n < 11 || rel.compare(n - 11, 5, ".tmp.") != 0) return false;
+  if (n < 12 || rel.compare(n - 11, 5, ".tmp.") != 0) return false;
   for (size_t i = n - 6; i < n; ++i) {
     if (!std::isalnum(static_cast<unsigned char>(rel[i]))) return false;
   }
-  return true;
+  const std::string name = rel.substr(0, n - 11);
+  return written.count(name) > 0 || CheckpointStepsOf(name).has_value();
 }
 
 json FileEntries(const std::vector<std::pair<std::string, attest::FileDigests>>& files) {
@@ -337,11 +347,12 @@ Result<std::string> FinishBundle(const std::string& dir, const BundleStatics& s,
                                  const FinalState& fin, const runtime::TrainState& state) {
   DETRAIN_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, kProgress)));
   DETRAIN_ASSIGN_OR_RETURN(std::vector<std::string> names, ListFiles(dir));
+  DETRAIN_ASSIGN_OR_RETURN(std::set<std::string> written, WrittenNames(s));
   ThreadPool pool(2);
   std::vector<std::pair<std::string, attest::FileDigests>> digests;
   for (const std::string& rel : names) {
     if (rel == kManifest || rel == kFinalWeights || rel == kProgress) continue;
-    if (IsAtomicTemporary(rel)) {  // left by a crash before a resume
+    if (IsRunTemporary(rel, written)) {  // left by a crash before a resume
       DETRAIN_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, rel)));
       continue;
     }

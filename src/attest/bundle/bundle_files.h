@@ -9,6 +9,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,9 +64,12 @@ struct FinalState {
 Result<std::string> FinalWeightsBytes(const runtime::TrainState& params, const FinalState& fin,
                                       const std::string& root_digest);
 
-// True for a temporary file of base/file_io.h's WriteFileAtomic (NAME.tmp.XXXXXX), which only
-// a crash leaves behind.
-bool IsAtomicTemporary(const std::string& relative_path);
+// Every file a run writes into the bundle (relative paths; checkpoints aside).
+Result<std::set<std::string>> WrittenNames(const BundleStatics& s);
+
+// True for a temporary file of base/file_io.h's WriteFileAtomic (NAME.tmp.XXXXXX, which only a
+// crash leaves behind) of a file NAME the run writes (in `written`, or a checkpoint).
+bool IsRunTemporary(const std::string& relative_path, const std::set<std::string>& written);
 
 // manifest.json without its root digest, for the given file entries ({path, size, merkle_root},
 // sorted by path; every file but manifest.json and the final weights). The verifier rebuilds it

@@ -159,6 +159,11 @@ Status CheckManifest(const json& m) {
     DETRAIN_RETURN_IF_ERROR(
         CheckFields(f, "manifest.json files[]",
                     {{"path", T::kString}, {"size", T::kInt}, {"merkle_root", T::kDigest}}));
+    if (f.size() != 3) {
+      return DataLoss(
+          "manifest.json: a files[] entry has fields other than path, size and "
+          "merkle_root");
+    }
     const std::string& p = f["path"].get_ref<const std::string&>();
     if (p.empty() || p[0] == '/' || p.find("..") != std::string::npos) {
       return DataLoss("manifest.json: file path \"" + p + "\" leaves the bundle");

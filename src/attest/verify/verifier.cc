@@ -322,8 +322,26 @@ Result<std::map<std::string, std::string>> SafetensorsMetadata(const std::string
   return out;
 }
 
-// Integrity: each checkpoint's name, metadata and step record agree.
+// Integrity: the bundle holds exactly the checkpoints the schedule writes (after every
+// checkpoint_every steps, before the last), and each one's name, metadata and step record agree.
 Check CheckCheckpoints(Bundle& b) {
+  const int64_t every = b.manifest["run"]["checkpoint_every"].get<int64_t>();
+  const int64_t planned = b.manifest["run"]["steps"].get<int64_t>();
+  const int64_t count = static_cast<int64_t>(b.steps.records.size());
+  if (every > 0) {
+    for (int64_t done = every; done <= count && done < planned; done += every) {
+      if (b.checkpoints.count(done) == 0) {
+        return Fail("missing checkpoint " + bundle::CheckpointPath(done) +
+                    " (the schedule writes one after every " + std::to_string(every) + " steps)");
+      }
+    }
+  }
+  for (const auto& [done, path] : b.checkpoints) {
+    if (every == 0 || done % every != 0 || done >= planned) {
+      return Fail(path + ": not a checkpoint the schedule writes (every " + std::to_string(every) +
+                  " steps, before the last of " + std::to_string(planned) + ")");
+    }
+  }
   for (const auto& [done, path] : b.checkpoints) {
     if (done < 1 || done > static_cast<int64_t>(b.steps.records.size())) {
       return Fail(path + ": a checkpoint after step " + std::to_string(done - 1) +
@@ -465,6 +483,11 @@ Check Integrity(Bundle& b, const VerifyOptions& o) {
   Result<json> manifest = attest::ParseJson(*text);
   if (!manifest.ok()) return FailStatus(manifest.status(), "manifest.json");
   b.manifest = std::move(*manifest);
+  // The writer writes canonical JSON; any other spelling of the same values is an edit.
+  if (Result<std::string> canonical = attest::CanonicalJson(b.manifest);
+      !canonical.ok() || *canonical + "\n" != *text) {
+    return Fail("manifest.json is not in canonical form (it was edited)");
+  }
   if (Status s = CheckFormatVersion(b.manifest); !s.ok()) {
     return s.code() == StatusCode::kInvalidArgument ? InputError(std::string(s.message()))
                                                     : FailStatus(s);
