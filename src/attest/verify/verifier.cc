@@ -585,7 +585,10 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   // The key lineage: recorded keys recomputed from their parents, and the whole log equal to
   // the one this run derives.
   const int64_t spe = r->data->split().steps_per_epoch;
-  for (int64_t t = 0; t < static_cast<int64_t>(b.steps.records.size()); ++t) {
+  // A stopped run also derived (and recorded) the key of the step that stopped it, which has no
+  // record; replay confirms the stop with that key.
+  const int64_t derived = static_cast<int64_t>(b.steps.records.size()) + (b.stopped ? 1 : 0);
+  for (int64_t t = 0; t < derived; ++t) {
     if (!keys.BeginStep(t, spe).ok())
       return Fail("cannot derive the key of step " + std::to_string(t));
   }
@@ -760,9 +763,10 @@ Check Replay(const Bundle& b, const Replayable& r, const VerifyOptions& o, int64
       begin = done;
     }
   }
-  if (begin < to) segments.push_back({begin, to});
-  if (segments.empty()) return std::nullopt;
   const bool confirm_stop = b.stopped && to == n;
+  // An empty last segment still confirms a stop (a run stopped at step 0 has no records).
+  if (begin < to || (confirm_stop && segments.empty())) segments.push_back({begin, to});
+  if (segments.empty()) return std::nullopt;
   std::vector<SegmentResult> results(segments.size());
   std::atomic<size_t> done{0};
   ThreadPool pool(
