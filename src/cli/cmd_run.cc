@@ -161,6 +161,12 @@ int RunRun(const RunFlags& f) {
       std::cerr << f.program << ":" << m << "\n";
       return kExitUsage;
     }
+    // Located program errors already start with the file name: print them as `compile` does,
+    // so that "FILE:LINE:COL: error:" begins the line.
+    if (m.rfind(f.program + ":", 0) == 0 && r.status().code() != StatusCode::kInternal) {
+      std::cerr << m << "\n";
+      return kExitUsage;
+    }
     return ReportError("run", r.status());
   }
   if (r->interrupted) {

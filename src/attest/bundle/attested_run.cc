@@ -149,7 +149,14 @@ Result<ResumePoint> FindResumePoint(const std::string& dir, Session& s, const Di
   ResumePoint rp;
   rp.state = std::move(init);
   DETRAIN_ASSIGN_OR_RETURN(std::string text, ReadFile(JoinPath(dir, kSteps)));
-  DETRAIN_ASSIGN_OR_RETURN(ParsedSteps steps, ParseSteps(text));
+  // A kill between creating steps.jsonl and finishing its header line leaves no whole line; no
+  // record can follow it, so the run starts over from step 0 (and rewrites the header).
+  ParsedSteps steps;
+  steps.genesis = genesis;
+  steps.policy = s.schedule.policy;
+  if (text.find('\n') != std::string::npos) {
+    DETRAIN_ASSIGN_OR_RETURN(steps, ParseSteps(text));
+  }
   if (steps.genesis != genesis || steps.policy != s.schedule.policy) {
     return FailedPrecondition(dir +
                               ": the bundle's steps.jsonl belongs to another run "
@@ -219,6 +226,18 @@ Result<RunSummary> RunAttested(const RunOptions& o, Session& s) {
                            "--resume to continue an interrupted run");
   }
   ThreadPool pool(static_cast<size_t>(std::max(1, o.executor.threads)));
+  auto progress_json = [&](int64_t done) {
+    return json{
+        {"format", kProgressFormat}, {"format_version", kFormatVersion},
+        {"status", "incomplete"},    {"steps", s.schedule.steps},
+        {"steps_done", done},        {"resume", "detrain run PROGRAM --attest -o BUNDLE --resume"}};
+  };
+  if (!o.resume) {
+    // progress.json before anything else: a run killed while it writes the static files leaves
+    // a bundle that says it is incomplete (and resumes), not a directory that is no bundle.
+    DETRAIN_RETURN_IF_ERROR(MakeDirs(dir));
+    DETRAIN_RETURN_IF_ERROR(WriteJson(dir, kProgress, progress_json(0)));
+  }
 
   // The initial state and the genesis hash.
   DETRAIN_ASSIGN_OR_RETURN(runtime::TrainState init, s.trainer->InitialState(s.keys.get()));
@@ -262,12 +281,6 @@ Result<RunSummary> RunAttested(const RunOptions& o, Session& s) {
   std::vector<StepRecord> records = std::move(rp.records);
   runtime::TrainState state = std::move(rp.state);
   const int64_t first = rp.steps_done;
-  auto progress_json = [&](int64_t done) {
-    return json{
-        {"format", kProgressFormat}, {"format_version", kFormatVersion},
-        {"status", "incomplete"},    {"steps", s.schedule.steps},
-        {"steps_done", done},        {"resume", "detrain run PROGRAM --attest -o BUNDLE --resume"}};
-  };
   DETRAIN_RETURN_IF_ERROR(WriteJson(dir, kProgress, progress_json(first)));
   Report(o, RunProgress::kStarted, first, first, s, 0, std::nullopt);
 

@@ -740,7 +740,8 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   // The key lineage: recorded keys recomputed from their parents, and the whole log equal to
   // the one this run derives.
   const int64_t spe = r->data->split().steps_per_epoch;
-  // A stopped run also derived the keys of the step that failed.
+  // A stopped run also derived (and recorded) the key of the step that stopped it, which has no
+  // record; replay confirms the stop with that key.
   const int64_t derived = static_cast<int64_t>(b.steps.records.size()) + (b.stopped ? 1 : 0);
   for (int64_t t = 0; t < derived; ++t) {
     if (!keys.BeginStep(t, spe).ok())
@@ -960,7 +961,8 @@ Check Replay(const Bundle& b, const Replayable& r, const VerifyOptions& o, int64
     }
   }
   const bool confirm_stop = b.stopped && to == n;
-  if (begin < to || (segments.empty() && confirm_stop)) segments.push_back({begin, to});
+  // An empty last segment still confirms a stop (a run stopped at step 0 has no records).
+  if (begin < to || (confirm_stop && segments.empty())) segments.push_back({begin, to});
   if (segments.empty()) return std::nullopt;
   std::vector<SegmentResult> results(segments.size());
   std::atomic<size_t> done{0};
