@@ -198,7 +198,9 @@ Result<std::vector<std::pair<std::string, std::string>>> StaticFiles(const Bundl
       s.options->embed_data ? EmbeddedNames(*c.dataset) : std::vector<std::string>();
   for (size_t i = 0; i < c.dataset->file_sha256.size(); ++i) {
     const auto& [written, digest] = c.dataset->file_sha256[i];
-    const std::string path = DataPath(s.options->program, written);
+    const std::string path = s.data_files != nullptr && s.data_files->count(written) != 0
+                                 ? s.data_files->at(written)
+                                 : DataPath(s.options->program, written);
     if (s.options->embed_data) {
       DETRAIN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
       if (attest::Sha256Hex(bytes) != digest) {
@@ -261,25 +263,12 @@ Result<std::string> FinalWeightsBytes(const runtime::TrainState& params, const F
                                    {"detrain.steps_done", std::to_string(fin.steps_done)}}));
 }
 
-Result<std::string> FinishBundle(const std::string& dir, const BundleStatics& s,
-                                 const FinalState& fin, const runtime::TrainState& state) {
+json ManifestJson(const BundleStatics& s, const FinalState& fin, json files) {
   const driver::CompileResult& c = *s.compiled;
-  DETRAIN_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, kProgress)));
-  DETRAIN_ASSIGN_OR_RETURN(std::vector<std::string> names, ListFiles(dir));
-  ThreadPool pool(2);
-  json files = json::array();
   json checkpoints = json::array();
-  for (const std::string& rel : names) {
-    if (rel == kManifest || rel == kFinalWeights || rel == kProgress) continue;
-    if (rel.find(".tmp.") != std::string::npos) {
-      DETRAIN_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, rel)));
-      continue;
-    }
-    DETRAIN_ASSIGN_OR_RETURN(attest::FileDigests d, attest::DigestFile(JoinPath(dir, rel), pool));
-    files.push_back({{"path", rel},
-                     {"size", d.size},
-                     {"sha256", Hex(d.sha256)},
-                     {"merkle_root", Hex(d.merkle_root)}});
+  for (const json& f : files) {
+    if (!f.is_object() || !f.contains("path") || !f["path"].is_string()) continue;
+    const std::string& rel = f["path"].get_ref<const std::string&>();
     if (std::optional<int64_t> done = CheckpointStepsOf(rel)) {
       checkpoints.push_back({{"path", rel}, {"steps_done", *done}});
     }
@@ -321,6 +310,28 @@ Result<std::string> FinishBundle(const std::string& dir, const BundleStatics& s,
       {"files", files},
   };
   if (fin.stopped) manifest["stop"] = {{"reason", fin.stop_reason}};
+  return manifest;
+}
+
+Result<std::string> FinishBundle(const std::string& dir, const BundleStatics& s,
+                                 const FinalState& fin, const runtime::TrainState& state) {
+  DETRAIN_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, kProgress)));
+  DETRAIN_ASSIGN_OR_RETURN(std::vector<std::string> names, ListFiles(dir));
+  ThreadPool pool(2);
+  json files = json::array();
+  for (const std::string& rel : names) {
+    if (rel == kManifest || rel == kFinalWeights || rel == kProgress) continue;
+    if (rel.find(".tmp.") != std::string::npos) {
+      DETRAIN_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, rel)));
+      continue;
+    }
+    DETRAIN_ASSIGN_OR_RETURN(attest::FileDigests d, attest::DigestFile(JoinPath(dir, rel), pool));
+    files.push_back({{"path", rel},
+                     {"size", d.size},
+                     {"sha256", Hex(d.sha256)},
+                     {"merkle_root", Hex(d.merkle_root)}});
+  }
+  json manifest = ManifestJson(s, fin, std::move(files));
   DETRAIN_ASSIGN_OR_RETURN(std::string root, ManifestRootDigest(manifest));
   manifest["root_digest"] = root;
   DETRAIN_ASSIGN_OR_RETURN(std::string weights, FinalWeightsBytes(state, fin, root));

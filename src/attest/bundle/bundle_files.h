@@ -7,6 +7,7 @@
 #ifndef DETRAIN_ATTEST_BUNDLE_BUNDLE_FILES_H_
 #define DETRAIN_ATTEST_BUNDLE_BUNDLE_FILES_H_
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -26,6 +27,9 @@ struct BundleStatics {
   const runtime::TrainingData* data = nullptr;
   const StepSchedule* schedule = nullptr;
   nlohmann::json environment;
+  // Where each data file (as the program writes it) is read from; null: next to the program.
+  // The verifier sets it to the files it resolved, to rebuild the static files and compare.
+  const std::map<std::string, std::string>* data_files = nullptr;
 };
 
 // The static files as (relative path, bytes), sorted by path. environment.json is last.
@@ -58,6 +62,11 @@ struct FinalState {
 // The final weights' bytes for a given root digest (deterministic: the verifier rebuilds them).
 Result<std::string> FinalWeightsBytes(const runtime::TrainState& params, const FinalState& fin,
                                       const std::string& root_digest);
+
+// manifest.json without its root digest: what the run claims, given the bundle's file list
+// (`files`, the entries of schemas/bundle.md; the checkpoint list is derived from it). The
+// verifier rebuilds it from the recompiled program and compares.
+nlohmann::json ManifestJson(const BundleStatics& s, const FinalState& fin, nlohmann::json files);
 
 // Writes final/weights.safetensors and manifest.json (last), removes progress.json; returns the
 // root digest.

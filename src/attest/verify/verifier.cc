@@ -20,6 +20,7 @@
 #include "attest/canonical_json.h"
 #include "attest/merkle.h"
 #include "attest/prng/lineage.h"
+#include "attest/verify/claims_check.h"
 #include "attest/verify/manifest_check.h"
 #include "base/file_io.h"
 #include "base/fs.h"
@@ -56,30 +57,6 @@ Result<std::string> ReadBounded(const std::string& path, uint64_t limit) {
                     std::to_string(limit) + " this file may have");
   }
   return ReadFile(path);
-}
-
-// The first line (1-based) where two texts differ, with both lines, or the first byte.
-std::string FirstDifference(const std::string& a, const std::string& b, bool text) {
-  size_t n = std::min(a.size(), b.size());
-  size_t i = 0;
-  while (i < n && a[i] == b[i]) ++i;
-  if (i == n && a.size() == b.size()) return "identical";
-  if (!text) {
-    return "first differing byte at offset " + std::to_string(i) + " (sizes " +
-           std::to_string(a.size()) + " and " + std::to_string(b.size()) + ")";
-  }
-  size_t line = 1 + static_cast<size_t>(
-                        std::count(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(i), '\n'));
-  auto line_at = [&](const std::string& s) {
-    size_t begin = s.rfind('\n', i == 0 ? 0 : i - 1);
-    begin = (begin == std::string::npos || i == 0) ? 0 : begin + 1;
-    size_t end = s.find('\n', begin);
-    std::string l = s.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-    if (l.size() > 160) l = l.substr(0, 160) + "...";
-    return l;
-  };
-  return "first difference on line " + std::to_string(line) + ":\n    bundle:     " + line_at(a) +
-         "\n    recompiled: " + line_at(b);
 }
 
 double Seconds(std::chrono::steady_clock::time_point since) {
@@ -158,17 +135,51 @@ Result<std::vector<Digest256>> MerkleRoots(
   return roots;
 }
 
+// The flat SHA-256 of many files (what sha256sum prints), one file per task.
+Result<std::vector<std::string>> FlatSha256s(
+    const std::string& dir, const std::vector<std::pair<std::string, uint64_t>>& files,
+    int threads) {
+  std::vector<std::string> out(files.size());
+  Status error;
+  std::mutex mu;
+  ThreadPool pool(static_cast<size_t>(std::max(1, threads)));
+  pool.ParallelFor(files.size(), [&](size_t f) {
+    const int fd = ::open(JoinPath(dir, files[f].first).c_str(), O_RDONLY | O_CLOEXEC);
+    attest::Sha256 sha;
+    std::string buf(attest::kMerkleChunkSize, '\0');
+    uint64_t done = 0;
+    while (fd >= 0 && done < files[f].second) {
+      const size_t want =
+          static_cast<size_t>(std::min<uint64_t>(attest::kMerkleChunkSize, files[f].second - done));
+      ssize_t r = ::pread(fd, buf.data(), want, static_cast<off_t>(done));
+      if (r <= 0) break;
+      sha.Update(buf.data(), static_cast<size_t>(r));
+      done += static_cast<uint64_t>(r);
+    }
+    if (fd >= 0) ::close(fd);
+    if (done != files[f].second) {
+      std::lock_guard<std::mutex> lock(mu);
+      error = DataLoss(files[f].first + ": cannot be read to its recorded size");
+      return;
+    }
+    out[f] = sha.HexDigest();
+  });
+  DETRAIN_RETURN_IF_ERROR(error);
+  return out;
+}
+
 Check CheckFiles(Bundle& b, const VerifyOptions& o) {
   Result<std::vector<std::string>> present = ListFiles(b.dir);
   if (!present.ok()) return FailStatus(present.status(), b.dir);
   std::set<std::string> listed = {bundle::kManifest, bundle::kFinalWeights};
   std::vector<std::pair<std::string, uint64_t>> files;
-  std::vector<std::string> recorded_roots;
+  std::vector<std::string> recorded_roots, recorded_sha256;
   for (const json& f : b.manifest["files"]) {
     const std::string path = f["path"].get<std::string>();
     if (!listed.insert(path).second) return Fail("manifest.json lists " + path + " twice");
     files.emplace_back(path, f["size"].get<uint64_t>());
     recorded_roots.push_back(f["merkle_root"].get<std::string>());
+    recorded_sha256.push_back(f["sha256"].get<std::string>());
     if (std::optional<int64_t> done = bundle::CheckpointStepsOf(path)) b.checkpoints[*done] = path;
   }
   for (const std::string& p : *present) {
@@ -200,6 +211,16 @@ Check CheckFiles(Bundle& b, const VerifyOptions& o) {
                   Hex((*roots)[i]) + ", recorded " + recorded_roots[i] + ")");
     }
   }
+  // The flat SHA-256 is a claim of the manifest too (users check it with sha256sum), so it must
+  // be true even though the Merkle root already binds the bytes.
+  Result<std::vector<std::string>> sha = FlatSha256s(b.dir, files, threads);
+  if (!sha.ok()) return FailStatus(sha.status());
+  for (size_t i = 0; i < files.size(); ++i) {
+    if ((*sha)[i] != recorded_sha256[i]) {
+      return Fail(files[i].first + ": its SHA-256 is " + (*sha)[i] + "; manifest.json records " +
+                  recorded_sha256[i]);
+    }
+  }
   return std::nullopt;
 }
 
@@ -224,6 +245,13 @@ Check CheckSteps(Bundle& b) {
     return Fail("steps.jsonl holds " + std::to_string(b.steps.records.size()) +
                 " step records; manifest.json says " + std::to_string(count));
   }
+  // A complete run has a record for every step it planned; a stopped one stopped before that.
+  const int64_t planned = m["run"]["steps"].get<int64_t>();
+  if (b.stopped ? count >= planned : count != planned) {
+    return Fail(std::string("manifest.json says the run ") +
+                (b.stopped ? "stopped" : "is complete") + ", but steps.jsonl holds " +
+                std::to_string(count) + " of its " + std::to_string(planned) + " steps");
+  }
   Digest256 prev = b.steps.genesis;
   for (size_t i = 0; i < b.steps.records.size(); ++i) {
     const StepRecord& r = b.steps.records[i];
@@ -241,6 +269,36 @@ Check CheckSteps(Bundle& b) {
   }
   if (Hex(prev) != m["final"]["step_hash"].get<std::string>()) {
     return Fail("the last step record's hash differs from manifest.json's final step hash");
+  }
+  // The chain covers the hashed fields only; every line must also be exactly what the writer
+  // writes for its record, so no readable copy (loss, learning_rate, eval) or extra field can
+  // be edited unseen.
+  size_t pos = 0;
+  for (size_t line = 0; line <= b.steps.records.size(); ++line) {
+    const size_t end = text->find('\n', pos);  // ParseSteps found every newline
+    const json want = line == 0 ? bundle::StepsHeaderJson(b.steps.genesis, b.steps.policy)
+                                : bundle::StepRecordJson(b.steps.records[line - 1]);
+    Result<std::string> canonical = attest::CanonicalJson(want);
+    const std::string_view got = std::string_view(*text).substr(pos, end - pos);
+    if (!canonical.ok() || got != *canonical) {
+      Result<json> parsed = attest::ParseJson(got);
+      std::string why = parsed.ok() ? JsonDifference(*parsed, want, "") : "";
+      return Fail("steps.jsonl line " + std::to_string(line + 1) +
+                  " is not the canonical form of its " +
+                  (line == 0 ? std::string("header") : "record") + ": " +
+                  (why.empty() ? "whitespace, key order or number spelling differ" : why));
+    }
+    pos = end + 1;
+  }
+  // The final state's roots are the last record's (when it has them: a stopped run's may not).
+  const StepRecord* last = b.steps.records.empty() ? nullptr : &b.steps.records.back();
+  if (last != nullptr && last->params_root.has_value() &&
+      (Hex(*last->params_root) != m["final"]["params_root"].get<std::string>() ||
+       Hex(*last->optimizer_root) != m["final"]["optimizer_root"].get<std::string>())) {
+    return Fail(
+        "manifest.json's final params_root or optimizer_root differs from the roots "
+        "in the record of step " +
+        std::to_string(last->step));
   }
   return std::nullopt;
 }
@@ -278,7 +336,9 @@ Check CheckCheckpoints(Bundle& b) {
     if (!r.params_root.has_value()) {
       return Fail(path + ": step " + std::to_string(done - 1) + "'s record has no SHA-256 roots");
     }
-    Result<SafetensorsFile> f = ReadSafetensorsFile(JoinPath(b.dir, path));
+    Result<std::string> bytes = ReadFile(JoinPath(b.dir, path));
+    if (!bytes.ok()) return FailStatus(bytes.status());
+    Result<SafetensorsFile> f = ParseSafetensors(*bytes);
     if (!f.ok()) return FailStatus(f.status(), path);
     auto meta = [&](const char* k) {
       auto it = f->metadata.find(k);
@@ -296,6 +356,30 @@ Check CheckCheckpoints(Bundle& b) {
     if (*pr != *r.params_root || *orr != *r.optimizer_root) {
       return Fail(path + ": its tensors are not the state step " + std::to_string(done - 1) +
                   "'s record names (SHA-256 roots differ)");
+    }
+    // The rest of the file is determined too: the metadata the writer records and the
+    // deterministic layout (so nothing can be hidden in the header or its padding).
+    const std::map<std::string, std::string> want = {
+        {"detrain.format", bundle::kCheckpointFormat},
+        {"detrain.steps_done", std::to_string(done)},
+        {"detrain.step_hash", Hex(r.hash)},
+        {"detrain.params_root", Hex(*r.params_root)},
+        {"detrain.optimizer_root", Hex(*r.optimizer_root)}};
+    for (const auto& [key, value] : want) {
+      if (meta(key.c_str()) != value) {
+        return Fail(path + ": metadata \"" + key + "\" is \"" + meta(key.c_str()) + "\"; step " +
+                    std::to_string(done - 1) + "'s record gives \"" + value + "\"");
+      }
+    }
+    for (const auto& [key, value] : f->metadata) {
+      if (want.count(key) == 0) {
+        return Fail(path + ": metadata \"" + key + "\" is not one the writer records");
+      }
+    }
+    Result<std::string> canonical = SerializeSafetensors(*f);
+    if (!canonical.ok() || *canonical != *bytes) {
+      return Fail(path + ": not the bytes the writer produces for its tensors and metadata (" +
+                  (canonical.ok() ? FirstDifference(*bytes, *canonical, false) : "") + ")");
     }
   }
   return std::nullopt;
@@ -353,7 +437,14 @@ Check CheckSplit(Bundle& b) {
     return Fail(std::string(bundle::kSplitFile) + ": no I64 train_index and validation_index");
   }
   const int64_t rows = b.manifest["data"]["rows"].get<int64_t>();
-  std::vector<uint8_t> seen(static_cast<size_t>(std::max<int64_t>(rows, 0)), 0);
+  // Before allocating one flag per row: `rows` comes from the manifest and may be huge.
+  if (rows < 0 ||
+      static_cast<uint64_t>(rows) != (train->data.size() + validation->data.size()) / 8) {
+    return Fail(std::string(bundle::kSplitFile) + " holds " +
+                std::to_string((train->data.size() + validation->data.size()) / 8) +
+                " row indices; manifest.json says the data has " + std::to_string(rows) + " rows");
+  }
+  std::vector<uint8_t> seen(static_cast<size_t>(rows), 0);
   for (const SafeTensor* t : {train, validation}) {
     for (size_t i = 0; i + 8 <= t->data.size(); i += 8) {
       int64_t r;
@@ -401,7 +492,7 @@ Check Integrity(Bundle& b, const VerifyOptions& o) {
     return s.code() == StatusCode::kInvalidArgument ? InputError(std::string(s.message()))
                                                     : FailStatus(s);
   }
-  if (Status s = CheckManifest(b.manifest); !s.ok()) return FailStatus(s, "manifest.json");
+  if (Status s = CheckManifest(b.manifest); !s.ok()) return FailStatus(s);
   Result<std::string> root = bundle::ManifestRootDigest(b.manifest);
   if (!root.ok()) return FailStatus(root.status(), "manifest.json");
   b.root_digest = *root;
@@ -585,7 +676,9 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   // The key lineage: recorded keys recomputed from their parents, and the whole log equal to
   // the one this run derives.
   const int64_t spe = r->data->split().steps_per_epoch;
-  for (int64_t t = 0; t < static_cast<int64_t>(b.steps.records.size()); ++t) {
+  // A stopped run also derived the key of the step whose loss was not finite (it has no record).
+  const int64_t keyed = static_cast<int64_t>(b.steps.records.size()) + (b.stopped ? 1 : 0);
+  for (int64_t t = 0; t < keyed; ++t) {
     if (!keys.BeginStep(t, spe).ok())
       return Fail("cannot derive the key of step " + std::to_string(t));
   }
@@ -599,6 +692,16 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
     return Fail("lineage.jsonl differs from the keys this run derives; " +
                 FirstDifference(*lineage, expected, true));
   }
+  // Last: nothing in the bundle but what this run gives (claims_check.h).
+  RebuiltRun rebuilt;
+  rebuilt.dir = b.dir;
+  rebuilt.manifest = &b.manifest;
+  rebuilt.steps = &b.steps;
+  rebuilt.compiled = &r->compiled;
+  rebuilt.data = r->data.get();
+  rebuilt.schedule = &r->schedule;
+  rebuilt.data_files = &copts.data_files;
+  if (Status s = CheckRebuiltFiles(rebuilt); !s.ok()) return FailStatus(s);
   return std::nullopt;
 }
 
@@ -607,6 +710,12 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
 // The first field of `got` that differs from the recorded `want`, described; "" when equal.
 std::string CompareRecords(const StepRecord& want, const StepRecord& got) {
   const std::string step = "step " + std::to_string(want.step) + ": ";
+  // The epoch is not in the chain hash (the batch digest covers the epoch the step used), so
+  // only this comparison catches an edited "epoch".
+  if (want.epoch != got.epoch) {
+    return step + "epoch recorded " + std::to_string(want.epoch) + ", replayed " +
+           std::to_string(got.epoch);
+  }
   if (want.batch != got.batch) return step + "the batch differs (the rows or their values)";
   if (want.key_hi != got.key_hi || want.key_lo != got.key_lo) return step + "the step key differs";
   if (want.learning_rate_bits != got.learning_rate_bits) {
@@ -726,6 +835,18 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
     }
     ++out.replayed;
   }
+  // The last segment ends in the final state, whose roots the manifest records (a stopped run's
+  // last record may have none, and then nothing else checks final.optimizer_root).
+  if (seg.end == static_cast<int64_t>(recs.size())) {
+    Result<std::pair<Digest256, Digest256>> roots = bundle::StateRoots(state, &pool);
+    const json& fin = b.manifest["final"];
+    if (!roots.ok() || Hex(roots->first) != fin["params_root"].get<std::string>() ||
+        Hex(roots->second) != fin["optimizer_root"].get<std::string>()) {
+      return fail(seg.end - 1,
+                  "the replayed final state is not manifest.json's (final "
+                  "params_root or optimizer_root differ)");
+    }
+  }
   if (confirm_stop) {
     const int64_t t = seg.end;
     const Digest256 prev = t == 0 ? b.steps.genesis : recs[static_cast<size_t>(t - 1)].hash;
@@ -735,6 +856,13 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
       return fail(t, "step " + std::to_string(t) +
                          ": the bundle says the run stopped on a non-finite loss here, but the "
                          "replayed loss is finite");
+    }
+    // The reason is the writer's text for what replay found (attested_run.cc).
+    const std::string reason = "step " + std::to_string(t) + ": " + step->nonfinite;
+    const std::string recorded = b.manifest["stop"]["reason"].get<std::string>();
+    if (recorded != reason) {
+      return fail(t, "manifest.json's stop reason is \"" + recorded + "\"; replay gives \"" +
+                         reason + "\"");
     }
   }
   return out;
