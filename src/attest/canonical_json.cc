@@ -205,9 +205,39 @@ struct DuplicateKeyCheck {
   }
 };
 
+// The byte offset where `text` nests arrays and objects deeper than kMaxJsonDepth, or npos.
+// The parser itself is iterative, but copying, comparing, destroying and printing a parsed value
+// recurse once per level, so hostile input (100000 '[') would overflow the stack later.
+size_t TooDeepAt(std::string_view text) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 Result<nlohmann::json> ParseJson(std::string_view text) {
+  if (size_t at = TooDeepAt(text); at != std::string_view::npos) {
+    return InvalidArgument("invalid JSON at byte " + std::to_string(at) +
+                           ": arrays and objects nested more than " +
+                           std::to_string(kMaxJsonDepth) + " deep");
+  }
   auto check = std::make_shared<DuplicateKeyCheck>();
   nlohmann::json j;
   try {
@@ -217,6 +247,9 @@ Result<nlohmann::json> ParseJson(std::string_view text) {
                               });
   } catch (const nlohmann::json::parse_error& e) {
     return InvalidArgument("invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    // Not only parse_error: a number too large for a double ("1e400") throws out_of_range.
+    return InvalidArgument(std::string("invalid JSON: ") + e.what());
   }
   if (!check->duplicate.empty()) {
     return InvalidArgument("invalid JSON: duplicate object key \"" + check->duplicate + "\"");

@@ -23,7 +23,10 @@ namespace detrain::attest {
 Result<std::string> CanonicalJson(const nlohmann::json& value);
 
 // Parses JSON text; errors give the byte offset and what was expected. Duplicate object keys
-// are rejected (canonical input never has them, and accepting them would hide tampering).
+// are rejected (canonical input never has them, and accepting them would hide tampering), and so
+// are numbers out of a double's range and nesting deeper than kMaxJsonDepth (a parsed value is
+// copied, compared and printed recursively). Never throws.
+inline constexpr size_t kMaxJsonDepth = 256;
 Result<nlohmann::json> ParseJson(std::string_view text);
 
 // ECMAScript Number::toString for a finite double: shortest digits that round-trip.

@@ -114,6 +114,24 @@ TEST(CanonicalJsonTest, ParseErrorsSayWhere) {
   EXPECT_TRUE(ParseJson(R"({"a":{"a":1}})").ok());  // same key in different objects is fine
 }
 
+TEST(CanonicalJsonTest, HostileInputIsAnErrorNotACrash) {
+  // Nesting: the limit is accepted, one more level is refused (a string's brackets don't count).
+  std::string ok = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+  EXPECT_TRUE(ParseJson(ok).ok());
+  EXPECT_TRUE(ParseJson("[\"" + std::string(1000, '[') + "\"]").ok());
+  Result<nlohmann::json> deep = ParseJson(std::string(100000, '[') + std::string(100000, ']'));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.status().message().find("at byte 256: arrays and objects nested more than 256"),
+            std::string::npos)
+      << deep.status().message();
+  EXPECT_FALSE(ParseJson(std::string(100000, '{')).ok());
+  // A number beyond a double's range throws out_of_range inside nlohmann, not parse_error.
+  Result<nlohmann::json> big = ParseJson(R"({"a": 1e400})");
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("number overflow"), std::string::npos)
+      << big.status().message();
+}
+
 TEST(CanonicalJsonTest, Utf8Validation) {
   EXPECT_TRUE(IsValidUtf8("plain ascii"));
   EXPECT_TRUE(IsValidUtf8("\xf0\x9f\x98\x80"));   // U+1F600

@@ -117,6 +117,7 @@ Status CheckManifest(const json& m) {
                                        {"run.checkpoint_every", T::kInt},
                                        {"run.eval_every", T::kInt},
                                        {"run.state_digest", T::kString},
+                                       {"run.embed_data", T::kBool},
                                        {"config", T::kObject},
                                        {"config.params", T::kArray},
                                        {"stages", T::kArray},

@@ -83,6 +83,36 @@ std::string FirstDifference(const std::string& a, const std::string& b, bool tex
          "\n    recompiled: " + line_at(b);
 }
 
+// The first field where two JSON values differ, as `"a.b[2]": recorded X, expected Y` ("" when
+// equal). Depth is bounded: attest::ParseJson rejects nesting deeper than it allows.
+std::string JsonDifference(const json& recorded, const json& expected, const std::string& path) {
+  if (recorded == expected) return "";
+  auto at = [&](const std::string& key) { return path.empty() ? key : path + "." + key; };
+  if (recorded.is_object() && expected.is_object()) {
+    std::set<std::string> keys;
+    for (auto it = recorded.begin(); it != recorded.end(); ++it) keys.insert(it.key());
+    for (auto it = expected.begin(); it != expected.end(); ++it) keys.insert(it.key());
+    for (const std::string& k : keys) {
+      if (!recorded.contains(k)) return "\"" + at(k) + "\" is missing";
+      if (!expected.contains(k)) return "\"" + at(k) + "\" is not a field of this format";
+      std::string d = JsonDifference(recorded[k], expected[k], at(k));
+      if (!d.empty()) return d;
+    }
+  }
+  if (recorded.is_array() && expected.is_array() && recorded.size() == expected.size()) {
+    for (size_t i = 0; i < recorded.size(); ++i) {
+      std::string d =
+          JsonDifference(recorded[i], expected[i], path + "[" + std::to_string(i) + "]");
+      if (!d.empty()) return d;
+    }
+  }
+  auto text = [](const json& j) {
+    std::string t = j.dump(-1, ' ', false, json::error_handler_t::replace);
+    return t.size() > 160 ? t.substr(0, 160) + "..." : t;
+  };
+  return "\"" + path + "\": recorded " + text(recorded) + ", expected " + text(expected);
+}
+
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -245,16 +275,32 @@ Check CheckSteps(Bundle& b) {
   if (Hex(prev) != m["final"]["step_hash"].get<std::string>()) {
     return Fail("the last step record's hash differs from manifest.json's final step hash");
   }
+  // The chain covers the hashed fields only; every line must also be exactly what the writer
+  // writes for its record, so no readable copy or extra field can be edited unseen.
+  size_t pos = 0;
+  for (size_t line = 0; line <= b.steps.records.size(); ++line) {
+    const size_t end = text->find('\n', pos);  // ParseSteps found every newline
+    const json want = line == 0 ? bundle::StepsHeaderJson(b.steps.genesis, b.steps.policy)
+                                : bundle::StepRecordJson(b.steps.records[line - 1]);
+    Result<std::string> canonical = attest::CanonicalJson(want);
+    const std::string_view got = std::string_view(*text).substr(pos, end - pos);
+    if (!canonical.ok() || got != *canonical) {
+      Result<json> parsed = attest::ParseJson(got);
+      std::string why = parsed.ok() ? JsonDifference(*parsed, want, "") : "";
+      return Fail("steps.jsonl line " + std::to_string(line + 1) +
+                  " is not the canonical form of its " +
+                  (line == 0 ? std::string("header") : "record") + ": " +
+                  (why.empty() ? "whitespace, key order or number spelling differ" : why));
+    }
+    pos = end + 1;
+  }
   // A complete run has every step, and its last record's roots are the final state's; a
   // stopped one has fewer (the final roots are checked against the replayed state).
   const int64_t planned = m["run"]["steps"].get<int64_t>();
-  if (!b.stopped && count != planned) {
-    return Fail("manifest.json says the run is complete, but it has " + std::to_string(count) +
-                " of its " + std::to_string(planned) + " steps");
-  }
-  if (b.stopped && count >= planned) {
-    return Fail("manifest.json says the run stopped, but it has all " + std::to_string(planned) +
-                " steps");
+  if (b.stopped ? count >= planned : count != planned) {
+    return Fail(std::string("manifest.json says the run ") +
+                (b.stopped ? "stopped" : "is complete") + ", but steps.jsonl holds " +
+                std::to_string(count) + " of its " + std::to_string(planned) + " steps");
   }
   if (!b.stopped) {
     if (b.steps.records.empty()) return Fail("the bundle has no step records");
@@ -262,7 +308,10 @@ Check CheckSteps(Bundle& b) {
     if (!last.params_root.has_value() ||
         Hex(*last.params_root) != m["final"]["params_root"].get<std::string>() ||
         Hex(*last.optimizer_root) != m["final"]["optimizer_root"].get<std::string>()) {
-      return Fail("manifest.json's final SHA-256 roots are not those of the last step record");
+      return Fail(
+          "manifest.json's final params_root or optimizer_root differs from the roots in the "
+          "record of step " +
+          std::to_string(last.step));
     }
   }
   return std::nullopt;
@@ -361,14 +410,40 @@ Check CheckCheckpoints(Bundle& b) {
       return Fail(path + ": holds the state after " + meta("detrain.steps_done") +
                   " steps, but its name says " + std::to_string(done));
     }
-    if (meta("detrain.step_hash") != Hex(r.hash) ||
-        meta("detrain.params_root") != Hex(*r.params_root) ||
-        meta("detrain.optimizer_root") != Hex(*r.optimizer_root)) {
-      return Fail(path + ": its metadata does not name step " + std::to_string(done - 1) +
-                  "'s hash and SHA-256 roots");
+    // Exactly the metadata the writer records.
+    const std::map<std::string, std::string> want = {
+        {"detrain.format", bundle::kCheckpointFormat},
+        {"detrain.steps_done", std::to_string(done)},
+        {"detrain.step_hash", Hex(r.hash)},
+        {"detrain.params_root", Hex(*r.params_root)},
+        {"detrain.optimizer_root", Hex(*r.optimizer_root)}};
+    for (const auto& [key, value] : want) {
+      if (meta(key.c_str()) != value) {
+        return Fail(path + ": metadata \"" + key + "\" is \"" + meta(key.c_str()) + "\"; step " +
+                    std::to_string(done - 1) + "'s record gives \"" + value + "\"");
+      }
+    }
+    for (const auto& [key, value] : *m) {
+      if (want.count(key) == 0) {
+        return Fail(path + ": metadata \"" + key + "\" is not one the writer records");
+      }
     }
   }
   return std::nullopt;
+}
+
+// A checkpoint, parsed, and checked to be exactly the bytes the writer produces for its tensors
+// and metadata (nothing hidden in the header or its padding).
+Result<SafetensorsFile> ReadCheckpoint(const Bundle& b, const std::string& path) {
+  DETRAIN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(JoinPath(b.dir, path)));
+  Result<SafetensorsFile> f = ParseSafetensors(bytes);
+  if (!f.ok()) return DataLoss(path + ": " + std::string(f.status().message()));
+  Result<std::string> canonical = SerializeSafetensors(*f);
+  if (!canonical.ok() || *canonical != bytes) {
+    return DataLoss(path + ": not the bytes the writer produces for its tensors and metadata (" +
+                    (canonical.ok() ? FirstDifference(bytes, *canonical, false) : "") + ")");
+  }
+  return f;
 }
 
 // A checkpoint's tensors are the state its step record's SHA-256 roots name.
@@ -438,7 +513,14 @@ Check CheckSplit(Bundle& b) {
     return Fail(std::string(bundle::kSplitFile) + ": no I64 train_index and validation_index");
   }
   const int64_t rows = b.manifest["data"]["rows"].get<int64_t>();
-  std::vector<uint8_t> seen(static_cast<size_t>(std::max<int64_t>(rows, 0)), 0);
+  // Before allocating one flag per row: `rows` comes from the manifest and may be huge.
+  if (rows < 0 ||
+      static_cast<uint64_t>(rows) != (train->data.size() + validation->data.size()) / 8) {
+    return Fail(std::string(bundle::kSplitFile) + " holds " +
+                std::to_string((train->data.size() + validation->data.size()) / 8) +
+                " row indices; manifest.json says the data has " + std::to_string(rows) + " rows");
+  }
+  std::vector<uint8_t> seen(static_cast<size_t>(rows), 0);
   for (const SafeTensor* t : {train, validation}) {
     for (size_t i = 0; i + 8 <= t->data.size(); i += 8) {
       int64_t r;
@@ -483,16 +565,16 @@ Check Integrity(Bundle& b, const VerifyOptions& o) {
   Result<json> manifest = attest::ParseJson(*text);
   if (!manifest.ok()) return FailStatus(manifest.status(), "manifest.json");
   b.manifest = std::move(*manifest);
-  // The writer writes canonical JSON; any other spelling of the same values is an edit.
-  if (Result<std::string> canonical = attest::CanonicalJson(b.manifest);
-      !canonical.ok() || *canonical + "\n" != *text) {
-    return Fail("manifest.json is not in canonical form (it was edited)");
-  }
   if (Status s = CheckFormatVersion(b.manifest); !s.ok()) {
     return s.code() == StatusCode::kInvalidArgument ? InputError(std::string(s.message()))
                                                     : FailStatus(s);
   }
   if (Status s = CheckManifest(b.manifest); !s.ok()) return FailStatus(s, "manifest.json");
+  // The writer writes canonical JSON; any other spelling of the same values is an edit.
+  if (Result<std::string> canonical = attest::CanonicalJson(b.manifest);
+      !canonical.ok() || *canonical + "\n" != *text) {
+    return Fail("manifest.json is not in canonical form (it was edited)");
+  }
   Result<std::string> root = bundle::ManifestRootDigest(b.manifest);
   if (!root.ok()) return FailStatus(root.status(), "manifest.json");
   b.root_digest = *root;
@@ -614,7 +696,7 @@ Check CheckStaticsAndManifest(const Bundle& b, const Replayable& r,
       };
       const bool binary = ends_with(".pb") || ends_with(".safetensors") ||
                           rel.rfind(bundle::kEmbeddedDataDir, 0) == 0;
-      return Fail(rel + " differs from what recompiling the run gives; " +
+      return Fail(rel + " differs from what recompiling the program gives; " +
                   FirstDifference(*have, bytes, !binary));
     }
   }
@@ -632,15 +714,20 @@ Check CheckStaticsAndManifest(const Bundle& b, const Replayable& r,
   json have = b.manifest;
   have.erase("root_digest");
   if (have != *expected) {
-    std::string field = "(the set of fields)";
-    for (auto it = expected->begin(); it != expected->end(); ++it) {
-      if (!have.contains(it.key()) || have[it.key()] != it.value()) {
-        field = it.key();
-        break;
-      }
-    }
-    return Fail("manifest.json: field \"" + field +
-                "\" differs from what the recompiled run records");
+    return Fail("manifest.json: " + JsonDifference(have, *expected, ""));
+  }
+  // The bundle lists exactly the files this run writes.
+  std::set<std::string> want = {bundle::kSteps, bundle::kLineage};
+  for (const auto& [rel, bytes] : *files) want.insert(rel);
+  for (const auto& [done, path] : b.checkpoints) want.insert(path);  // the schedule's (integrity)
+  for (const json& entry : b.manifest["files"]) {
+    const std::string path = entry["path"].get<std::string>();
+    if (want.erase(path) == 0)
+      return Fail("manifest.json lists " + path + ", not a file of this run");
+  }
+  if (!want.empty()) {
+    return Fail("manifest.json does not list " + *want.begin() +
+                ", which a bundle of this run holds");
   }
   return std::nullopt;
 }
@@ -765,8 +852,8 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
 Check CheckAllCheckpoints(const Bundle& b, const Replayable& r) {
   ThreadPool pool(std::max(1u, std::thread::hardware_concurrency()));
   for (const auto& [done, path] : b.checkpoints) {
-    Result<SafetensorsFile> f = ReadSafetensorsFile(JoinPath(b.dir, path));
-    if (!f.ok()) return FailStatus(f.status(), path);
+    Result<SafetensorsFile> f = ReadCheckpoint(b, path);
+    if (!f.ok()) return FailStatus(f.status());
     runtime::TrainState state = r.layout;
     if (Status s = bundle::LoadState(*f, &state); !s.ok()) return FailStatus(s, path);
     if (Check c = CheckCheckpointState(b, done, state, &pool)) return c;
@@ -873,8 +960,8 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
   } else {
     state = (*trainer)->StateLayout();
     const std::string& path = b.checkpoints.at(seg.begin);
-    Result<SafetensorsFile> f = ReadSafetensorsFile(JoinPath(b.dir, path));
-    if (!f.ok()) return fail(seg.begin, path + ": " + std::string(f.status().message()));
+    Result<SafetensorsFile> f = ReadCheckpoint(b, path);
+    if (!f.ok()) return fail(seg.begin, std::string(f.status().message()));
     if (Status s = bundle::LoadState(*f, &state); !s.ok()) {
       return fail(seg.begin, path + ": " + std::string(s.message()));
     }
@@ -914,8 +1001,8 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
     if (!roots.ok() || Hex(roots->first) != fin["params_root"].get<std::string>() ||
         Hex(roots->second) != fin["optimizer_root"].get<std::string>()) {
       return fail(seg.end - 1,
-                  "the replayed final state's SHA-256 roots are not manifest.json's "
-                  "final roots (the final weights are not the run's)");
+                  "the replayed final state is not manifest.json's (final "
+                  "params_root or optimizer_root differ)");
     }
   }
   if (confirm_stop) {
@@ -930,11 +1017,9 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
     }
     const std::string reason = "step " + std::to_string(t) + ": " + step->nonfinite;
     if (reason != b.manifest["stop"]["reason"].get<std::string>()) {
-      return fail(t, "the run stopped at step " + std::to_string(t) +
-                         ", but manifest.json gives "
-                         "the reason \"" +
-                         b.manifest["stop"]["reason"].get<std::string>() +
-                         "\" and replay gives \"" + reason + "\"");
+      return fail(t, "manifest.json's stop reason is \"" +
+                         b.manifest["stop"]["reason"].get<std::string>() + "\"; replay gives \"" +
+                         reason + "\"");
     }
   }
   return out;

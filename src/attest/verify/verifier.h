@@ -3,18 +3,23 @@
 //
 //   integrity  manifest.json parses, has format version 1 and the fields of
 //              schemas/bundle.schema.json, and its root digest is its own; every file is listed
-//              with its size and Merkle root and no file is missing or extra; the step log
-//              parses, is numbered 0..N-1 and chains from its genesis to the final step hash;
-//              every checkpoint holds the state its step record's SHA-256 roots name; the final
-//              weights are exactly the bytes the final state and the root digest give; the
-//              split is disjoint and covers every row.
+//              with its size, Merkle root and SHA-256 and no file is missing or extra; the step
+//              log parses, is numbered 0..N-1, chains from its genesis to the final step hash
+//              and is byte for byte the canonical form of its records; every checkpoint holds
+//              the state its step record's SHA-256 roots name, with exactly the writer's
+//              metadata and layout; the final weights are exactly the bytes the final state and
+//              the root digest give; the split is disjoint and covers every row.
 //   recompile  stages 1-4 are rebuilt from the bundled program and the data (embedded, in
 //              --data DIR, or where the program names it; each file must have its recorded
 //              SHA-256) and must have the recorded digests; the data record, the split, the key
-//              lineage and the genesis hash are recomputed and compared.
+//              lineage and the genesis hash are recomputed and compared; then the bundle must
+//              list exactly the files of this run, hold every static one (but environment.json)
+//              as the writer writes it, and its manifest must claim exactly what the run gives
+//              (claims_check.h).
 //   replay     the steps are run again — all of them, or a range from the nearest checkpoint —
-//              and every field of every record must come out the same. Segments between
-//              checkpoints are independent, so `jobs` of them run at once.
+//              and every field of every record (the epoch too) must come out the same, ending
+//              in the manifest's final state. Segments between checkpoints are independent,
+//              so `jobs` of them run at once.
 //
 // Outcomes and exit codes: verified 0; failed 1 (a mismatch, a corrupt or incomplete bundle);
 // input error 2 (no such directory, a format version this verifier does not read, a dataset it
