@@ -1,0 +1,273 @@
+// The recompile phase (verifier.h): the bundled program compiled again with the data; every
+// stage, static file and manifest claim rebuilt and compared; the split, the lineage and the
+// genesis hash recomputed.
+#include <unistd.h>
+
+#include <map>
+#include <set>
+#include <thread>
+
+#include "attest/bundle/bundle_files.h"
+#include "attest/canonical_json.h"
+#include "attest/prng/lineage.h"
+#include "attest/verify/verifier_internal.h"
+#include "base/file_io.h"
+#include "base/fs.h"
+
+namespace detrain::verify::internal {
+
+
+std::string BaseName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Where each data file is read from: --data DIR, the embedded copy, or the program's path.
+Check ResolveData(const Bundle& b, const VerifyOptions& o,
+                  std::map<std::string, std::string>* out) {
+  for (const json& f : b.data_record["files"]) {
+    const std::string written = f["path"].get<std::string>();
+    const std::string want = f["sha256"].get<std::string>();
+    std::vector<std::string> candidates;
+    if (!o.data_dir.empty()) candidates.push_back(JoinPath(o.data_dir, BaseName(written)));
+    if (f.contains("embedded"))
+      candidates.push_back(JoinPath(b.dir, f["embedded"].get<std::string>()));
+    if (!written.empty() && written[0] == '/') {
+      candidates.push_back(written);
+    } else {
+      candidates.push_back(JoinPath(JoinPath(b.dir, bundle::kProgramDir), written));
+      // Where the run found it (environment.json's hint; the digest decides).
+      Result<std::string> env = ReadBounded(JoinPath(b.dir, bundle::kEnvironment), 1 << 20);
+      Result<json> ej = env.ok() ? attest::ParseJson(*env) : Result<json>(env.status());
+      if (ej.ok() && ej->is_object() && ej->contains("program") && (*ej)["program"].is_string()) {
+        const std::string p = (*ej)["program"].get<std::string>();
+        candidates.push_back(JoinPath(p.substr(0, p.rfind('/') + 1), written));
+      }
+    }
+    std::string found, looked;
+    for (const std::string& c : candidates) {
+      looked += "\n    " + c;
+      if (!PathExists(c)) continue;
+      Result<std::string> bytes = ReadFile(c);
+      if (!bytes.ok()) return FailStatus(bytes.status());
+      const std::string got = attest::Sha256Hex(*bytes);
+      if (got != want) {
+        return Fail("dataset " + written + " at " + c + " is not the one the run used: SHA-256 " +
+                    got + ", expected " + want);
+      }
+      found = c;
+      break;
+    }
+    if (found.empty()) {
+      return InputError("dataset " + written + " (SHA-256 " + want + ") not found; looked at:" +
+                        looked + "\n  point --data at a directory that holds it");
+    }
+    std::string absolute = found;
+    if (absolute[0] != '/') {
+      char cwd[4096];
+      if (::getcwd(cwd, sizeof(cwd)) != nullptr) absolute = std::string(cwd) + "/" + found;
+    }
+    (*out)[written] = absolute;
+  }
+  return std::nullopt;
+}
+
+
+// Every file the run writes when it starts (program/, stages/, data/, run.json) is what the
+// recompiled run writes, byte for byte, and so is manifest.json (but for the file list, checked
+// by integrity, and its root digest): no field of either can say something the run did not.
+Check CheckStaticsAndManifest(const Bundle& b, const Replayable& r,
+                              const std::map<std::string, std::string>& data_files) {
+  const json& run = b.manifest["run"];
+  if (!run.contains("embed_data") || !run["embed_data"].is_boolean()) {
+    return Fail("manifest.json: field \"run.embed_data\": expected true or false");
+  }
+  bundle::RunOptions options;
+  options.program = b.manifest["program"]["path"].get<std::string>();
+  options.embed_data = run["embed_data"].get<bool>();
+  bundle::BundleStatics statics;
+  statics.options = &options;
+  statics.compiled = &r.compiled;
+  statics.data = r.data.get();
+  statics.schedule = &r.schedule;
+  statics.data_files = data_files;
+  Result<std::vector<std::pair<std::string, std::string>>> files = bundle::StaticFiles(statics);
+  if (!files.ok()) return FailStatus(files.status());
+  for (const auto& [rel, bytes] : *files) {
+    if (rel == bundle::kEnvironment) continue;
+    Result<std::string> have = ReadFile(JoinPath(b.dir, rel));
+    if (!have.ok()) return Fail(rel + ": missing (recompiling the run writes it)");
+    if (*have != bytes) {
+      auto ends_with = [&](std::string_view suffix) {
+        return rel.size() >= suffix.size() &&
+               rel.compare(rel.size() - suffix.size(), suffix.size(), suffix) == 0;
+      };
+      const bool binary = ends_with(".pb") || ends_with(".safetensors") ||
+                          rel.rfind(bundle::kEmbeddedDataDir, 0) == 0;
+      return Fail(rel + " differs from what recompiling the program gives; " +
+                  FirstDifference(*have, bytes, !binary));
+    }
+  }
+  bundle::FinalState fin;
+  const json& f = b.manifest["final"];
+  fin.steps_done = f["steps_done"].get<int64_t>();
+  attest::ParseDigestHex(f["step_hash"].get<std::string>(), &fin.step_hash);
+  attest::ParseDigestHex(f["params_root"].get<std::string>(), &fin.params_root);
+  attest::ParseDigestHex(f["optimizer_root"].get<std::string>(), &fin.optimizer_root);
+  fin.genesis = b.steps.genesis;
+  fin.stopped = b.stopped;
+  if (b.stopped) fin.stop_reason = b.manifest["stop"]["reason"].get<std::string>();
+  Result<json> expected = bundle::ManifestJson(statics, fin, b.manifest["files"]);
+  if (!expected.ok()) return FailStatus(expected.status());
+  json have = b.manifest;
+  have.erase("root_digest");
+  if (have != *expected) {
+    return Fail("manifest.json: " + JsonDifference(have, *expected, ""));
+  }
+  // The bundle lists exactly the files this run writes.
+  std::set<std::string> want = {bundle::kSteps, bundle::kLineage};
+  for (const auto& [rel, bytes] : *files) want.insert(rel);
+  for (const auto& [done, path] : b.checkpoints) want.insert(path);  // the schedule's (integrity)
+  for (const json& entry : b.manifest["files"]) {
+    const std::string path = entry["path"].get<std::string>();
+    if (want.erase(path) == 0)
+      return Fail("manifest.json lists " + path + ", not a file of this run");
+  }
+  if (!want.empty()) {
+    return Fail("manifest.json does not list " + *want.begin() +
+                ", which a bundle of this run holds");
+  }
+  return std::nullopt;
+}
+
+Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
+  driver::CompileOptions copts;
+  if (Check c = ResolveData(b, o, &copts.data_files)) return c;
+  const std::string program = JoinPath(b.dir, b.manifest["program"]["path"].get<std::string>());
+  Result<driver::CompileResult> compiled = driver::Compile(program, copts);
+  if (!compiled.ok()) return FailStatus(compiled.status(), "recompiling the bundled program");
+  r->compiled = std::move(*compiled);
+  // Every stage, in chain order.
+  const json& stages = b.manifest["stages"];
+  const auto& records = r->compiled.stages.records();
+  if (stages.size() != records.size()) {
+    return Fail("the bundle records " + std::to_string(stages.size()) +
+                " stages; recompiling gives " + std::to_string(records.size()));
+  }
+  for (size_t i = 0; i < records.size(); ++i) {
+    const json& s = stages[i];
+    const driver::StageRecord& rec = records[i];
+    if (s["stage"] != rec.name || s["sha256"] != rec.sha256) {
+      std::string bundled;
+      Result<std::string> bytes =
+          ReadFile(JoinPath(JoinPath(b.dir, bundle::kStagesDir), rec.file_name));
+      if (bytes.ok()) bundled = *bytes;
+      const bool text =
+          rec.file_name.size() < 3 || rec.file_name.substr(rec.file_name.size() - 3) != ".pb";
+      return Fail("stage " + std::to_string(rec.number) + " (" + rec.name +
+                  ") differs: recorded sha256 " + s["sha256"].get<std::string>() + ", recompiled " +
+                  rec.sha256 + "; " + FirstDifference(bundled, rec.bytes, text));
+    }
+  }
+  frontend::RunConfig& cfg = *r->compiled.config;
+  const json& run = b.manifest["run"];
+  cfg.train.steps = run["steps"].get<int64_t>();
+  r->seed = cfg.train.seed;
+  r->schedule.steps = run["steps"].get<int64_t>();
+  r->schedule.checkpoint_every = run["checkpoint_every"].get<int64_t>();
+  r->schedule.eval_every = run["eval_every"].get<int64_t>();
+  r->schedule.policy = b.steps.policy;
+  if (r->schedule.checkpoint_every != cfg.train.checkpoint_every ||
+      r->schedule.eval_every != cfg.train.eval_every) {
+    return Fail("manifest.json's run options differ from the program's");
+  }
+  // The data: split and statistics recomputed, then the records compared byte for byte.
+  runtime::RunKeys keys(cfg.train.seed, cfg.train.prng, cfg.train.shards);
+  Result<prng::Key> split_key = keys.SplitKey();
+  if (!split_key.ok()) return FailStatus(split_key.status());
+  Result<runtime::TrainingData> data =
+      runtime::TrainingData::Prepare(cfg, *r->compiled.dataset, *split_key);
+  if (!data.ok()) return FailStatus(data.status());
+  r->data = std::make_unique<runtime::TrainingData>(std::move(*data));
+  Result<std::string> split = bundle::SplitFileBytes(*r->data);
+  Result<std::string> bundled_split = ReadFile(JoinPath(b.dir, bundle::kSplitFile));
+  if (!split.ok() || !bundled_split.ok() || *split != *bundled_split) {
+    return Fail(std::string(bundle::kSplitFile) +
+                ": the split or the standardization statistics differ from what the data and the "
+                "seed give");
+  }
+  std::vector<std::pair<std::string, uint64_t>> sizes;
+  std::vector<std::string> embedded;
+  for (const json& f : b.data_record["files"]) {
+    sizes.emplace_back(f["path"].get<std::string>(), f["size"].get<uint64_t>());
+    embedded.push_back(f.contains("embedded") ? f["embedded"].get<std::string>() : "");
+  }
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    Result<uint64_t> size = RegularFileSize(copts.data_files[sizes[i].first]);
+    if (size.ok() && *size != sizes[i].second)
+      return Fail("dataset " + sizes[i].first + ": size differs");
+  }
+  Result<json> dj = bundle::DataJson(cfg, *r->compiled.dataset, *r->data, sizes, embedded);
+  if (!dj.ok()) return FailStatus(dj.status());
+  if (*dj != b.data_record) {
+    Result<std::string> a = attest::CanonicalJson(b.data_record), c = attest::CanonicalJson(*dj);
+    return Fail(std::string(bundle::kDataRecord) + " differs from what the data gives; " +
+                FirstDifference(a.ok() ? *a : "", c.ok() ? *c : "", true));
+  }
+  // Genesis: the stage chain and the initial state.
+  Result<std::unique_ptr<runtime::Trainer>> trainer =
+      runtime::Trainer::Create(r->compiled, r->data.get(), o.executor);
+  if (!trainer.ok()) return FailStatus(trainer.status());
+  Result<runtime::TrainState> init = (*trainer)->InitialState(&keys);
+  if (!init.ok()) return FailStatus(init.status());
+  r->layout = (*trainer)->StateLayout();
+  Result<std::string> chain = attest::CanonicalJson(driver::StageChainJson(r->compiled.stages));
+  if (!chain.ok()) return FailStatus(chain.status());
+  r->stage_chain = *chain;
+  ThreadPool pool(1);
+  Result<Digest256> genesis = bundle::Genesis(r->stage_chain, *init, &pool);
+  if (!genesis.ok()) return FailStatus(genesis.status());
+  if (*genesis != b.steps.genesis) {
+    return Fail(
+        "the genesis hash differs: the initial parameters or the stage chain are not what "
+        "the program gives");
+  }
+  // The key lineage: recorded keys recomputed from their parents, and the whole log equal to
+  // the one this run derives.
+  const int64_t spe = r->data->split().steps_per_epoch;
+  // A stopped run also derived (and recorded) the key of the step that stopped it, which has no
+  // record; replay confirms the stop with that key.
+  const int64_t derived = static_cast<int64_t>(b.steps.records.size()) + (b.stopped ? 1 : 0);
+  for (int64_t t = 0; t < derived; ++t) {
+    if (!keys.BeginStep(t, spe).ok())
+      return Fail("cannot derive the key of step " + std::to_string(t));
+  }
+  Result<std::string> lineage = ReadBounded(JoinPath(b.dir, bundle::kLineage), kMaxJsonFile * 16);
+  if (!lineage.ok()) return FailStatus(lineage.status());
+  Result<prng::KeyLineage> parsed = prng::KeyLineage::FromJsonl(*lineage);
+  if (!parsed.ok()) return FailStatus(parsed.status(), "lineage.jsonl");
+  if (Status s = prng::ReplayLineage(*parsed); !s.ok()) return FailStatus(s, "lineage.jsonl");
+  const std::string expected = keys.lineage().ToJsonl();
+  if (expected != *lineage) {
+    return Fail("lineage.jsonl differs from the keys this run derives; " +
+                FirstDifference(*lineage, expected, true));
+  }
+  return CheckStaticsAndManifest(b, *r, copts.data_files);
+}
+
+// Without replay: every checkpoint's tensors against its record's roots (replay does this for
+// the checkpoints its segments start from).
+Check CheckAllCheckpoints(const Bundle& b, const Replayable& r) {
+  ThreadPool pool(std::max(1u, std::thread::hardware_concurrency()));
+  for (const auto& [done, path] : b.checkpoints) {
+    Result<SafetensorsFile> f = ReadCheckpoint(b, path);
+    if (!f.ok()) return FailStatus(f.status());
+    runtime::TrainState state = r.layout;
+    if (Status s = bundle::LoadState(*f, &state); !s.ok()) return FailStatus(s, path);
+    if (Check c = CheckCheckpointState(b, done, state, &pool)) return c;
+  }
+  return std::nullopt;
+}
+
+
+}  // namespace detrain::verify::internal
