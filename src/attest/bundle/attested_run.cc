@@ -119,7 +119,7 @@ Result<RunSummary> RunPlain(const RunOptions& o, Session& s) {
     }
   }
   sum.complete = !sum.stopped && !sum.interrupted;
-  if (!o.output_dir.empty()) {
+  if (!o.output_dir.empty() && !sum.interrupted) {  // an interrupted run writes nothing
     DETRAIN_RETURN_IF_ERROR(MakeDirs(JoinPath(o.output_dir, "final")));
     runtime::TrainState params;
     for (const runtime::StateTensor& t : state) {

@@ -83,7 +83,6 @@ std::string JsonDifference(const json& recorded, const json& expected, const std
   return "\"" + path + "\": recorded " + text(recorded) + ", expected " + text(expected);
 }
 
-
 std::string FloatText(uint32_t bits) {
   float f = bundle::FloatOfBits(bits);
   char s[64];
@@ -554,6 +553,5 @@ Check Integrity(Bundle& b, const VerifyOptions& o) {
   if (Status s = CheckDataRecord(b.data_record); !s.ok()) return FailStatus(s, bundle::kDataRecord);
   return std::nullopt;
 }
-
 
 }  // namespace detrain::verify::internal

@@ -16,7 +16,6 @@
 
 namespace detrain::verify::internal {
 
-
 std::string BaseName(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -71,7 +70,6 @@ Check ResolveData(const Bundle& b, const VerifyOptions& o,
   }
   return std::nullopt;
 }
-
 
 // Every file the run writes when it starts (program/, stages/, data/, run.json) is what the
 // recompiled run writes, byte for byte, and so is manifest.json (but for the file list, checked
@@ -268,6 +266,5 @@ Check CheckAllCheckpoints(const Bundle& b, const Replayable& r) {
   }
   return std::nullopt;
 }
-
 
 }  // namespace detrain::verify::internal
