@@ -19,6 +19,9 @@ namespace detrain {
 
 // a + "/" + b (b relative).
 std::string JoinPath(const std::string& a, const std::string& b);
+// The last component of a path, and everything before it ("." when there is no slash).
+std::string BaseName(const std::string& path);
+std::string DirName(const std::string& path);
 
 // mkdir -p.
 Status MakeDirs(const std::string& path);

@@ -14,13 +14,6 @@
 #include "attest/bundle/bundle_format.h"
 #include "cli/command.h"
 
-#ifndef DETRAIN_VERSION
-#define DETRAIN_VERSION "0.0.0"
-#endif
-#ifndef DETRAIN_GIT_COMMIT
-#define DETRAIN_GIT_COMMIT "unknown"
-#endif
-
 namespace detrain::cli {
 namespace {
 

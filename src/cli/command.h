@@ -12,6 +12,14 @@
 
 #include "base/status.h"
 
+// Set by CMake for the detrain target (never hashed into a stage).
+#ifndef DETRAIN_VERSION
+#define DETRAIN_VERSION "0.0.0"
+#endif
+#ifndef DETRAIN_GIT_COMMIT
+#define DETRAIN_GIT_COMMIT "unknown"
+#endif
+
 namespace detrain::cli {
 
 constexpr int kExitOk = 0;

@@ -7,13 +7,6 @@
 
 #include "cli/command.h"
 
-#ifndef DETRAIN_VERSION
-#define DETRAIN_VERSION "0.0.0"
-#endif
-#ifndef DETRAIN_GIT_COMMIT
-#define DETRAIN_GIT_COMMIT "unknown"
-#endif
-
 namespace detrain::cli {
 
 int ReportError(std::string_view command, const Status& status) {

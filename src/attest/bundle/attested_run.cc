@@ -21,13 +21,8 @@ namespace {
 using attest::Digest256;
 using nlohmann::json;
 
-Result<std::string> Canonical(const json& j) {
-  DETRAIN_ASSIGN_OR_RETURN(std::string text, attest::CanonicalJson(j));
-  return text + "\n";
-}
-
 Status WriteJson(const std::string& dir, const std::string& rel, const json& j) {
-  DETRAIN_ASSIGN_OR_RETURN(std::string text, Canonical(j));
+  DETRAIN_ASSIGN_OR_RETURN(std::string text, CanonicalLine(j));
   return WriteFileAtomic(JoinPath(dir, rel), text);
 }
 
@@ -266,7 +261,7 @@ Result<RunSummary> RunAttested(const RunOptions& o, Session& s) {
   if (rp.steps_bytes == 0) {
     DETRAIN_RETURN_IF_ERROR(steps.Open(JoinPath(dir, kSteps), 0));
     DETRAIN_ASSIGN_OR_RETURN(std::string header,
-                             Canonical(StepsHeaderJson(genesis, s.schedule.policy)));
+                             CanonicalLine(StepsHeaderJson(genesis, s.schedule.policy)));
     DETRAIN_RETURN_IF_ERROR(steps.Append(header));
   } else {
     DETRAIN_RETURN_IF_ERROR(steps.Open(JoinPath(dir, kSteps), rp.steps_bytes));
@@ -294,7 +289,7 @@ Result<RunSummary> RunAttested(const RunOptions& o, Session& s) {
       sum.stop_reason = "step " + std::to_string(t) + ": " + out.nonfinite;
       break;
     }
-    DETRAIN_ASSIGN_OR_RETURN(std::string line, Canonical(StepRecordJson(out.record)));
+    DETRAIN_ASSIGN_OR_RETURN(std::string line, CanonicalLine(StepRecordJson(out.record)));
     DETRAIN_RETURN_IF_ERROR(steps.Append(line));
     prev = out.record.hash;
     sum.last_loss = FloatOfBits(out.record.loss_bits);

@@ -17,21 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-Result<std::string> Canonical(const json& j) {
-  DETRAIN_ASSIGN_OR_RETURN(std::string text, attest::CanonicalJson(j));
-  return text + "\n";
-}
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string DirName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
 // Where the program's data file `written` is read from (as frontend::LoadProgramData does).
 std::string DataPath(const std::string& program, const std::string& written) {
   return !written.empty() && written[0] == '/' ? written : DirName(program) + "/" + written;
@@ -218,14 +203,15 @@ Result<std::vector<std::pair<std::string, std::string>>> StaticFiles(const Bundl
     }
   }
   DETRAIN_ASSIGN_OR_RETURN(json data, DataJson(*c.config, *c.dataset, *s.data, sizes, embedded));
-  DETRAIN_ASSIGN_OR_RETURN(std::string data_text, Canonical(data));
+  DETRAIN_ASSIGN_OR_RETURN(std::string data_text, CanonicalLine(data));
   files.emplace_back(kDataRecord, std::move(data_text));
   DETRAIN_ASSIGN_OR_RETURN(std::string split, SplitFileBytes(*s.data));
   files.emplace_back(kSplitFile, std::move(split));
-  DETRAIN_ASSIGN_OR_RETURN(std::string run, Canonical(RunJson(*s.schedule, s.options->embed_data)));
+  DETRAIN_ASSIGN_OR_RETURN(std::string run,
+                           CanonicalLine(RunJson(*s.schedule, s.options->embed_data)));
   files.emplace_back("run.json", std::move(run));
   std::sort(files.begin(), files.end());
-  DETRAIN_ASSIGN_OR_RETURN(std::string env, Canonical(s.environment));
+  DETRAIN_ASSIGN_OR_RETURN(std::string env, CanonicalLine(s.environment));
   files.emplace_back(kEnvironment, std::move(env));
   return files;
 }
@@ -365,7 +351,7 @@ Result<std::string> FinishBundle(const std::string& dir, const BundleStatics& s,
   DETRAIN_ASSIGN_OR_RETURN(std::string weights, FinalWeightsBytes(state, fin, root));
   DETRAIN_RETURN_IF_ERROR(MakeDirs(JoinPath(dir, "final")));
   DETRAIN_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(dir, kFinalWeights), weights));
-  DETRAIN_ASSIGN_OR_RETURN(std::string text, Canonical(manifest));
+  DETRAIN_ASSIGN_OR_RETURN(std::string text, CanonicalLine(manifest));
   DETRAIN_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(dir, kManifest), text));
   return root;
 }

@@ -358,6 +358,11 @@ std::vector<attest::TensorView> StateViews(const runtime::TrainState& s) { retur
 std::vector<attest::TensorView> ParamViews(const runtime::TrainState& s) { return Views(s, 1); }
 std::vector<attest::TensorView> OptimizerViews(const runtime::TrainState& s) { return Views(s, 2); }
 
+Result<std::string> CanonicalLine(const json& j) {
+  DETRAIN_ASSIGN_OR_RETURN(std::string text, attest::CanonicalJson(j));
+  return text + "\n";
+}
+
 Result<std::string> ManifestRootDigest(const json& manifest) {
   if (!manifest.is_object()) return DataLoss("manifest: expected a JSON object");
   json body = manifest;

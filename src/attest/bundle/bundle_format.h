@@ -100,6 +100,9 @@ std::vector<attest::TensorView> StateViews(const runtime::TrainState& state);
 std::vector<attest::TensorView> ParamViews(const runtime::TrainState& state);
 std::vector<attest::TensorView> OptimizerViews(const runtime::TrainState& state);
 
+// The canonical JSON of `j` and a newline: one line of a bundle's JSON files as written.
+Result<std::string> CanonicalLine(const nlohmann::json& j);
+
 // root_digest = SHA-256 of the canonical JSON of the manifest without its "root_digest".
 Result<std::string> ManifestRootDigest(const nlohmann::json& manifest);
 

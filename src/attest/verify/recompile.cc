@@ -16,11 +16,6 @@
 
 namespace detrain::verify::internal {
 
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // Where each data file is read from: --data DIR, the embedded copy, or the program's path.
 Check ResolveData(const Bundle& b, const VerifyOptions& o,
                   std::map<std::string, std::string>* out) {
