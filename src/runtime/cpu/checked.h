@@ -1,4 +1,5 @@
 // Overflow-checked size arithmetic for reading plans: a plan is a file, and a file can lie.
+// The arithmetic is base/checked.h's; this names the plan in its errors.
 //
 // Thread safety: pure functions.
 #ifndef DETRAIN_RUNTIME_CPU_CHECKED_H_
@@ -7,20 +8,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/checked.h"
 #include "base/status.h"
 
 namespace detrain::runtime::cpu {
 
 // Product of non-negative dims; an error if any is negative or the product exceeds 2^62.
 inline Result<int64_t> CheckedElementCount(const std::vector<int64_t>& dims) {
-  constexpr int64_t kLimit = int64_t{1} << 62;
-  int64_t n = 1;
-  for (int64_t d : dims) {
-    if (d < 0) return InvalidArgument("plan: a negative dimension");
-    if (d != 0 && n > kLimit / d) return InvalidArgument("plan: an element count overflows");
-    n *= d;
-  }
-  return n;
+  return detrain::CheckedElementCount(dims, "plan");
 }
 
 }  // namespace detrain::runtime::cpu
