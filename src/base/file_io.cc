@@ -10,6 +10,8 @@
 #include <cstring>
 #include <string>
 
+#include "base/budget.h"
+
 namespace detrain {
 namespace {
 
@@ -61,6 +63,11 @@ Result<std::string> ReadFile(const std::string& path) {
     ::close(fd);
     return IoError(path + ": file is " + std::to_string(st.st_size) + " bytes; at most " +
                    std::to_string(kMaxReadFileBytes) + " can be read");
+  }
+  // The whole file is held in memory: it must fit the memory budget (base/budget.h).
+  if (Status fits = CheckTensorBytes(st.st_size, path + ": reading the file"); !fits.ok()) {
+    ::close(fd);
+    return fits;
   }
   std::string out;
   out.reserve(static_cast<size_t>(st.st_size));

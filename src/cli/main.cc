@@ -2,9 +2,12 @@
 // Usage errors (unknown subcommand or flag, missing argument) print usage and exit 2.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 
+#include "base/budget.h"
 #include "cli/command.h"
 
 namespace detrain::cli {
@@ -46,6 +49,22 @@ bool HasSubcommand(CLI::App& app, const std::string& name) {
   return false;
 }
 
+// `--max-memory SIZE` on every command that allocates tensors (base/budget.h). It decides only
+// whether work is attempted, never a value, so it is not hashed.
+void AddMaxMemoryOption(CLI::App* cmd) {
+  MemoryBudget fallback = DefaultMemoryBudget();
+  cmd->add_option_function<std::string>(
+      "--max-memory",
+      [](const std::string& text) {
+        Result<int64_t> bytes = ParseByteSize(text);
+        if (!bytes.ok()) throw CLI::ValidationError("--max-memory", bytes.status().message());
+        SetMemoryBudget({*bytes, *bytes});
+      },
+      "Largest size one tensor, and all of a program's buffers, may take (K/M/G/T suffix; "
+      "default 3/4 of physical memory, here " +
+          FormatBytes(fallback.max_total_bytes) + "); never changes a bit");
+}
+
 }  // namespace
 }  // namespace detrain::cli
 
@@ -68,6 +87,12 @@ int main(int argc, char** argv) {
   RegisterEvalCommand(app, &exit_code);
   RegisterMathCommand(app, &exit_code);
   RegisterPrngCommand(app, &exit_code);
+  for (CLI::App* sub : app.get_subcommands({})) {
+    const std::string& name = sub->get_name();
+    if (name == "run" || name == "verify" || name == "eval" || name == "compile") {
+      AddMaxMemoryOption(sub);
+    }
+  }
   app.failure_message(CLI::FailureMessage::help);  // usage with every error
   if (argc > 1 && argv[1][0] != '-' && !HasSubcommand(app, argv[1])) {
     std::cerr << "detrain: unknown command '" << argv[1] << "'\n\n" << app.help();
@@ -85,6 +110,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);  // prints the message and usage to stderr
     return kExitUsage;
+  } catch (const std::bad_alloc&) {
+    // Sizes are checked against the memory budget before allocating; this is the machine
+    // refusing memory the budget allowed (other processes, overcommit limits).
+    std::cerr << "detrain: out of memory: the operating system refused an allocation within the "
+                 "memory budget; free memory or lower --max-memory\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "detrain: internal error: uncaught exception: " << e.what() << "\n";
+    return kExitInternal;
   }
   return exit_code;
 }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/budget.h"
 #include "compiler/codegen/common/kernel_spec.h"
 #include "runtime/cpu/checked.h"
 
@@ -22,6 +23,7 @@ Result<std::vector<ArrayRef>> CheckBuffers(const plan::v2::Plan& plan) {
     return InvalidArgument("plan: buffer alignment " + std::to_string(align) +
                            " (a power of two from 8 to 4096)");
   }
+  DETRAIN_RETURN_IF_ERROR(CheckTotalBytes(plan.arena_bytes(), "the plan's buffer arena"));
   std::vector<ArrayRef> out;
   for (int i = 0; i < plan.buffers_size(); ++i) {
     const plan::v2::Buffer& b = plan.buffers(i);
@@ -37,6 +39,7 @@ Result<std::vector<ArrayRef>> CheckBuffers(const plan::v2::Plan& plan) {
       return InvalidArgument("plan: buffer " + std::to_string(i) + " is too large");
     a.bytes = a.elements * size;
     a.offset = b.offset();
+    DETRAIN_RETURN_IF_ERROR(CheckTensorBytes(a.bytes, "plan: buffer " + std::to_string(i)));
     if (b.size() != a.bytes || a.offset < 0 || a.offset % align != 0 ||
         a.offset > plan.arena_bytes() - a.bytes) {
       return InvalidArgument("plan: buffer " + std::to_string(i) + " does not fit the arena");

@@ -1,0 +1,456 @@
+#!/usr/bin/env python3
+"""Hostile input, as a new user (or an attacker) would give it, to the detrain binary.
+
+Every case runs `detrain` as a child process on a generated input and requires:
+  - no signal (a crash, an abort, a stack overflow) and no hang: it finishes within 1 CPU second
+    (CPU time, so that a loaded machine does not fail it; DETRAIN_TIME_SCALE multiplies the limit
+    for sanitizer builds) and is killed as hung after 10 s of wall time;
+  - the expected exit code: 2 (input error) unless the case says otherwise (a hostile bundle may
+    be "failed", 1; a few valid-but-extreme inputs must succeed, 0);
+  - where the input has a position, `FILE:LINE:COL` in the message (and, where given, the line
+    and column, and a phrase of the message).
+
+The classes are issue 13's: unbounded recursion, integer overflow in sizes, unbounded reads and
+allocations, wrong values accepted; plus paths that are not regular files, binary garbage and
+lying headers for each reader. Run: python3 tests/cli/hostile_inputs_test.py (DETRAIN_BINARY
+names the binary; DETRAIN_SOURCE_DIR the repository). Prints one line per failing case and a
+summary "N cases, N passed".
+"""
+import os
+import re
+import resource
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SRC = os.environ.get("DETRAIN_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.environ.get("DETRAIN_BINARY", os.path.join(SRC, "build", "src", "cli", "detrain"))
+TIME_LIMIT = 1.0 * float(os.environ.get("DETRAIN_TIME_SCALE", "1"))
+TINY_DIR = os.path.join(SRC, "tests", "attest", "testdata", "tiny")
+POS = re.compile(r":(\d+):(\d+):")
+
+
+class Case:
+    def __init__(self, name, args, rc=(2,), pos=None, msg=None, stdout=None):
+        self.name = name
+        self.args = args      # argv after the binary; "{d}" is the case directory
+        self.rc = rc          # acceptable exit codes
+        self.pos = pos        # None: no position required; True: any; (line, col): that one
+        self.msg = msg        # a phrase the message must contain (case-insensitive)
+        self.stdout = stdout  # a phrase stdout must contain (for cases that must succeed)
+
+
+def tiny_program():
+    with open(os.path.join(TINY_DIR, "train.dt")) as f:
+        return f.read()
+
+
+HLO_HEAD = "HloModule t\nENTRY main {\n"
+
+
+def hlo(body):
+    return HLO_HEAD + body + "}\n"
+
+
+def npy_bytes(header, data=b"", magic=b"\x93NUMPY", version=b"\x01\x00", hlen=None):
+    h = header.encode("latin1")
+    pad = 16 - (10 + len(h) + 1) % 16
+    h = h + b" " * (pad % 16) + b"\n"
+    n = len(h) if hlen is None else hlen
+    return magic + version + struct.pack("<H", n) + h + data
+
+
+class Corpus:
+    """Writes every case's files into one directory and lists the cases."""
+
+    def __init__(self, root):
+        self.root = root
+        self.cases = []
+        self.tiny = tiny_program()
+        shutil.copy(os.path.join(TINY_DIR, "tiny.csv"), os.path.join(root, "tiny.csv"))
+        os.mkfifo(os.path.join(root, "fifo"))
+        os.mkdir(os.path.join(root, "adir"))
+        os.symlink("/dev/zero", os.path.join(root, "zero-link"))
+        self.ok_hlo = self.write("ok.hlo", hlo("  x = f32[2] parameter(0)\n"
+                                               "  ROOT r = f32[2] add(x, x)\n"))
+        self.good_npy = self.write("good.npy", npy_bytes(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", b"\0" * 8))
+
+    def write(self, name, content):
+        path = os.path.join(self.root, name)
+        mode = "wb" if isinstance(content, bytes) else "w"
+        with open(path, mode) as f:
+            f.write(content)
+        return path
+
+    def add(self, *a, **k):
+        self.cases.append(Case(*a, **k))
+
+    # ---- .dt programs -----------------------------------------------------------------------
+    def dt(self, name, text, **k):
+        path = self.write(name + ".dt", text)
+        self.add("dt/" + name, ["compile", path, "--hashes"], **k)
+
+    def dt_expr(self, name, expr, **k):
+        """The tiny program with its first hidden layer's expression replaced."""
+        text = self.tiny.replace("h = relu(x @ w1 + b1)\n", "h = relu(" + expr + ")\n", 1)
+        assert text != self.tiny
+        self.dt(name, text, **k)
+
+    def dt_line(self, name, old, new, **k):
+        text = self.tiny.replace(old, new, 1)
+        assert text != self.tiny, old
+        self.dt(name, text, **k)
+
+    def programs(self):
+        for n in (10_000, 100_000):
+            self.dt_expr(f"parens-{n}", "(" * n + "x @ w1" + ")" * n + " + b1", pos=True)
+            self.dt_expr(f"unary-{n}", "-" * n + "x @ w1 + b1", pos=True)
+            self.dt_expr(f"flat-add-{n}", "x @ w1 + b1" + " + b1" * n, pos=True)
+            self.dt_expr(f"flat-mul-{n}", "x @ w1 * b1" + " * b1" * n, pos=True)
+            self.dt_expr(f"calls-{n}", "relu(" * n + "x @ w1 + b1" + ")" * n, pos=True)
+            self.dt_expr(f"mixed-{n}", "(-(" * (n // 2) + "x @ w1" + "))" * (n // 2) + " + b1",
+                         pos=True)
+            self.dt_line(f"brackets-{n}", "param b1: f32[8]",
+                         "param b1: f32" + "[" * n + "8" + "]" * n, pos=True)
+            self.dt_line(f"list-nesting-{n}", "metrics = [accuracy, loss]",
+                         "metrics = " + "[" * n + "accuracy" + "]" * n, pos=True)
+        for dim in ("99999999999999999999999", "9223372036854775808", "-1",
+                    "18446744073709551616"):
+            self.dt_line(f"dim-{dim}", "param b1: f32[8]", f"param b1: f32[{dim}]", pos=True)
+        self.dt_line("dims-product-overflow", "param b1: f32[8]",
+                     "param b1: f32[4294967296, 4294967296, 16]", pos=True)
+        self.dt_line("dims-product-2^63", "param b1: f32[8]",
+                     "param b1: f32[3037000500, 3037000500]", pos=True)
+        self.dt_line("param-40GB", "param w2: f32[8, 2] = glorot_uniform",
+                     "param w2: f32[8, 2] = glorot_uniform\nparam big: f32[100000, 100000]"
+                     " = zeros", pos=True, msg="memory budget")
+        for v in ("1e999", "1e39", "-1e39", "3.5e38", "1" + "0" * 400):
+            self.dt_line(f"lr-{v[:12]}", "learning_rate = 1e-2", f"learning_rate = {v}",
+                         pos=True, msg="range")
+        for k, v in (("steps", "99999999999999999999"), ("steps", "9223372036854775807"),
+                     ("batch", "99999999999999999999"), ("batch", "0"), ("batch", "-1"),
+                     ("shards", "99999999999999999999"), ("shards", "0"),
+                     ("seed", "99999999999999999999"), ("checkpoint_every", "-5")):
+            text = re.sub(rf"\b{k} = [0-9]+", f"{k} = {v}", self.tiny, count=1)
+            assert text != self.tiny, k
+            self.dt(f"train-{k}-{v[:12]}", text, pos=True)
+        self.dt_line("dropout-rate-1e999", "rate = 0.1", "rate = 1e999", pos=True)
+        self.dt_line("validation-1e999", "validation = 0.25", "validation = 1e999", pos=True)
+        self.dt("unterminated-string", self.tiny.replace('csv("tiny.csv"', 'csv("tiny.csv'),
+                pos=True)
+        self.dt("unterminated-block-comment", self.tiny + "\n/* open", pos=True)
+        self.dt("nul-bytes", self.tiny[:200] + "\0" * 50 + self.tiny[200:], pos=True)
+        self.dt("invalid-utf8", self.tiny.replace("param w1", "param w\udcff1", 1)
+                .encode("utf-8", "surrogateescape").decode("latin1"), pos=True)
+        self.dt("line-10MB", self.tiny + "\nparam z: f32[" + "1" * 10_000_000 + "]\n", pos=True)
+        self.dt("ident-1M", self.tiny.replace("param b2", "param b" + "x" * 1_000_000, 1),
+                rc=(0, 2))
+        self.dt("empty", "", pos=None)
+        self.dt("only-comment-no-newline", "# nothing here", pos=None)
+        self.dt("garbage", "".join(chr(i % 256) for i in range(0, 40000, 7)), pos=True)
+        self.dt("just-open-paren", "train(", pos=True)
+        self.dt("def-no-body", "def loss(x: f32[B, 4], y: s32[B], key) -> f32[] {", pos=True)
+        for name, path in (("devzero", "/dev/zero"), ("fifo", "{d}/fifo"),
+                           ("dir", "{d}/adir"), ("missing", "{d}/nope.csv"),
+                           ("zero-link", "{d}/zero-link")):
+            self.dt_line(f"csv-{name}", 'csv("tiny.csv"', f'csv("{path.format(d=self.root)}"',
+                         msg=None)
+            self.dt_line(f"npz-{name}", 'csv("tiny.csv", label = -1, ',
+                         f'npz("{path.format(d=self.root)}", features = "x", labels = "y", ',
+                         msg=None)
+        csv_cases = {
+            "csv-1e39": "1e39,0,0,0,1\n" * 64,
+            "csv-1e999": "1e999,0,0,0,1\n" * 64,
+            "csv-nan": "nan,0,0,0,1\n" * 64,
+            "csv-label-huge": "0,0,0,0,99999999999999999999\n" * 64,
+            "csv-label-negative": "0,0,0,0,-1\n" * 64,
+            "csv-ragged": "0,0,0,0,1\n" * 10 + "0,0,1\n" + "0,0,0,0,1\n" * 53,
+            "csv-nul": "0,0,0,0,1\n" * 10 + "0,\0,0,0,1\n" + "0,0,0,0,1\n" * 53,
+            "csv-empty": "",
+            "csv-long-line": "0," * 2_000_000 + "1\n",
+            "csv-quote": '"0,0,0,0,1\n' * 64,
+        }
+        for name, text in csv_cases.items():
+            data = self.write(name + ".csv", text)
+            self.dt_line(name, 'csv("tiny.csv"', f'csv("{data}"', rc=(2,))
+        for name, path in (("devzero", "/dev/zero"), ("fifo", "{d}/fifo"), ("dir", "{d}/adir"),
+                           ("missing", "{d}/missing.dt"), ("zero-link", "{d}/zero-link")):
+            self.add(f"program-path/{name}", ["compile", path.format(d=self.root), "--hashes"])
+            self.add(f"run-path/{name}", ["run", path.format(d=self.root)])
+
+    # ---- HLO text ---------------------------------------------------------------------------
+    def hlo(self, name, text, cmd="compile", **k):
+        path = self.write(name + ".hlo", text)
+        args = ["compile", path, "--hashes"] if cmd == "compile" else ["eval", path]
+        self.add(f"hlo-{cmd}/" + name, args, **k)
+
+    def hlo_modules(self):
+        for n in (10_000, 100_000, 1_000_000):
+            self.hlo(f"tuple-shape-{n}", hlo("  x = " + "(" * n + "f32[]" + ")" * n +
+                                             " parameter(0)\n  ROOT r = f32[] constant(1)\n"),
+                     pos=True)
+            self.hlo(f"constant-braces-{n}", hlo("  ROOT x = f32[1] constant(" + "{" * n + "1" +
+                                                 "}" * n + ")\n"), pos=True)
+        n = 50_000
+        comps = "".join(f"c{i} {{\n  a = f32[] parameter(0)\n  ROOT r = f32[] call(a), "
+                        f"to_apply=c{i + 1}\n}}\n" for i in range(n))
+        comps += f"c{n} {{\n  a = f32[] parameter(0)\n  ROOT r = f32[] negate(a)\n}}\n"
+        self.hlo("call-chain-50000", "HloModule t\n" + comps + "ENTRY main {\n  x = f32[] "
+                 "parameter(0)\n  ROOT r = f32[] call(x), to_apply=c0\n}\n", pos=None, rc=(0, 2))
+        for dim in ("99999999999999999999999", "9223372036854775808", "-1", "-9223372036854775808"):
+            self.hlo(f"dim-{dim}", hlo(f"  ROOT x = f32[{dim}] parameter(0)\n"), pos=True)
+        self.hlo("dims-product-overflow", hlo("  ROOT x = f32[4294967296,4294967296,16] "
+                                              "parameter(0)\n"), pos=True)
+        self.hlo("dims-product-2^63", hlo("  ROOT x = f32[3037000500,3037000500] parameter(0)\n"),
+                 pos=True)
+        self.hlo("tensor-40GB", hlo("  ROOT x = f32[100000,100000] parameter(0)\n"), cmd="eval",
+                 pos=True, msg="memory budget")
+        self.hlo("tensor-40GB-constant", hlo("  ROOT x = f32[100000,100000] broadcast("
+                 "f32[] constant(1)), dimensions={}\n").replace(
+                     "broadcast(f32[] constant(1))", "broadcast(c)").replace(
+                     "  ROOT", "  c = f32[] constant(1)\n  ROOT"), cmd="eval", pos=True,
+                 msg="memory budget")
+        for v in ("1e999", "1e39", "-1e39", "3.4028236e38", "1" + "0" * 400):
+            self.hlo(f"constant-{v[:12]}", hlo(f"  ROOT x = f32[] constant({v})\n"), pos=True,
+                     msg="range")
+        for v in ("-nan(0x1)", "nan(0x1)", "nan(0x123)", "-nan(0x7fc00001)", "nan(0x3f800000)",
+                  "nan(0x)", "nan(", "infinity", "1e", "0x10", "--1", "1..0", "1e+"):
+            self.hlo(f"constant-{v}", hlo(f"  ROOT x = f32[] constant({v})\n"), pos=True)
+        for v in ("99999999999999999999", "2147483648", "-2147483649"):
+            self.hlo(f"s32-constant-{v}", hlo(f"  ROOT x = s32[] constant({v})\n"), pos=True)
+        self.hlo("unterminated-comment", hlo("  ROOT x = f32[] constant(1)\n") + "/* open",
+                 pos=(4, 1))
+        self.hlo("unterminated-comment-mid", HLO_HEAD + "  /* open\n  ROOT x = f32[] "
+                 "constant(1)\n}\n", pos=(3, 3))
+        self.hlo("slice-huge-stride", hlo("  x = f32[10] parameter(0)\n  ROOT s = f32[1] slice(x),"
+                 " slice={[0:10:9223372036854775807]}\n"), rc=(0,), stdout="sha256:")
+        self.hlo("slice-huge-stride-eval", hlo("  x = f32[10] constant({0,1,2,3,4,5,6,7,8,9})\n"
+                 "  ROOT s = f32[1] slice(x), slice={[3:10:9223372036854775807]}\n"), cmd="eval",
+                 rc=(0,), stdout="{3}")
+        big = "9223372036854775807"
+        for name, body in (
+            ("pad-overflow", f"  x = f32[10] parameter(0)\n  z = f32[] constant(0)\n  ROOT s = "
+                             f"f32[4] pad(x, z), padding={big}_{big}\n"),
+            ("pad-wrap", "  x = f32[10] parameter(0)\n  z = f32[] constant(0)\n  ROOT s = "
+                         "f32[10] pad(x, z), padding=4611686018427387904_4611686018427387904_"
+                         "4611686018427387904\n"),
+            ("pad-interior-overflow", "  x = f32[10] parameter(0)\n  z = f32[] constant(0)\n"
+                                      f"  ROOT s = f32[10] pad(x, z), padding=0_0_{big}\n"),
+            ("pad-negative-huge", "  x = f32[10] parameter(0)\n  z = f32[] constant(0)\n"
+                                  "  ROOT s = f32[10] pad(x, z), padding=-9223372036854775808_0\n"),
+            ("slice-overflow", f"  x = f32[10] parameter(0)\n  ROOT s = f32[1] slice(x), "
+                               f"slice={{[{big}:-{big}]}}\n"),
+            ("broadcast-huge", "  x = f32[] parameter(0)\n  ROOT b = f32[4294967296,4294967296"
+                               ",16] broadcast(x), dimensions={}\n"),
+            ("iota-huge", "  ROOT i = f32[4294967296,4294967297] iota(), iota_dimension=0\n"),
+            ("reshape-wrap", "  x = f32[16] parameter(0)\n  ROOT r = f32[4294967296,4294967296,"
+                             "16] reshape(x)\n"),
+            ("conv-dilation", "  x = f32[1,1,8] parameter(0)\n  w = f32[1,1,2] parameter(1)\n"
+                              "  ROOT c = f32[1,1,8] convolution(x, w), window={size=2 "
+                              f"rhs_dilate={big}}}, dim_labels=bf0_oi0->bf0\n"),
+            ("conv-lhs-dilation", "  x = f32[1,1,8] parameter(0)\n  w = f32[1,1,2] parameter(1)"
+                                  "\n  ROOT c = f32[1,1,8] convolution(x, w), window={size=2 "
+                                  f"lhs_dilate={big}}}, dim_labels=bf0_oi0->bf0\n"),
+            ("conv-pad", "  x = f32[1,1,8] parameter(0)\n  w = f32[1,1,2] parameter(1)\n  ROOT c ="
+                         f" f32[1,1,8] convolution(x, w), window={{size=2 pad={big}_{big}}}, "
+                         "dim_labels=bf0_oi0->bf0\n"),
+            ("reduce-window-stride", "  x = f32[8] parameter(0)\n  z = f32[] constant(0)\n  ROOT"
+                                     " r = f32[1] reduce-window(x, z), window={size=1 stride="
+                                     f"{big}}}, to_apply=add\n"),
+            ("reduce-window-size", "  x = f32[8] parameter(0)\n  z = f32[] constant(0)\n  ROOT"
+                                   f" r = f32[1] reduce-window(x, z), window={{size={big}}}, "
+                                   "to_apply=add\n"),
+            ("parameter-number-huge", "  ROOT x = f32[] parameter(99999999999)\n"),
+            ("parameter-number-negative", "  ROOT x = f32[] parameter(-1)\n"),
+            ("dimensions-huge-list", "  x = f32[2] parameter(0)\n  ROOT b = f32[2] broadcast(x),"
+                                     " dimensions={" + ",".join(["0"] * 1_000_000) + "}\n"),
+            ("dimension-out-of-range", "  x = f32[2,3] parameter(0)\n  ROOT t = f32[3,2] "
+                                       "transpose(x), dimensions={1,9223372036854775807}\n"),
+            ("duplicate-attribute", "  x = f32[2,3] parameter(0)\n  ROOT t = f32[3,2] "
+                                    "transpose(x), dimensions={1,0}, dimensions={1,0}\n"),
+            ("unknown-op", "  x = f32[2] parameter(0)\n  ROOT t = f32[2] frobnicate(x)\n"),
+            ("nul-bytes", "  x = f32[2] par\0ameter(0)\n  ROOT r = f32[2] add(x, x)\n"),
+            ("line-10MB", "  x = f32[2] parameter(0)\n  ROOT r = f32[2] add(x, x" +
+                          ", x" * 2_500_000 + ")\n"),
+            ("ident-1M", "  x" + "y" * 1_000_000 + " = f32[2] parameter(0)\n  ROOT r = f32[2] "
+                         "add(x, x)\n"),
+        ):
+            text = hlo(body)
+            if "to_apply=add" in body:
+                text = ("HloModule t\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                        "  ROOT s = f32[] add(a, b)\n}\n" + text[len("HloModule t\n"):])
+            self.hlo(name, text, pos=True)
+        self.hlo("empty", "", pos=None)
+        self.hlo("garbage", "".join(chr(i % 256) for i in range(0, 40000, 7)), pos=True)
+
+    # ---- --input .npy -----------------------------------------------------------------------
+    def inputs(self):
+        def ev(name, path, **k):
+            self.add("input/" + name, ["eval", self.ok_hlo, "--input", "x=" + path], **k)
+
+        for name, path in (("devzero", "/dev/zero"), ("fifo", self.root + "/fifo"),
+                           ("dir", self.root + "/adir"), ("missing", self.root + "/nope.npy"),
+                           ("zero-link", self.root + "/zero-link"), ("proc", "/proc/self/maps")):
+            ev(name, path)
+        f4 = "'descr': '<f4', 'fortran_order': False"
+        npys = {
+            "empty": b"",
+            "magic-only": b"\x93NUMPY",
+            "truncated-header": npy_bytes("{" + f4 + ", 'shape': (2,), }", b"\0" * 8)[:20],
+            "truncated-data": npy_bytes("{" + f4 + ", 'shape': (2,), }", b"\0" * 7),
+            "extra-data": npy_bytes("{" + f4 + ", 'shape': (2,), }", b"\0" * 12),
+            "lying-shape-1e12": npy_bytes("{" + f4 + ", 'shape': (1000000000000,), }", b"\0" * 8),
+            "shape-overflow": npy_bytes("{" + f4 + ", 'shape': (4294967296, 4294967296, 16), }"),
+            "shape-int64-overflow": npy_bytes("{" + f4 + ", 'shape': (99999999999999999999999,), }"),
+            "shape-negative": npy_bytes("{" + f4 + ", 'shape': (-2,), }", b"\0" * 8),
+            "shape-nesting": npy_bytes("{" + f4 + ", 'shape': " + "(" * 10000 + ")" * 10000 + ", }"),
+            "header-len-lies": npy_bytes("{" + f4 + ", 'shape': (2,), }", b"\0" * 8, hlen=65535),
+            "header-garbage": npy_bytes("\xff" * 100, b"\0" * 8),
+            "bad-descr": npy_bytes("{'descr': '<f9', 'fortran_order': False, 'shape': (2,), }",
+                                   b"\0" * 8),
+            "wrong-dtype": npy_bytes("{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }",
+                                     b"\0" * 16),
+            "wrong-shape": npy_bytes("{" + f4 + ", 'shape': (3,), }", b"\0" * 12),
+            "fortran": npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }",
+                                 b"\0" * 8),
+            "version-9": npy_bytes("{" + f4 + ", 'shape': (2,), }", b"\0" * 8,
+                                   version=b"\x09\x00"),
+            "not-npy": b"hello, world\n" * 10,
+        }
+        for name, data in npys.items():
+            ev(name, self.write(name + ".npy", data))
+        ev("good", self.good_npy, rc=(0,), stdout="f32[2]")
+
+    # ---- bundles ----------------------------------------------------------------------------
+    def bundles(self):
+        def verify(name, path, rc=(1, 2), **k):
+            self.add("verify/" + name, ["verify", path], rc=rc, **k)
+
+        for name, path in (("devzero", "/dev/zero"), ("fifo", self.root + "/fifo"),
+                           ("missing", self.root + "/nope"), ("empty-dir", self.root + "/adir"),
+                           ("a-file", self.ok_hlo)):
+            verify(name, path)
+        golden = os.path.join(SRC, "audit-bundles", "v1", "tiny")
+        manifest_cases = {
+            "manifest-devzero-link": None,
+            "manifest-fifo": None,
+            "manifest-nesting": "[" * 100_000 + "]" * 100_000,
+            "manifest-number-1e999": '{"format": 1e999}',
+            "manifest-int-overflow": '{"format_version": 99999999999999999999999999}',
+            "manifest-empty": "",
+            "manifest-nul": "\0" * 100,
+            "manifest-huge-string": '{"x": "' + "a" * 5_000_000 + '"}',
+            "manifest-unterminated": '{"files": [',
+        }
+        for name, content in manifest_cases.items():
+            d = os.path.join(self.root, "bundle-" + name)
+            shutil.copytree(golden, d, symlinks=True)
+            m = os.path.join(d, "manifest.json")
+            os.remove(m)
+            if name == "manifest-devzero-link":
+                os.symlink("/dev/zero", m)
+            elif name == "manifest-fifo":
+                os.mkfifo(m)
+            else:
+                with open(m, "w") as f:
+                    f.write(content)
+            verify(name, d)
+        for rel, content in (("steps.jsonl", "[" * 100_000 + "\n"),
+                             ("steps.jsonl", '{"step": 99999999999999999999999}\n'),
+                             ("lineage.jsonl", "{" * 100_000 + "\n"),
+                             ("run.json", '{"seed": 1e999}'),
+                             ("checkpoints/step-00000008.safetensors",
+                              struct.pack("<Q", 2**63 - 1) + b"{}"),
+                             ("final/weights.safetensors", struct.pack("<Q", 8) + b"{" * 8)):
+            d = os.path.join(self.root, "bundle-" + rel.replace("/", "_") + str(len(self.cases)))
+            shutil.copytree(golden, d, symlinks=True)
+            p = os.path.join(d, rel)
+            if not os.path.exists(p):
+                continue
+            with open(p, "wb") as f:
+                f.write(content if isinstance(content, bytes) else content.encode())
+            verify("file-" + rel + "-" + str(len(self.cases)), d)
+        d = os.path.join(self.root, "bundle-steps-fifo")
+        shutil.copytree(golden, d, symlinks=True)
+        os.remove(os.path.join(d, "steps.jsonl"))
+        os.mkfifo(os.path.join(d, "steps.jsonl"))
+        verify("steps-fifo", d)
+        d = os.path.join(self.root, "bundle-steps-link")
+        shutil.copytree(golden, d, symlinks=True)
+        os.remove(os.path.join(d, "steps.jsonl"))
+        os.symlink("/dev/zero", os.path.join(d, "steps.jsonl"))
+        verify("steps-devzero-link", d)
+
+
+def run_case(case, root):
+    args = [a.replace("{d}", root) for a in case.args]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        p = subprocess.run([BIN] + args, capture_output=True, timeout=max(10, 5 * TIME_LIMIT),
+                           cwd=root)
+    except subprocess.TimeoutExpired:
+        return "hung (killed after %.0f s)" % max(10, 5 * TIME_LIMIT)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # CPU seconds, not wall: the limit must not depend on what else the machine is doing.
+    elapsed = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    err = p.stderr.decode("utf-8", "replace")
+    out = p.stdout.decode("utf-8", "replace")
+    first = err.strip().splitlines()[0][:200] if err.strip() else "(no message)"
+    if p.returncode < 0:
+        return f"killed by signal {-p.returncode}: {first}"
+    if p.returncode not in case.rc:
+        return f"exit {p.returncode}, expected {case.rc}: {first}"
+    if elapsed > TIME_LIMIT:
+        return f"took {elapsed:.2f} CPU s (limit {TIME_LIMIT:.1f} s)"
+    if "runtime error:" in err or "AddressSanitizer" in err:
+        return "sanitizer report: " + first
+    if p.returncode != 0 and not err.strip():
+        return "failed without a message"
+    if case.pos is not None and p.returncode != 0:
+        m = POS.search(err)
+        if not m:
+            return "no FILE:LINE:COL in: " + first
+        if isinstance(case.pos, tuple) and (int(m.group(1)), int(m.group(2))) != case.pos:
+            return f"position {m.group(1)}:{m.group(2)}, expected {case.pos}: {first}"
+    if case.msg and case.msg.lower() not in err.lower():
+        return f"message lacks '{case.msg}': {first}"
+    if case.stdout and case.stdout not in out:
+        return f"stdout lacks '{case.stdout}': {out[:200]}"
+    return None
+
+
+class HostileInputs(unittest.TestCase):
+    def test_every_case_fails_cleanly(self):
+        if not os.path.exists(BIN):
+            self.skipTest("detrain binary not built: " + BIN)
+        root = tempfile.mkdtemp(prefix="detrain-hostile-")
+        try:
+            corpus = Corpus(root)
+            corpus.programs()
+            corpus.hlo_modules()
+            corpus.inputs()
+            corpus.bundles()
+            only = os.environ.get("DETRAIN_HOSTILE_FILTER")
+            failures = []
+            ran = 0
+            for case in corpus.cases:
+                if only and only not in case.name:
+                    continue
+                ran += 1
+                why = run_case(case, root)
+                if why:
+                    failures.append(f"{case.name}: {why}")
+            for f in failures:
+                print("FAIL", f)
+            print(f"{ran} cases, {ran - len(failures)} passed")
+            self.assertEqual(failures, [])
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main()
