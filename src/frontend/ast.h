@@ -39,6 +39,7 @@ enum class ExprKind {
 struct Expr {
   ExprKind kind;
   SourceRange range;
+  int depth = 1;  // levels of nesting, this node included (parser.h: kMaxExpressionDepth)
   std::string text;
   char op = 0;
   SourceRange callee_range;  // kCall: the callee name alone

@@ -176,6 +176,10 @@ Result<Type> TrainRule(const CallContext& c) {
     return c.ErrorAt(
         3, "shards must be a power of two (1, 2, 4, 8, ...), found " + std::to_string(shards));
   }
+  if (shards > kMaxShards) {
+    return c.ErrorAt(3, "shards must be at most " + std::to_string(kMaxShards) + ", found " +
+                            std::to_string(shards));
+  }
   if (c.arg(2).i % shards != 0) {
     return c.ErrorAt(2, "batch " + std::to_string(c.arg(2).i) + " is not divisible by shards " +
                             std::to_string(shards));

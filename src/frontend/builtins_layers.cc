@@ -2,6 +2,7 @@
 // accepts in its error messages, so a user sees what was expected.
 #include <algorithm>
 
+#include "base/checked.h"
 #include "frontend/builtins.h"
 
 namespace detrain::frontend {
@@ -124,7 +125,8 @@ Result<Type> LayerNormRule(const CallContext& c) {
 // Output size of a window along one dimension (XLA SAME/VALID padding).
 Result<int64_t> WindowOut(const CallContext& c, int64_t in, int64_t window, int64_t stride,
                           const std::string& padding, size_t pad_arg) {
-  if (padding == "SAME") return (in + stride - 1) / stride;
+  // ceil(in / stride), written so that a huge stride cannot overflow.
+  if (padding == "SAME") return in == 0 ? 0 : (in - 1) / stride + 1;
   if (padding == "VALID") {
     if (in < window)
       return c.Error("window " + std::to_string(window) + " is larger than the input size " +
@@ -170,6 +172,12 @@ Result<Type> PoolRule(const CallContext& c) {
   std::vector<DimValue> out = {x.dims[0]};
   for (int d : {1, 2}) {
     if (x.dims[d].is_symbol()) return c.Error("spatial dimensions must be static");
+    if (window > x.dims[d].size) {
+      // Also with SAME padding: such a window would mostly cover padding, and each output
+      // element would reduce window * window values.
+      return c.ErrorAt(1, "window " + std::to_string(window) + " is larger than the input size " +
+                              std::to_string(x.dims[d].size));
+    }
     DETRAIN_ASSIGN_OR_RETURN(int64_t n,
                              WindowOut(c, x.dims[d].size, window, stride, c.arg(3).s, 3));
     out.push_back(DimValue::Of(n));
@@ -178,17 +186,22 @@ Result<Type> PoolRule(const CallContext& c) {
   return Type::Tensor(DType::kF32, out);
 }
 
-// Splits dims into the product of static sizes and the sorted list of symbols.
-void Factor(const std::vector<DimValue>& dims, int64_t* product,
+// Splits dims into the product of static sizes and the sorted list of symbols; false when the
+// product overflows (CheckedElementCount's limit).
+bool Factor(const std::vector<DimValue>& dims, int64_t* product,
             std::vector<std::string>* symbols) {
-  *product = 1;
+  std::vector<int64_t> sizes;
   for (const auto& d : dims) {
     if (d.is_symbol())
       symbols->push_back(d.symbol);
     else
-      *product *= d.size;
+      sizes.push_back(d.size);
   }
   std::sort(symbols->begin(), symbols->end());
+  Result<int64_t> n = CheckedElementCount(sizes);
+  if (!n.ok()) return false;
+  *product = *n;
+  return true;
 }
 
 Result<Type> ReshapeRule(const CallContext& c) {
@@ -196,7 +209,7 @@ Result<Type> ReshapeRule(const CallContext& c) {
   std::vector<DimValue> dims = c.arg(1).dims;
   int64_t in_product, out_product;
   std::vector<std::string> in_syms, out_syms;
-  Factor(x.dims, &in_product, &in_syms);
+  if (!Factor(x.dims, &in_product, &in_syms)) return c.ErrorAt(0, "element count overflows");
   size_t inferred = dims.size();
   std::vector<DimValue> known;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -207,7 +220,9 @@ Result<Type> ReshapeRule(const CallContext& c) {
       known.push_back(dims[i]);
     }
   }
-  Factor(known, &out_product, &out_syms);
+  if (!Factor(known, &out_product, &out_syms)) {
+    return c.ErrorAt(1, "the new shape's element count overflows (more than 2^62)");
+  }
   if (in_syms != out_syms) {
     return c.ErrorAt(1, "the new shape must keep the same dimension names as " + x.ToString());
   }
@@ -231,7 +246,7 @@ Result<Type> FlattenRule(const CallContext& c) {
   int64_t n = 1;
   for (size_t i = 1; i < x.dims.size(); ++i) {
     if (x.dims[i].is_symbol()) return c.ErrorAt(0, "only the first dimension may be a name");
-    n *= x.dims[i].size;
+    if (!CheckedMul(n, x.dims[i].size, &n)) return c.ErrorAt(0, "element count overflows");
   }
   return Type::Tensor(x.dtype, {x.dims[0], DimValue::Of(n)});
 }

@@ -2,7 +2,10 @@
 // See check.h and docs/language.md.
 #include "frontend/check.h"
 
+#include "base/budget.h"
+#include "base/checked.h"
 #include "frontend/check_internal.h"
+#include "frontend/number.h"
 
 namespace detrain::frontend {
 
@@ -24,6 +27,12 @@ Result<Type> Checker::ResolveType(const TypeExpr& t, bool allow_symbols) {
       r.dims.push_back(DimValue::Of(d.size));
     }
   }
+  std::vector<int64_t> sizes;
+  for (const Dim& d : t.dims) {
+    if (d.symbol.empty()) sizes.push_back(d.size);
+  }
+  Result<int64_t> n = CheckedElementCount(sizes, r.ToString());
+  if (!n.ok()) return src_.Error(t.range, n.status().message());
   return r;
 }
 
@@ -48,6 +57,16 @@ Status Checker::CheckParams() {
                             "found " +
                             t.ToString() + "; use zeros, ones or normal");
     }
+    // Parameters are allocated at init: one too large for the memory budget is refused here,
+    // where it can be named, rather than by the allocator.
+    std::vector<int64_t> sizes;
+    for (const DimValue& d : t.dims) sizes.push_back(d.size);
+    int64_t bytes = ByteSize(CheckedElementCount(sizes).value(), 4);  // ResolveType checked it
+    std::string what = "parameter '" + p.name + "' " + t.ToString();
+    Status fits = CheckTensorBytes(bytes, what);
+    if (fits.ok() && !CheckedAdd(param_bytes_, bytes, &param_bytes_)) param_bytes_ = INT64_MAX;
+    if (fits.ok()) fits = CheckTotalBytes(param_bytes_, what + " with those before it");
+    if (!fits.ok()) return src_.Error(p.name_range, fits.message());
     globals_[p.name] = t;
     out_.params.emplace_back(p.name, t);
     params.push_back({{"name", p.name}, {"type", t.ToString()}, {"init", ConfigJson(*init, args)}});
@@ -78,6 +97,8 @@ Status Checker::CheckFunction(const FuncDecl& f) {
       return src_.Error(f.body[i + 1].target_range, "statement after return");
     }
     DETRAIN_ASSIGN_OR_RETURN(Type t, TypeOf(*s.value));
+    DETRAIN_ASSIGN_OR_RETURN(int depth, InlinedDepth(*s.value));
+    inlined_depth_[&f] = std::max(inlined_depth_[&f], depth);
     if (t.kind == ValueKind::kLiteral) {
       return src_.Error(s.value->range, "a constant alone is not a tensor; combine it with one");
     }
@@ -151,13 +172,29 @@ Status Checker::CheckSettings() {
     }
     for (const auto& m : metrics->value->operands) {
       if (m->kind != ExprKind::kName || (m->text != "accuracy" && m->text != "loss")) {
-        return src_.Error(m->range, "unknown metric '" + std::string(src_.Slice(m->range)) +
+        return src_.Error(m->range, "unknown metric '" + Abbreviate(src_.Slice(m->range)) +
                                         "' (expected accuracy or loss)");
       }
       metrics_.push_back(m->text);
     }
   }
   config_["metrics"] = metrics_;
+  return Status::Ok();
+}
+
+// A batch input holds `batch` rows (the whole batch, in the step that splits it into shards):
+// its size must fit, and fit the memory budget, before the driver reads any data.
+Status Checker::CheckBatchInput(const FuncArg& a) {
+  std::vector<int64_t> sizes = {config_["train"]["batch"].get<int64_t>()};
+  for (size_t d = 1; d < a.type.dims.size(); ++d) {
+    if (a.type.dims[d].symbol.empty()) sizes.push_back(a.type.dims[d].size);
+  }
+  std::string what = "the batch input '" + a.name + "' " + std::string(src_.Slice(a.type.range)) +
+                     " with " + a.type.dims[0].symbol + " = " + std::to_string(sizes[0]);
+  Result<int64_t> n = CheckedElementCount(sizes, what);
+  if (!n.ok()) return src_.Error(a.type.range, n.status().message());
+  Status fits = CheckTensorBytes(ByteSize(*n, 4), what);
+  if (!fits.ok()) return src_.Error(a.type.range, fits.message());
   return Status::Ok();
 }
 
@@ -192,6 +229,7 @@ Status Checker::CheckLossAndMetrics() {
       return src_.Error(a.type.dims[0].range,
                         "all batch inputs must share the batch dimension '" + batch_symbol + "'");
     }
+    DETRAIN_RETURN_IF_ERROR(CheckBatchInput(a));
     ++inputs;
   }
   if (inputs < 2)

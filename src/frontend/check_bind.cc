@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "frontend/check_internal.h"
+#include "frontend/number.h"
 
 namespace detrain::frontend {
 namespace {
@@ -35,27 +36,35 @@ const char* KindDescription(ArgKind k) {
   return "?";
 }
 
-// Integer literal, possibly negated.
-bool IntLiteral(const Expr& e, int64_t* out) {
-  if (e.kind == ExprKind::kNegate && e.operands[0]->kind == ExprKind::kInt) {
-    if (!IntLiteral(*e.operands[0], out)) return false;
-    *out = -*out;
-    return true;
+// The literal decoders: kOk, kMalformed (not a literal of that kind: the caller says what was
+// expected), or kOutOfRange with *range_error set to the message (number.h states the rule).
+
+// Integer literal, possibly negated once (-9223372036854775808 is int64's smallest).
+NumberStatus IntLiteral(const Expr& e, int64_t* out, std::string* range_error = nullptr) {
+  bool negate = e.kind == ExprKind::kNegate && e.operands[0]->kind == ExprKind::kInt;
+  const Expr& lit = negate ? *e.operands[0] : e;
+  if (lit.kind != ExprKind::kInt) return NumberStatus::kMalformed;
+  uint64_t max = negate ? uint64_t{1} << 63 : uint64_t{INT64_MAX};
+  int64_t v;
+  NumberStatus s = ParseI64(lit.text, &v, max);
+  if (s == NumberStatus::kOutOfRange && range_error != nullptr) {
+    *range_error = I64RangeMessage(lit.text, negate);
   }
-  if (e.kind != ExprKind::kInt) return false;
-  auto r = std::from_chars(e.text.data(), e.text.data() + e.text.size(), *out);
-  return r.ec == std::errc() && r.ptr == e.text.data() + e.text.size();
+  if (s != NumberStatus::kOk) return s;
+  *out = !negate ? v : v == INT64_MIN ? INT64_MIN : -v;  // 2^63 parsed wraps to INT64_MIN
+  return NumberStatus::kOk;
 }
 
-bool NumberLiteral(const Expr& e, double* out) {
+NumberStatus NumberLiteral(const Expr& e, double* out, std::string* range_error) {
   if (e.kind == ExprKind::kNegate) {
-    if (!NumberLiteral(*e.operands[0], out)) return false;
-    *out = -*out;
-    return true;
+    NumberStatus s = NumberLiteral(*e.operands[0], out, range_error);
+    if (s == NumberStatus::kOk) *out = -*out;
+    return s;
   }
-  if (e.kind != ExprKind::kInt && e.kind != ExprKind::kFloat) return false;
-  auto r = std::from_chars(e.text.data(), e.text.data() + e.text.size(), *out);
-  return r.ec == std::errc() && r.ptr == e.text.data() + e.text.size();
+  if (e.kind != ExprKind::kInt && e.kind != ExprKind::kFloat) return NumberStatus::kMalformed;
+  NumberStatus s = ParseF64(e.text, out);
+  if (s == NumberStatus::kOutOfRange) *range_error = F32RangeMessage(e.text);
+  return s;
 }
 
 // Decodes a default value written in the builtin table (a literal in .dt syntax).
@@ -100,13 +109,39 @@ static Status DecodeLiteral(const SourceFile& src, std::string_view callee, cons
                                   std::string(src.Slice(e.range)) + "'");
   };
   a->s = std::string(src.Slice(e.range));
+  std::string range_error;
+  auto out_of_range = [&](const Expr& at) {
+    return src.Error(at.range, std::string(callee) + ": '" + p.name + "': " + range_error);
+  };
+  // Decodes one integer item; false with *status set when it is not one.
+  auto integer = [&](const Expr& item, int64_t* n, Status* status) {
+    switch (IntLiteral(item, n, &range_error)) {
+      case NumberStatus::kOk:
+        return true;
+      case NumberStatus::kOutOfRange:
+        *status = out_of_range(item);
+        return false;
+      case NumberStatus::kMalformed:
+        *status = Status::Ok();
+        return false;
+    }
+    return false;
+  };
+  Status bad;
   switch (p.kind) {
     case ArgKind::kInt:
-      if (!IntLiteral(e, &a->i)) return wrong();
+      if (!integer(e, &a->i, &bad)) return bad.ok() ? wrong() : bad;
       return Status::Ok();
     case ArgKind::kFloat:
-      if (!NumberLiteral(e, &a->f)) return wrong();
-      return Status::Ok();
+      switch (NumberLiteral(e, &a->f, &range_error)) {
+        case NumberStatus::kOk:
+          return Status::Ok();
+        case NumberStatus::kOutOfRange:
+          return out_of_range(e);
+        case NumberStatus::kMalformed:
+          return wrong();
+      }
+      return wrong();
     case ArgKind::kBool:
       if (e.kind != ExprKind::kBool) return wrong();
       a->b = e.text == "true";
@@ -118,12 +153,14 @@ static Status DecodeLiteral(const SourceFile& src, std::string_view callee, cons
     case ArgKind::kDims:
       if (e.kind != ExprKind::kList) return wrong();
       for (const auto& item : e.operands) {
-        int64_t n;
+        int64_t n = 0;
+        bool is_int = item->kind != ExprKind::kName && integer(*item, &n, &bad);
+        if (!bad.ok()) return bad;
         if (item->kind == ExprKind::kName) {
           a->dims.push_back(DimValue::Sym(item->text));
-        } else if (IntLiteral(*item, &n) && n >= 0) {
+        } else if (is_int && n >= 0) {
           a->dims.push_back(DimValue::Of(n));
-        } else if (IntLiteral(*item, &n) && n == -1) {
+        } else if (is_int && n == -1) {
           a->dims.push_back({-2, ""});  // inferred by the rule
         } else {
           return src.Error(item->range,
@@ -133,14 +170,17 @@ static Status DecodeLiteral(const SourceFile& src, std::string_view callee, cons
       return Status::Ok();
     case ArgKind::kAxes: {
       int64_t n;
-      if (IntLiteral(e, &n)) {
+      if (integer(e, &n, &bad)) {
         a->axes.push_back(n);
         return Status::Ok();
       }
+      if (!bad.ok()) return bad;
       if (e.kind != ExprKind::kList) return wrong();
       for (const auto& item : e.operands) {
-        if (!IntLiteral(*item, &n))
+        if (!integer(*item, &n, &bad)) {
+          if (!bad.ok()) return bad;
           return src.Error(item->range, std::string(callee) + ": an axis must be an integer");
+        }
         a->axes.push_back(n);
       }
       return Status::Ok();
@@ -160,8 +200,10 @@ static Status DecodeLiteral(const SourceFile& src, std::string_view callee, cons
         int64_t n;
         if (item->kind == ExprKind::kString) {
           a->columns.emplace_back(item->text);
-        } else if (IntLiteral(*item, &n)) {
+        } else if (integer(*item, &n, &bad)) {
           a->columns.emplace_back(n);
+        } else if (!bad.ok()) {
+          return bad;
         } else if (list) {
           return src.Error(item->range, std::string(callee) +
                                             ": a column is an index (an integer) or a name (a "

@@ -1,7 +1,12 @@
 // Types of expressions: names, literals, arithmetic with broadcasting, matrix products, calls
 // of built-in layers and of user functions.
+#include <algorithm>
+
+#include "base/checked.h"
 #include "base/suggest.h"
 #include "frontend/check_internal.h"
+#include "frontend/number.h"
+#include "frontend/parser.h"
 
 namespace detrain::frontend {
 
@@ -54,19 +59,102 @@ Result<Type> Checker::TypeOf(const Expr& e) {
     }
     return Internal("unknown expression kind");
   }();
-  if (t.ok()) out_.types[&e] = *t;
+  if (!t.ok()) return t;
+  if (t->is_tensor()) {
+    // Shapes are products of user-given sizes: the count must fit before anything allocates.
+    std::vector<int64_t> sizes;
+    for (const DimValue& d : t->dims) {
+      if (!d.is_symbol()) sizes.push_back(d.size);
+    }
+    Result<int64_t> n = CheckedElementCount(sizes, t->ToString());
+    if (!n.ok()) return src_.Error(e.range, n.status().message());
+  }
+  out_.types[&e] = *t;
   return t;
+}
+
+namespace {
+
+// The number token of a constant: a literal under any negations; nullptr for anything else.
+const Expr* ConstantLeaf(const Expr& e, bool* negated) {
+  const Expr* lit = &e;
+  *negated = false;
+  while (lit->kind == ExprKind::kNegate) {
+    *negated = !*negated;
+    lit = lit->operands[0].get();
+  }
+  return lit->kind == ExprKind::kInt || lit->kind == ExprKind::kFloat ? lit : nullptr;
+}
+
+}  // namespace
+
+Status Checker::CheckConstantFits(const Expr& constant, const Type& other) {
+  bool negated;
+  const Expr* lit = ConstantLeaf(constant, &negated);
+  if (lit == nullptr) return Status::Ok();  // not a number token: the caller's rules apply
+  std::string shown = Abbreviate(src_.Slice(constant.range));  // with its sign
+  if (other.dtype == DType::kF32) {
+    float v;
+    if (ParseF32(lit->text, &v) != NumberStatus::kOk) {
+      return src_.Error(constant.range, F32RangeMessage(shown));
+    }
+    return Status::Ok();
+  }
+  std::string type = DTypeName(other.dtype);
+  int64_t v;
+  if (lit->kind != ExprKind::kInt) {
+    return src_.Error(constant.range,
+                      "'" + shown + "' is not an integer, but the other operand is " + type);
+  }
+  // s32 and pred constants are converted as s32 values (lowering: LiteralAs).
+  uint64_t max = negated ? uint64_t{1} << 31 : (uint64_t{1} << 31) - 1;
+  if (ParseI64(lit->text, &v, max) != NumberStatus::kOk) {
+    return src_.Error(constant.range, "'" + shown + "' is out of range for " + type +
+                                          " (from -2147483648 to 2147483647)");
+  }
+  return Status::Ok();
+}
+
+Result<int> Checker::InlinedDepth(const Expr& e) {
+  int inner = 0;
+  for (const ExprPtr& o : e.operands) {
+    DETRAIN_ASSIGN_OR_RETURN(int d, InlinedDepth(*o));
+    inner = std::max(inner, d);
+  }
+  for (const Arg& a : e.args) {
+    DETRAIN_ASSIGN_OR_RETURN(int d, InlinedDepth(*a.value));
+    inner = std::max(inner, d);
+  }
+  if (e.kind == ExprKind::kCall) {
+    auto it = out_.calls.find(&e);
+    if (it != out_.calls.end() && it->second.func != nullptr) {
+      inner = std::max(inner, inlined_depth_[it->second.func]);
+    }
+  }
+  int depth = std::max(e.depth, inner + 1);
+  if (depth > kMaxExpressionDepth) {
+    return src_.Error(e.kind == ExprKind::kCall ? e.callee_range : e.range,
+                      "expression nests deeper than " + std::to_string(kMaxExpressionDepth) +
+                          " levels with the bodies of the functions it calls in place of the "
+                          "calls");
+  }
+  return depth;
 }
 
 Result<Type> Checker::CheckBinary(const Expr& e) {
   DETRAIN_ASSIGN_OR_RETURN(Type a, TypeOf(*e.operands[0]));
   DETRAIN_ASSIGN_OR_RETURN(Type b, TypeOf(*e.operands[1]));
-  std::string text(src_.Slice(e.range));
-  std::string head = text + ": " + a.ToString() + " " + e.op + " " + b.ToString() + ": ";
+  // Built only for a message: an expression's text can be long.
+  std::string head = Abbreviate(src_.Slice(e.range), 200) + ": " + a.ToString() + " " + e.op + " " +
+                     b.ToString() + ": ";
   if (a.kind == ValueKind::kKey || b.kind == ValueKind::kKey) {
     return src_.Error(e.range, head + "keys are not numbers (use them in dropout(..., key = k))");
   }
-  if (a.kind == ValueKind::kLiteral && b.kind == ValueKind::kLiteral) return Type::Literal();
+  if (a.kind == ValueKind::kLiteral && b.kind == ValueKind::kLiteral) {
+    // Lowering gives a constant the type of the tensor it meets; two constants meet none.
+    return src_.Error(e.range, Abbreviate(src_.Slice(e.range)) +
+                                   ": arithmetic on two constants (write the value instead)");
+  }
   if (e.op == '@') {
     if (!a.is_tensor() || !b.is_tensor()) return src_.Error(e.range, head + "@ needs two tensors");
     if (a.dtype != DType::kF32 || b.dtype != DType::kF32)
@@ -86,8 +174,14 @@ Result<Type> Checker::CheckBinary(const Expr& e) {
     if (b.rank() == 2) dims.push_back(b.dims[1]);
     return Type::Tensor(DType::kF32, dims);
   }
-  if (a.kind == ValueKind::kLiteral) return b;
-  if (b.kind == ValueKind::kLiteral) return a;
+  if (a.kind == ValueKind::kLiteral) {
+    DETRAIN_RETURN_IF_ERROR(CheckConstantFits(*e.operands[0], b));
+    return b;
+  }
+  if (b.kind == ValueKind::kLiteral) {
+    DETRAIN_RETURN_IF_ERROR(CheckConstantFits(*e.operands[1], a));
+    return a;
+  }
   if (a.dtype != b.dtype) {
     return src_.Error(e.range, head + "element types differ (no implicit conversion)");
   }

@@ -41,6 +41,9 @@ class Checker {
   std::map<std::string, Type> globals_;  // parameters
   std::map<std::string, Type> locals_;   // arguments and assignments of the function being checked
   std::map<std::string, const FuncDecl*> funcs_;  // functions defined so far
+  std::map<const FuncDecl*, int> inlined_depth_;
+  int64_t param_bytes_ = 0;  // the parameters' bytes so far, against the memory budget  //
+                             // InlinedDepth of each body's deepest statement
 
  private:
   Status CheckParams();
@@ -48,9 +51,15 @@ class Checker {
   Status CheckData();
   Status CheckSettings();
   Status CheckLossAndMetrics();
+  Status CheckBatchInput(const FuncArg& a);
   Result<Type> ResolveType(const TypeExpr& t, bool allow_symbols);
   Result<Type> CheckUserCall(const Expr& call, const FuncDecl& f);
   Result<Type> CheckBinary(const Expr& e);
+  // A constant meeting a tensor of type `other` takes its element type; it must fit there.
+  Status CheckConstantFits(const Expr& constant, const Type& other);
+  // The depth of e with the bodies of the user functions it calls in place of the calls
+  // (lowering inlines them, recursing that deep); an error beyond kMaxExpressionDepth.
+  Result<int> InlinedDepth(const Expr& e);
   std::string Suggest(const std::string& name) const;
 };
 

@@ -123,9 +123,8 @@ class Lexer {
         return Token{p.kind, Range(start, pos_), std::string(1, c)};
       }
     }
-    std::string shown = std::isprint(static_cast<unsigned char>(c))
-                            ? "'" + std::string(1, c) + "'"
-                            : "byte 0x" + std::to_string(static_cast<unsigned char>(c));
+    auto byte = static_cast<unsigned char>(c);
+    std::string shown = std::isprint(byte) ? "'" + std::string(1, c) + "'" : ByteName(byte);
     return src_.Error(Range(start, start + 1), "unexpected character " + shown);
   }
 
@@ -159,12 +158,37 @@ class Lexer {
                  text_.substr(start, pos_ - start)};
   }
 
+  static std::string ByteName(unsigned char byte) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    return std::string("byte 0x") + kHex[byte >> 4] + kHex[byte & 15];
+  }
+
+  // The length of the well-formed UTF-8 sequence at `at` (RFC 3629: no overlong forms, no
+  // surrogates, at most U+10FFFF), or 0 when it is not one.
+  size_t Utf8Length(size_t at) const {
+    auto b = [&](size_t i) {
+      return at + i < text_.size() ? static_cast<unsigned char>(text_[at + i]) : 0u;
+    };
+    auto cont = [&](size_t i) { return (b(i) & 0xC0u) == 0x80u; };
+    unsigned lead = b(0);
+    if (lead >= 0xC2 && lead <= 0xDF) return cont(1) ? 2 : 0;
+    if (lead >= 0xE0 && lead <= 0xEF) {
+      unsigned lo = lead == 0xE0 ? 0xA0 : 0x80, hi = lead == 0xED ? 0x9F : 0xBF;
+      return b(1) >= lo && b(1) <= hi && cont(2) ? 3 : 0;
+    }
+    if (lead >= 0xF0 && lead <= 0xF4) {
+      unsigned lo = lead == 0xF0 ? 0x90 : 0x80, hi = lead == 0xF4 ? 0x8F : 0xBF;
+      return b(1) >= lo && b(1) <= hi && cont(2) && cont(3) ? 4 : 0;
+    }
+    return 0;
+  }
+
   Result<Token> String() {
     size_t start = pos_++;
     std::string value;
     while (pos_ < text_.size() && text_[pos_] != '"') {
       char c = text_[pos_];
-      if (c == '\n') break;
+      if (c == '\n' || (c == '\r' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '\n')) break;
       if (c == '\\') {
         if (pos_ + 1 >= text_.size()) break;
         char e = text_[pos_ + 1];
@@ -179,6 +203,22 @@ class Lexer {
                                                        "' (expected \\\" \\\\ \\n or \\t)");
         }
         pos_ += 2;
+        continue;
+      }
+      auto byte = static_cast<unsigned char>(c);
+      if (byte < 0x20 && c != '\t') {
+        // A path or name with a NUL would be cut short where it is used; write \n or \t.
+        return src_.Error(Range(pos_, pos_ + 1),
+                          "control character " + ByteName(byte) + " in a string");
+      }
+      if (byte >= 0x80) {
+        size_t n = Utf8Length(pos_);
+        if (n == 0) {
+          return src_.Error(Range(pos_, pos_ + 1),
+                            "invalid UTF-8 (" + ByteName(byte) + ") in a string");
+        }
+        value += text_.substr(pos_, n);
+        pos_ += n;
         continue;
       }
       value += c;

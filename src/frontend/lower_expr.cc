@@ -1,7 +1,6 @@
 // Lowering of expressions and function bodies. See lower.h.
-#include <charconv>
-
 #include "frontend/lower_internal.h"
+#include "frontend/number.h"
 
 namespace detrain::frontend {
 
@@ -59,8 +58,8 @@ Result<Instruction*> LowerCtx::Lower(const Expr& e) {
     case ExprKind::kFloat: {
       // A constant alone is f32 (it combines only with f32 tensors, or with s32 ones as an
       // integer); LowerBinary converts it to the other operand's type and shape.
-      float v;
-      std::from_chars(e.text.data(), e.text.data() + e.text.size(), v);
+      float v = 0;
+      if (ParseF32(e.text, &v) != NumberStatus::kOk) return Internal(F32RangeMessage(e.text));
       return b().ConstantF32(v);
     }
     case ExprKind::kName: {
@@ -100,15 +99,16 @@ Result<Instruction*> LiteralAs(LowerCtx& ctx, const Expr& e, const ir::Shape& li
     lit = lit->operands[0].get();
   }
   if (like.type() == ElementType::kF32) {
-    float v;  // correctly rounded straight to f32, as JAX's weak-typed Python float becomes f32
-    std::from_chars(lit->text.data(), lit->text.data() + lit->text.size(), v);
+    // Correctly rounded straight to f32, as JAX's weak-typed Python float becomes f32; the
+    // checker (CheckConstantFits) refused what rounds to infinity.
+    float v = 0;
+    if (ParseF32(lit->text, &v) != NumberStatus::kOk) return Internal(F32RangeMessage(lit->text));
     return ctx.e().Full(ir::Shape::Scalar(ElementType::kF32), negate ? -v : v);
   }
-  int64_t v;
-  auto r = std::from_chars(lit->text.data(), lit->text.data() + lit->text.size(), v);
-  if (r.ec != std::errc() || r.ptr != lit->text.data() + lit->text.size()) {
-    return InvalidArgument("'" + lit->text + "' is not an integer, but the other operand is " +
-                           std::string(ir::ElementTypeName(like.type())));
+  int64_t v = 0;
+  if (ParseI64(lit->text, &v, uint64_t{1} << 31) != NumberStatus::kOk) {
+    return Internal("'" + lit->text + "' is not an s32 constant, but the other operand is " +
+                    std::string(ir::ElementTypeName(like.type())));
   }
   return ctx.e().Full(ir::Shape::Scalar(like.type()), static_cast<double>(negate ? -v : v));
 }

@@ -177,8 +177,9 @@ ir::WindowDim Window(int64_t in, int64_t window, int64_t stride, bool same) {
   w.size = window;
   w.stride = stride;
   if (same) {
-    int64_t out = (in + stride - 1) / stride;
-    int64_t total = std::max<int64_t>((out - 1) * stride + window - in, 0);
+    // As the checker's WindowOut, in an order that cannot overflow: (out - 1) * stride < in.
+    int64_t out = in == 0 ? 0 : (in - 1) / stride + 1;
+    int64_t total = std::max<int64_t>((out - 1) * stride - in + window, 0);
     w.pad_lo = total / 2;
     w.pad_hi = total - w.pad_lo;
   }
@@ -207,7 +208,8 @@ Result<Instruction*> Pool(L& l, bool is_max) {
   Instruction* init = l.Full(Shape::Scalar(ElementType::kF32), is_max ? -INFINITY : 0.0);
   Instruction* r = l.b().ReduceWindow(x, init, win, l.e().Combiner(op, ElementType::kF32));
   if (is_max) return r;
-  return l.Bin(Opcode::kDivide, r, l.Like(r, static_cast<double>(window * window)));
+  return l.Bin(Opcode::kDivide, r,
+               l.Like(r, static_cast<double>(window) * static_cast<double>(window)));
 }
 Result<Instruction*> MaxPool(L& l) { return Pool(l, true); }
 Result<Instruction*> AvgPool(L& l) { return Pool(l, false); }

@@ -2,9 +2,13 @@
 //   additive:        '+' '-'            (lowest)
 //   multiplicative:  '*' '/' '@'        (as in Python)
 //   unary:           '-'
+// Depth (parser.h): Enter() bounds the recursion, Nest() the depth of each node built.
 #include "frontend/parser.h"
 
+#include <algorithm>
+
 #include "frontend/lexer.h"
+#include "frontend/number.h"
 
 namespace detrain::frontend {
 namespace {
@@ -33,10 +37,10 @@ class Parser {
   static std::string Describe(const Token& t) {
     switch (t.kind) {
       case TokenKind::kIdent:
-        return "'" + t.text + "'";
+        return "'" + Abbreviate(t.text) + "'";
       case TokenKind::kInt:
       case TokenKind::kFloat:
-        return "number " + t.text;
+        return "number " + Abbreviate(t.text);
       case TokenKind::kString:
         return "a string";
       default:
@@ -52,6 +56,36 @@ class Parser {
   Result<Token> Expect(TokenKind k, std::string_view what = "") {
     if (!At(k)) return Expected(what.empty() ? TokenKindName(k) : what);
     return Take();
+  }
+
+  Status TooDeep(SourceRange at) const {
+    return src_.Error(
+        at, "expression nests deeper than " + std::to_string(kMaxExpressionDepth) + " levels");
+  }
+
+  // Open constructs (operators, calls, lists, parentheses) around the current position, each
+  // held by a Level. Entering one more than the limit is refused: each adds a level, so the
+  // tree would be too deep anyway, and the parser's recursion stays bounded.
+  class Level {
+   public:
+    explicit Level(int* open) : open_(open) { ++*open_; }
+    ~Level() { --*open_; }
+    Level(const Level&) = delete;
+    Level& operator=(const Level&) = delete;
+
+   private:
+    int* open_;
+  };
+  Status Enter(const Token& at) const {
+    if (open_ >= kMaxExpressionDepth) return TooDeep(at.range);
+    return Status::Ok();
+  }
+
+  // e's depth is one more than its deepest part's, `inner`; an error at `at` beyond the limit.
+  Status Nest(Expr& e, int inner, SourceRange at) const {
+    e.depth = inner + 1;
+    if (e.depth > kMaxExpressionDepth) return TooDeep(at);
+    return Status::Ok();
   }
 
   SourceRange From(SourceRange begin) const {
@@ -114,7 +148,10 @@ class Parser {
       Dim d;
       d.range = Peek().range;
       if (At(TokenKind::kInt)) {
-        d.size = std::stoll(Take().text);
+        if (ParseI64(Peek().text, &d.size) != NumberStatus::kOk) {
+          return src_.Error(d.range, "dimension " + I64RangeMessage(Peek().text));
+        }
+        Take();
       } else if (At(TokenKind::kIdent)) {
         d.symbol = Take().text;
       } else {
@@ -199,12 +236,15 @@ class Parser {
   Result<ExprPtr> Expression(int min_prec = 1) {
     DETRAIN_ASSIGN_OR_RETURN(ExprPtr lhs, Unary());
     while (Precedence(Peek().kind) >= min_prec) {
+      DETRAIN_RETURN_IF_ERROR(Enter(Peek()));
+      Level level(&open_);
       Token op = Take();
       DETRAIN_ASSIGN_OR_RETURN(ExprPtr rhs, Expression(Precedence(op.kind) + 1));
       auto e = std::make_unique<Expr>();
       e->kind = ExprKind::kBinary;
       e->op = op.text[0];
       e->range = {lhs->range.begin, rhs->range.end};
+      DETRAIN_RETURN_IF_ERROR(Nest(*e, std::max(lhs->depth, rhs->depth), op.range));
       e->operands.push_back(std::move(lhs));
       e->operands.push_back(std::move(rhs));
       lhs = std::move(e);
@@ -214,11 +254,14 @@ class Parser {
 
   Result<ExprPtr> Unary() {
     if (At(TokenKind::kMinus)) {
+      DETRAIN_RETURN_IF_ERROR(Enter(Peek()));
+      Level level(&open_);
       Token minus = Take();
       DETRAIN_ASSIGN_OR_RETURN(ExprPtr operand, Unary());
       auto e = std::make_unique<Expr>();
       e->kind = ExprKind::kNegate;
       e->range = {minus.range.begin, operand->range.end};
+      DETRAIN_RETURN_IF_ERROR(Nest(*e, operand->depth, minus.range));
       e->operands.push_back(std::move(operand));
       return e;
     }
@@ -243,9 +286,12 @@ class Parser {
         e->text = Take().text;
         return e;
       case TokenKind::kLParen: {
-        Take();
+        DETRAIN_RETURN_IF_ERROR(Enter(t));
+        Level level(&open_);
+        Token open = Take();
         DETRAIN_ASSIGN_OR_RETURN(ExprPtr inner, Expression());
         DETRAIN_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')'").status());
+        DETRAIN_RETURN_IF_ERROR(Nest(*inner, inner->depth, open.range));
         return inner;
       }
       case TokenKind::kLBracket:
@@ -267,7 +313,10 @@ class Parser {
     }
     e->kind = ExprKind::kCall;
     e->callee_range = name.range;
+    DETRAIN_RETURN_IF_ERROR(Enter(name));
+    Level level(&open_);
     Take();
+    int inner = 0;
     while (!At(TokenKind::kRParen)) {
       Arg a;
       if (At(TokenKind::kIdent) && Peek(1).kind == TokenKind::kAssign) {
@@ -280,6 +329,7 @@ class Parser {
                                             e->args.back().keyword + "'");
       }
       DETRAIN_ASSIGN_OR_RETURN(a.value, Expression());
+      inner = std::max(inner, a.value->depth);
       e->args.push_back(std::move(a));
       if (!At(TokenKind::kRParen)) {
         DETRAIN_RETURN_IF_ERROR(Expect(TokenKind::kComma, "',' or ')'").status());
@@ -287,15 +337,20 @@ class Parser {
     }
     Take();
     e->range = From(name.range);
+    DETRAIN_RETURN_IF_ERROR(Nest(*e, inner, name.range));
     return e;
   }
 
   Result<ExprPtr> List() {
     auto e = std::make_unique<Expr>();
     e->kind = ExprKind::kList;
+    DETRAIN_RETURN_IF_ERROR(Enter(Peek()));
+    Level level(&open_);
     Token open = Take();
+    int inner = 0;
     while (!At(TokenKind::kRBracket)) {
       DETRAIN_ASSIGN_OR_RETURN(ExprPtr item, Expression());
+      inner = std::max(inner, item->depth);
       e->operands.push_back(std::move(item));
       if (!At(TokenKind::kRBracket)) {
         DETRAIN_RETURN_IF_ERROR(Expect(TokenKind::kComma, "',' or ']'").status());
@@ -303,17 +358,25 @@ class Parser {
     }
     Take();
     e->range = From(open.range);
+    DETRAIN_RETURN_IF_ERROR(Nest(*e, inner, open.range));
     return e;
   }
 
   const SourceFile& src_;
   std::vector<Token> toks_;
   size_t pos_ = 0;
+  int open_ = 0;  // constructs open around the current position (Level)
 };
 
 }  // namespace
 
 Result<Program> Parse(const SourceFile& source) {
+  if (source.text().size() > kMaxSourceBytes) {
+    auto at = static_cast<uint32_t>(kMaxSourceBytes);
+    return source.Error({at, at + 1}, "the program is larger than " +
+                                          std::to_string(kMaxSourceBytes >> 20) +
+                                          " MiB (a .dt file is a program, not data)");
+  }
   DETRAIN_ASSIGN_OR_RETURN(std::vector<Token> tokens, Lex(source));
   return Parser(source, std::move(tokens)).Run();
 }

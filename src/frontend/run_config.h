@@ -32,6 +32,9 @@ namespace detrain::frontend {
 
 // The format tag of the configuration object.
 inline constexpr char kRunConfigFormat[] = "detrain.program-config.v1";
+// The train step holds one copy of the loss per shard: a bound keeps a hostile `shards` from
+// making the program (and its compile time) unbounded.
+inline constexpr int64_t kMaxShards = 1024;
 
 enum class PrngMode { kPartitionable, kOriginal };
 
@@ -131,7 +134,7 @@ struct TrainConfig {
   std::optional<int64_t> steps;   // given, or resolved from epochs by the compile driver
   std::optional<int64_t> epochs;  // exactly one of steps/epochs is given in the program
   int64_t batch = 0;              // global batch
-  int64_t shards = 8;             // S canonical shards, a power of two dividing batch
+  int64_t shards = 8;  // S canonical shards, a power of two dividing batch, <= kMaxShards
   int64_t seed = 0;
   int64_t checkpoint_every = 0;  // 0: never
   int64_t eval_every = 0;        // 0: never

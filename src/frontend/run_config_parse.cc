@@ -330,6 +330,10 @@ Result<TrainConfig> ParseTrain(const Obj& o) {
     return Error(o.Path("steps"), "give steps or epochs");
   DETRAIN_RETURN_IF_ERROR(o.Int("batch", 1, &t.batch));
   DETRAIN_RETURN_IF_ERROR(o.Int("shards", 1, &t.shards));
+  if (t.shards > kMaxShards) {
+    return Error(o.Path("shards"), "must be at most " + std::to_string(kMaxShards) + ", found " +
+                                       std::to_string(t.shards));
+  }
   if ((t.shards & (t.shards - 1)) != 0) {
     return Error(o.Path("shards"), "must be a power of two, found " + std::to_string(t.shards));
   }
