@@ -170,6 +170,11 @@ Result<Type> TrainRule(const CallContext& c) {
   }
   DETRAIN_RETURN_IF_ERROR(AtLeast(c, 0, 1));
   DETRAIN_RETURN_IF_ERROR(AtLeast(c, 1, 1));
+  if (c.arg(0).present && c.arg(0).i > kMaxSteps) {
+    return c.ErrorAt(0, "steps must be at most " + std::to_string(kMaxSteps) +
+                            " (checkpoint names have eight digits), found " +
+                            std::to_string(c.arg(0).i));
+  }
   DETRAIN_RETURN_IF_ERROR(AtLeast(c, 2, 1));
   int64_t shards = c.arg(3).i;
   if (shards < 1 || (shards & (shards - 1)) != 0) {

@@ -44,6 +44,12 @@ Result<Dataset> FromArrays(const NpyArray& f, const std::string& fwhere, const N
     } else {
       return InvalidArgument(lwhere + ": integer labels must be int32 or int64");
     }
+    for (size_t i = 0; i < ds.y_s32.size(); ++i) {
+      if (ds.y_s32[i] < 0) {
+        return InvalidArgument(lwhere + ": label " + std::to_string(i) +
+                               " is a negative class, " + std::to_string(ds.y_s32[i]));
+      }
+    }
   } else {
     if (l.dtype != NpyDtype::kF32) return InvalidArgument(lwhere + ": labels must be float32");
     ds.y_f32.resize(static_cast<size_t>(ds.rows));

@@ -158,6 +158,10 @@ Status ParseRow(const std::vector<Field>& fields, const Layout& l, const std::st
       if (!ParseExact(f.text, &v))
         return InvalidArgument(at + ": expected an integer class label, found '" +
                                std::string(f.text) + "'" + in);
+      if (v < 0) {
+        return InvalidArgument(at + ": a class label must be 0 or more, found " +
+                               std::to_string(v) + in);
+      }
       ds->y_s32.push_back(v);
       continue;
     }

@@ -377,6 +377,12 @@ Result<Program> Parse(const SourceFile& source) {
                                           std::to_string(kMaxSourceBytes >> 20) +
                                           " MiB (a .dt file is a program, not data)");
   }
+  // A NUL byte is never text (a binary file, or a truncated copy): refused anywhere, comments
+  // included, at its position.
+  if (size_t nul = source.text().find('\0'); nul != std::string_view::npos) {
+    auto at = static_cast<uint32_t>(nul);
+    return source.Error({at, at + 1}, "NUL byte (0x00) in the program: a .dt file is text");
+  }
   DETRAIN_ASSIGN_OR_RETURN(std::vector<Token> tokens, Lex(source));
   return Parser(source, std::move(tokens)).Run();
 }

@@ -35,6 +35,9 @@ inline constexpr char kRunConfigFormat[] = "detrain.program-config.v1";
 // The train step holds one copy of the loss per shard: a bound keeps a hostile `shards` from
 // making the program (and its compile time) unbounded.
 inline constexpr int64_t kMaxShards = 1024;
+// Most training steps a run may take: a bundle names checkpoints with eight digits
+// (checkpoints/step-NNNNNNNN.safetensors).
+inline constexpr int64_t kMaxSteps = 99'999'999;
 
 enum class PrngMode { kPartitionable, kOriginal };
 

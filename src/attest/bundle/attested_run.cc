@@ -44,7 +44,10 @@ Result<Session> Open(const RunOptions& o) {
   }
   frontend::RunConfig& cfg = *s.compiled.config;
   if (o.steps.has_value()) {
-    if (*o.steps < 1) return InvalidArgument("--steps must be at least 1");
+    if (*o.steps < 1 || *o.steps > frontend::kMaxSteps) {
+      return InvalidArgument("--steps must be from 1 to " + std::to_string(frontend::kMaxSteps) +
+                             " (checkpoint names have eight digits)");
+    }
     cfg.train.steps = *o.steps;
   }
   s.schedule.steps = *cfg.train.steps;
