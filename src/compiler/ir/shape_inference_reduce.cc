@@ -236,8 +236,9 @@ Result<Shape> InferAllReduce(const Instruction& instr) {
       all.insert(all.end(), g.begin(), g.end());
     }
   }
+  std::sort(all.begin(), all.end());  // O(n log n): a hostile list can hold 10^6 ids
   for (size_t i = 0; i < all.size(); ++i) {
-    if (all[i] < 0 || std::count(all.begin(), all.end(), all[i]) != 1)
+    if (all[i] < 0 || (i > 0 && all[i] == all[i - 1]))
       return Fail("all-reduce replica ids must be non-negative and appear once");
   }
   return a;

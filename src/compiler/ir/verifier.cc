@@ -112,7 +112,9 @@ class Verifier {
     std::unordered_map<const Computation*, int64_t> depth, expanded;
     for (const Computation* c : comps) {  // callees first
       int64_t d = 1, n = 0;
-      for (const auto& instr : c->instructions()) {
+      // Live instructions only, as ComputationPostOrder: a dead call reaches nothing.
+      DETRAIN_ASSIGN_OR_RETURN(auto live, c->PostOrder());
+      for (const Instruction* instr : live) {
         ++n;
         for (const Computation* callee : CalledComputations(*instr)) {
           d = std::max(d, depth.at(callee) + 1);
