@@ -33,11 +33,11 @@ void Cursor::SkipSpace() {
     } else if (text_.substr(pos_, 2) == "//") {
       SkipLine();
     } else if (text_.substr(pos_, 2) == "/*") {
-      Advance();
-      Advance();
-      while (pos_ < text_.size() && text_.substr(pos_, 2) != "*/") Advance();
-      Advance();
-      Advance();
+      SourceLoc start = Loc();
+      size_t close = text_.find("*/", pos_ + 2);
+      size_t end = close == std::string_view::npos ? text_.size() : close + 2;
+      if (close == std::string_view::npos && !unterminated_comment_) unterminated_comment_ = start;
+      while (pos_ < end) Advance();
     } else {
       break;
     }
@@ -170,6 +170,26 @@ Status Cursor::SkipValue() {
     Advance();
   } while (depth > 0);
   return Status::Ok();
+}
+
+Status Cursor::CheckInput() const {
+  if (unterminated_comment_) return ErrorAt(*unterminated_comment_, "unterminated /* comment");
+  return Status::Ok();
+}
+
+Status Cursor::CheckNoNul(std::string_view text) {
+  size_t nul = text.find('\0');
+  if (nul == std::string_view::npos) return Status::Ok();
+  SourceLoc loc{1, 1};
+  for (size_t i = 0; i < nul; ++i) {
+    if (text[i] == '\n') {
+      ++loc.line;
+      loc.column = 1;
+    } else {
+      ++loc.column;
+    }
+  }
+  return ErrorAt(loc, "NUL byte in the input (HLO text cannot contain one)");
 }
 
 Status Cursor::Error(std::string_view message) {

@@ -9,6 +9,7 @@
 #ifndef DETRAIN_COMPILER_IR_LEXER_H_
 #define DETRAIN_COMPILER_IR_LEXER_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -56,6 +57,11 @@ class Cursor {
   void SkipLine();
 
   SourceLoc Loc() const { return {line_, column_}; }
+  // An error at the start of a `/*` comment that never closes, once SkipSpace met one (it then
+  // skips to the end of the input, so whatever failed after it is a consequence: report this).
+  Status CheckInput() const;
+  // An error at the first NUL byte of `text`: PeekRaw's '\0' means the end of the input.
+  static Status CheckNoNul(std::string_view text);
   // "line:column: message" at the current position (after skipping space), or at `loc`.
   Status Error(std::string_view message);
   static Status ErrorAt(SourceLoc loc, std::string_view message);
@@ -69,6 +75,7 @@ class Cursor {
   size_t pos_ = 0;
   int line_ = 1;
   int column_ = 1;
+  std::optional<SourceLoc> unterminated_comment_;
 };
 
 }  // namespace detrain::ir

@@ -1,6 +1,7 @@
 // See literal.h.
 #include "compiler/ir/literal.h"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -73,6 +74,42 @@ std::string FormatElement(const Literal& lit, int64_t i) {
 
 namespace {
 
+// True if the nonzero decimal `digits` ([-+]d*[.d*][e[-+]d+]) has magnitude >= 1: then a
+// from_chars range error is an overflow, else an underflow (f32 covers [1e-38, 3e38]).
+bool MagnitudeAtLeastOne(std::string_view digits) {
+  size_t i = 0;
+  if (i < digits.size() && (digits[i] == '-' || digits[i] == '+')) ++i;
+  int64_t lead = 0;  // decimal exponent of the leading nonzero digit, before the e-part
+  bool found = false, point = false;
+  int64_t int_digits = 0, frac_pos = 0;
+  for (; i < digits.size() && digits[i] != 'e' && digits[i] != 'E'; ++i) {
+    if (digits[i] == '.') {
+      point = true;
+      continue;
+    }
+    if (point) ++frac_pos;
+    if (!point && found) ++int_digits;
+    if (!found && digits[i] != '0') {
+      found = true;
+      lead = point ? -frac_pos : 0;
+    }
+  }
+  if (found && lead == 0) lead = int_digits;  // digits after the leading one, before the point
+  int64_t exponent = 0;
+  if (i < digits.size()) {
+    std::string_view e = digits.substr(i + 1);
+    bool neg = !e.empty() && e.front() == '-';
+    if (!e.empty() && (e.front() == '-' || e.front() == '+')) e.remove_prefix(1);
+    for (char c : e) exponent = std::min<int64_t>(exponent * 10 + (c - '0'), int64_t{1} << 40);
+    if (neg) exponent = -exponent;
+  }
+  return lead + exponent >= 0;
+}
+
+// The f32 spellings (docs/ir.md §4): `inf`, `nan`, `nan(0xXXXXXXXX)` with the full 32-bit pattern
+// (XLA's `-nan` too), or a decimal rounded to nearest per IEEE 754. A finite decimal that rounds
+// beyond the largest finite f32 is an error, as in XLA's parser; one that underflows becomes the
+// nearest subnormal or a signed zero.
 std::string ParseF32(std::string_view text, float* out) {
   bool negative = !text.empty() && text.front() == '-';
   std::string_view body = text;
@@ -86,34 +123,37 @@ std::string ParseF32(std::string_view text, float* out) {
     *out = std::bit_cast<float>(negative ? 0xffc00000u : 0x7fc00000u);
     return "";
   }
-  if (body.starts_with("nan(0x") && body.ends_with(")") && !negative) {
-    std::string_view hex = body.substr(6, body.size() - 7);
+  if (body.starts_with("nan(")) {
+    std::string_view hex =
+        body.ends_with(")") && body.size() >= 7 ? body.substr(6, body.size() - 7) : "";
     uint32_t bits = 0;
     auto r = std::from_chars(hex.data(), hex.data() + hex.size(), bits, 16);
-    if (r.ec != std::errc() || r.ptr != hex.data() + hex.size() || hex.size() != 8 ||
-        !std::isnan(std::bit_cast<float>(bits))) {
-      return "expected a NaN bit pattern nan(0xXXXXXXXX), got '" + std::string(text) + "'";
+    if (text != body || !body.starts_with("nan(0x") || hex.size() != 8 || r.ec != std::errc() ||
+        r.ptr != hex.data() + hex.size() || !std::isnan(std::bit_cast<float>(bits))) {
+      return "expected a NaN spelled nan, -nan or nan(0xXXXXXXXX) with the full 32-bit pattern, "
+             "got '" +
+             std::string(text) + "'";
     }
     *out = std::bit_cast<float>(bits);
     return "";
   }
   // from_chars rejects a leading '+'; the sign is put back for '-'.
-  std::string_view digits = text.front() == '+' ? text.substr(1) : text;
+  std::string_view digits = !text.empty() && text.front() == '+' ? text.substr(1) : text;
   float v = 0;
   auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-  if (r.ptr != digits.data() + digits.size() || digits.empty() ||
+  // Other spellings of the specials ("infinity", "NaN") are from_chars's, not the IR's.
+  bool special = r.ec == std::errc() && !std::isfinite(v);
+  if (r.ptr != digits.data() + digits.size() || digits.empty() || special ||
       (r.ec != std::errc() && r.ec != std::errc::result_out_of_range)) {
     return "expected an f32 value, got '" + std::string(text) + "'";
   }
   if (r.ec == std::errc::result_out_of_range) {
-    // from_chars leaves v unchanged on range errors; decide overflow vs underflow ourselves.
-    double d = 0;
-    std::from_chars(digits.data(), digits.data() + digits.size(), d);
-    v = static_cast<float>(d);
-    if (std::fabs(d) < 1) v = negative ? -0.0f : 0.0f;
-    if (std::fabs(d) >= 1)
-      v = negative ? -std::numeric_limits<float>::infinity()
-                   : std::numeric_limits<float>::infinity();
+    // from_chars reports a range error only when the rounded value is 0 or infinite.
+    if (MagnitudeAtLeastOne(digits)) {
+      return "value " + std::string(text) +
+             " is out of range for f32 (beyond its largest finite value; write inf for infinity)";
+    }
+    v = negative ? -0.0f : 0.0f;
   }
   *out = v;
   return "";

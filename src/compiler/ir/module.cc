@@ -93,32 +93,44 @@ std::vector<const Computation*> CalledComputations(const Instruction& instr) {
   return called;
 }
 
-namespace {
-
-Status VisitComputation(const Computation* c, std::unordered_map<const Computation*, int>* state,
-                        std::vector<const Computation*>* order) {
-  int& s = (*state)[c];
-  if (s == 2) return Status::Ok();
-  if (s == 1) return InvalidArgument("computation '" + c->name() + "' calls itself (recursion)");
-  s = 1;
-  DETRAIN_ASSIGN_OR_RETURN(auto instrs, c->PostOrder());
-  for (const Instruction* instr : instrs) {
-    for (const Computation* callee : CalledComputations(*instr)) {
-      DETRAIN_RETURN_IF_ERROR(VisitComputation(callee, state, order));
-    }
-  }
-  (*state)[c] = 2;
-  order->push_back(c);
-  return Status::Ok();
-}
-
-}  // namespace
-
 Result<std::vector<const Computation*>> Module::ComputationPostOrder() const {
   if (entry_ == nullptr) return InvalidArgument("module '" + name_ + "' has no ENTRY computation");
+  // Iterative DFS over the call graph (0 unvisited, 1 on the stack, 2 done): a chain of 50 000
+  // computations calling each other must not overflow the native stack.
+  struct Frame {
+    const Computation* computation;
+    std::vector<const Computation*> callees;  // in canonical instruction order
+    size_t next = 0;
+  };
   std::unordered_map<const Computation*, int> state;
   std::vector<const Computation*> order;
-  DETRAIN_RETURN_IF_ERROR(VisitComputation(entry_, &state, &order));
+  std::vector<Frame> stack;
+  auto push = [&](const Computation* c) -> Status {
+    state[c] = 1;
+    DETRAIN_ASSIGN_OR_RETURN(auto instrs, c->PostOrder());
+    Frame frame{c, {}, 0};
+    for (const Instruction* instr : instrs) {
+      for (const Computation* callee : CalledComputations(*instr)) frame.callees.push_back(callee);
+    }
+    stack.push_back(std::move(frame));
+    return Status::Ok();
+  };
+  DETRAIN_RETURN_IF_ERROR(push(entry_));
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    if (top.next < top.callees.size()) {
+      const Computation* callee = top.callees[top.next++];
+      int s = state[callee];
+      if (s == 1) {
+        return InvalidArgument("computation '" + callee->name() + "' calls itself (recursion)");
+      }
+      if (s == 0) DETRAIN_RETURN_IF_ERROR(push(callee));
+      continue;
+    }
+    state[top.computation] = 2;
+    order.push_back(top.computation);
+    stack.pop_back();
+  }
   return order;
 }
 

@@ -12,6 +12,13 @@ namespace {
 
 using namespace parser_internal;
 
+// A name for a message: at most 64 characters of it (a hostile name can be megabytes long).
+std::string Quoted(std::string_view name) {
+  if (name.size() <= 64) return "'" + std::string(name) + "'";
+  return "'" + std::string(name.substr(0, 64)) + "...' (" + std::to_string(name.size()) +
+         " characters)";
+}
+
 struct OperandRef {
   std::string name;
   SourceLoc loc;
@@ -35,6 +42,13 @@ class Parser {
   explicit Parser(std::string_view text) : cur_(text) {}
 
   Result<std::unique_ptr<Module>> Parse() {
+    auto module = ParseBody();
+    DETRAIN_RETURN_IF_ERROR(cur_.CheckInput());  // an unterminated comment explains any error
+    return module;
+  }
+
+ private:
+  Result<std::unique_ptr<Module>> ParseBody() {
     DETRAIN_RETURN_IF_ERROR(cur_.Expect("HloModule", "at the start of the module"));
     std::string name = cur_.ReadName();
     if (name.empty())
@@ -47,21 +61,20 @@ class Parser {
     for (const ComputationRef& ref : comp_refs_) {
       auto it = computations_.find(ref.name);
       if (it == computations_.end()) {
-        return Cursor::ErrorAt(ref.loc, "unknown computation '" + ref.name + "'");
+        return Cursor::ErrorAt(ref.loc, "unknown computation " + Quoted(ref.name));
       }
       ref.instr->attrs[ref.attr].computation = it->second;
     }
     return std::move(module_);
   }
 
- private:
   Status ParseComputation() {
     bool is_entry = cur_.TryConsumeKeyword("ENTRY");
     SourceLoc loc = (cur_.SkipSpace(), cur_.Loc());
     std::string name = cur_.ReadName();
     if (name.empty()) return cur_.Error("expected a computation name, found " + cur_.Found());
     if (computations_.count(name))
-      return Cursor::ErrorAt(loc, "duplicate computation name '" + name + "'");
+      return Cursor::ErrorAt(loc, "duplicate computation name " + Quoted(name));
     if (cur_.Peek() == '(') {  // XLA signature "(a: f32[], b: f32[]) -> f32[]": implied by the body
       int depth = 0;
       do {
@@ -72,22 +85,22 @@ class Parser {
       DETRAIN_RETURN_IF_ERROR(cur_.Expect("->", "after a computation signature"));
       DETRAIN_RETURN_IF_ERROR(ParseShape(cur_).status());
     }
-    DETRAIN_RETURN_IF_ERROR(cur_.Expect("{", "to open computation '" + name + "'"));
+    DETRAIN_RETURN_IF_ERROR(cur_.Expect("{", "to open computation " + Quoted(name)));
     PendingComputation pending{
         module_->AddComputation(std::make_unique<Computation>(name)), {}, {}};
     computations_[name] = pending.computation;
     if (is_entry) {
       if (module_->entry())
-        return Cursor::ErrorAt(loc, "a second ENTRY computation '" + name + "'");
+        return Cursor::ErrorAt(loc, "a second ENTRY computation " + Quoted(name));
       module_->set_entry(pending.computation);
     }
     Instruction* last = nullptr;
     while (!cur_.TryConsume("}")) {
-      if (cur_.AtEnd()) return cur_.Error("expected '}' to close computation '" + name + "'");
+      if (cur_.AtEnd()) return cur_.Error("expected '}' to close computation " + Quoted(name));
       DETRAIN_ASSIGN_OR_RETURN(last, ParseInstruction(pending));
     }
     if (last == nullptr)
-      return Cursor::ErrorAt(loc, "computation '" + name + "' has no instructions");
+      return Cursor::ErrorAt(loc, "computation " + Quoted(name) + " has no instructions");
     if (pending.computation->root() == nullptr) pending.computation->set_root(last);
     DETRAIN_RETURN_IF_ERROR(ResolveOperands(pending));
     return NameParameters(*pending.computation);
@@ -102,9 +115,9 @@ class Parser {
     if (instr->name.empty())
       return cur_.Error("expected an instruction name, found " + cur_.Found());
     if (pending.by_name.count(instr->name)) {
-      return Cursor::ErrorAt(loc, "duplicate instruction name '" + instr->name + "'");
+      return Cursor::ErrorAt(loc, "duplicate instruction name " + Quoted(instr->name));
     }
-    DETRAIN_RETURN_IF_ERROR(cur_.Expect("=", "after instruction name '" + instr->name + "'"));
+    DETRAIN_RETURN_IF_ERROR(cur_.Expect("=", "after instruction name " + Quoted(instr->name)));
     DETRAIN_ASSIGN_OR_RETURN(instr->shape, ParseShape(cur_));
     SourceLoc op_loc = (cur_.SkipSpace(), cur_.Loc());
     std::string op_name = cur_.ReadWord();
@@ -112,7 +125,7 @@ class Parser {
     if (!opcode) {
       return Cursor::ErrorAt(op_loc, op_name.empty()
                                          ? "expected an op name, found " + cur_.Found()
-                                         : "unknown or unsupported op '" + op_name + "'");
+                                         : "unknown or unsupported op " + Quoted(op_name));
     }
     instr->opcode = *opcode;
     std::vector<OperandRef> operands;
@@ -152,10 +165,11 @@ class Parser {
     SourceLoc loc = (cur_.SkipSpace(), cur_.Loc());
     std::string name = cur_.ReadWord();
     if (name.empty()) return cur_.Error("expected an attribute name, found " + cur_.Found());
-    DETRAIN_RETURN_IF_ERROR(cur_.Expect("=", "after attribute name '" + name + "'"));
+    DETRAIN_RETURN_IF_ERROR(cur_.Expect("=", "after attribute name " + Quoted(name)));
     auto attr = AttrFromName(name);
     if (!attr) return ParseForeignAttribute(name, loc);
-    if (instr.attrs.count(*attr)) return Cursor::ErrorAt(loc, "duplicate attribute '" + name + "'");
+    if (instr.attrs.count(*attr))
+      return Cursor::ErrorAt(loc, "duplicate attribute " + Quoted(name));
     std::string comp_name;
     DETRAIN_RETURN_IF_ERROR(ParseAttrValue(cur_, *attr, &instr.attrs[*attr], &comp_name));
     if (AttrKindOf(*attr) == AttrKind::kComputation)
@@ -181,7 +195,7 @@ class Parser {
       case ForeignAttr::kUnknown:
         break;
     }
-    return Cursor::ErrorAt(loc, "unknown or unsupported attribute '" + name + "'");
+    return Cursor::ErrorAt(loc, "unknown or unsupported attribute " + Quoted(name));
   }
 
   Status ResolveOperands(PendingComputation& pending) {
@@ -189,8 +203,9 @@ class Parser {
       for (const OperandRef& ref : refs) {
         auto it = pending.by_name.find(ref.name);
         if (it == pending.by_name.end()) {
-          return Cursor::ErrorAt(ref.loc, "unknown operand '" + ref.name + "' in computation '" +
-                                              pending.computation->name() + "'");
+          return Cursor::ErrorAt(ref.loc, "unknown operand " + Quoted(ref.name) +
+                                              " in computation '" + pending.computation->name() +
+                                              "'");
         }
         instr->operands.push_back(it->second);
       }
@@ -228,6 +243,9 @@ class Parser {
 
 }  // namespace
 
-Result<std::unique_ptr<Module>> ParseModule(std::string_view text) { return Parser(text).Parse(); }
+Result<std::unique_ptr<Module>> ParseModule(std::string_view text) {
+  DETRAIN_RETURN_IF_ERROR(Cursor::CheckNoNul(text));
+  return Parser(text).Parse();
+}
 
 }  // namespace detrain::ir

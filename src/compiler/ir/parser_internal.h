@@ -9,6 +9,10 @@
 
 namespace detrain::ir::parser_internal {
 
+// The parser's one depth limit (docs/ir.md §5): tuple shapes nest at most this deep. Constant
+// braces nest as deep as the shape's rank (at most kMaxRank); nothing else in the grammar nests.
+inline constexpr int kMaxNestingDepth = 64;
+
 // `f32[2,3]`, `f32[2,3]{1,0}` (layout dropped), `(f32[], s32[2])`.
 Result<Shape> ParseShape(Cursor& cur);
 

@@ -1,12 +1,12 @@
 // Shapes, literals and attribute values for the parser (see parser_internal.h).
 #include <cctype>
+#include <charconv>
 
 #include "compiler/ir/parser_internal.h"
 
 namespace detrain::ir::parser_internal {
 namespace {
 
-constexpr int64_t kMaxElements = int64_t{1} << 40;
 constexpr int64_t kMaxConstantElements = int64_t{1} << 26;
 
 constexpr std::string_view kIgnoredAttrs[] = {"api_version",
@@ -57,10 +57,11 @@ Result<std::vector<std::vector<int64_t>>> SplitDims(Cursor& cur, SourceLoc loc,
       size_t u = part.find('_', p);
       if (u == std::string::npos) u = part.size();
       std::string num = part.substr(p, u - p);
-      char* end = nullptr;
-      long long v = std::strtoll(num.c_str(), &end, 10);
-      if (num.empty() || *end != '\0') {
-        return Cursor::ErrorAt(loc, "malformed " + std::string(what) + " '" + text + "'");
+      int64_t v = 0;
+      auto r = std::from_chars(num.data(), num.data() + num.size(), v);
+      if (num.empty() || r.ec != std::errc() || r.ptr != num.data() + num.size()) {
+        return Cursor::ErrorAt(loc, "malformed " + std::string(what) + " '" + text.substr(0, 64) +
+                                        "' (each value an int64)");
       }
       nums.push_back(v);
       p = u + 1;
@@ -186,12 +187,19 @@ bool LookingAtShape(Cursor& cur) {
   return n < rest.size() && rest[n] == '[' && ElementTypeFromName(rest.substr(0, n)).has_value();
 }
 
-Result<Shape> ParseShape(Cursor& cur) {
-  if (cur.TryConsume("(")) {
+namespace {
+
+Result<Shape> ParseShapeAt(Cursor& cur, int depth) {
+  if (cur.LookingAt("(")) {
+    if (depth >= kMaxNestingDepth) {
+      return cur.Error("tuple shape nests deeper than " + std::to_string(kMaxNestingDepth) +
+                       " levels");
+    }
+    cur.Next();
     std::vector<Shape> elements;
     if (!cur.TryConsume(")")) {
       do {
-        DETRAIN_ASSIGN_OR_RETURN(Shape e, ParseShape(cur));
+        DETRAIN_ASSIGN_OR_RETURN(Shape e, ParseShapeAt(cur, depth + 1));
         elements.push_back(std::move(e));
       } while (cur.TryConsume(","));
       DETRAIN_RETURN_IF_ERROR(cur.Expect(")", "to close a tuple shape"));
@@ -205,29 +213,34 @@ Result<Shape> ParseShape(Cursor& cur) {
   if (!type) {
     return Cursor::ErrorAt(
         loc, "expected a shape (pred, s32, u32, s64, u64 or f32 element type), found '" +
-                 type_name + "'");
+                 type_name.substr(0, 24) + "'");
   }
   DETRAIN_RETURN_IF_ERROR(cur.Expect("[", "after the element type of a shape"));
   std::vector<int64_t> dims;
-  int64_t count = 1;
   if (!cur.TryConsume("]")) {
     do {
       if (cur.LookingAt("<=") || cur.LookingAt("?")) {
         return cur.Error("dynamic dimensions are not supported; shapes are static");
       }
+      if (dims.size() == static_cast<size_t>(kMaxRank)) {
+        return cur.Error("shape has more than " + std::to_string(kMaxRank) + " dimensions");
+      }
       DETRAIN_ASSIGN_OR_RETURN(int64_t d, cur.ReadInt("dimension size"));
       if (d < 0) return cur.Error("dimension sizes must be non-negative");
-      count = d == 0 ? 0 : count * d;
-      if (d > kMaxElements || count > kMaxElements) {
-        return cur.Error("shape has more than 2^40 elements");
-      }
       dims.push_back(d);
     } while (cur.TryConsume(","));
     DETRAIN_RETURN_IF_ERROR(cur.Expect("]", "to close the dimensions of a shape"));
   }
+  Shape shape(*type, std::move(dims));
+  auto count = shape.CheckedElementCount();
+  if (!count.ok()) return Cursor::ErrorAt(loc, count.status().message());
   if (cur.PeekRaw() == '{') DETRAIN_RETURN_IF_ERROR(cur.SkipValue());  // layout: ignored
-  return Shape(*type, std::move(dims));
+  return shape;
 }
+
+}  // namespace
+
+Result<Shape> ParseShape(Cursor& cur) { return ParseShapeAt(cur, 0); }
 
 Result<Literal> ParseLiteral(Cursor& cur, const Shape& shape) {
   if (shape.is_tuple()) return cur.Error("tuple constants are not supported");

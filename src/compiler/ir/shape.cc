@@ -1,6 +1,8 @@
 // See shape.h.
 #include "compiler/ir/shape.h"
 
+#include "base/checked.h"
+
 namespace detrain::ir {
 
 Shape Shape::Tuple(std::vector<Shape> elements) {
@@ -14,6 +16,15 @@ int64_t Shape::ElementCount() const {
   int64_t n = 1;
   for (int64_t d : dims_) n *= d;
   return n;
+}
+
+Result<int64_t> Shape::CheckedElementCount() const {
+  if (is_tuple_) return InvalidArgument("a tuple shape has no element count");
+  if (rank() > kMaxRank) {
+    return InvalidArgument("shape has rank " + std::to_string(rank()) + "; at most " +
+                           std::to_string(kMaxRank) + " dimensions are supported");
+  }
+  return detrain::CheckedElementCount(dims_, ToString());
 }
 
 std::string Shape::ToString() const {

@@ -10,9 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/ir/element_type.h"
 
 namespace detrain::ir {
+
+// The most dimensions an array shape may have (docs/ir.md §3): bounds every per-dimension loop,
+// and the nesting of a constant's braces, which follows the rank.
+inline constexpr int kMaxRank = 64;
 
 class Shape {
  public:
@@ -28,7 +33,12 @@ class Shape {
   int rank() const { return static_cast<int>(dims_.size()); }
   const std::vector<Shape>& tuple_elements() const { return tuple_; }
 
-  int64_t ElementCount() const;  // 1 for a scalar; undefined for tuples
+  // 1 for a scalar; undefined for tuples. Unchecked: for verified shapes (see Check()).
+  int64_t ElementCount() const;
+  // The element count of an array shape, checked (base/checked.h CheckedElementCount): an error
+  // naming the shape when a dimension is negative, the rank exceeds kMaxRank or the count
+  // exceeds 2^62. The one place a shape's size is checked; the parser and verifier call it.
+  Result<int64_t> CheckedElementCount() const;
   std::string ToString() const;
 
   friend bool operator==(const Shape& a, const Shape& b) = default;

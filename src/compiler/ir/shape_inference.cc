@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "base/checked.h"
 #include "compiler/ir/shape_inference_internal.h"
 
 namespace detrain::ir {
@@ -21,11 +22,11 @@ Status CheckDimList(const std::vector<int64_t>& dims, int64_t rank, std::string_
   std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(rank, 0)), false);
   for (int64_t d : dims) {
     if (d < 0 || d >= rank) {
-      return Fail(std::string(what) + " " + IntListToString(dims) + " has dimension " +
+      return Fail(std::string(what) + " " + ShortIntList(dims) + " has dimension " +
                   std::to_string(d) + " outside [0, " + std::to_string(rank) + ")");
     }
     if (seen[static_cast<size_t>(d)]) {
-      return Fail(std::string(what) + " " + IntListToString(dims) + " repeats dimension " +
+      return Fail(std::string(what) + " " + ShortIntList(dims) + " repeats dimension " +
                   std::to_string(d));
     }
     seen[static_cast<size_t>(d)] = true;
@@ -47,12 +48,40 @@ Status CheckCombiner(const Computation* c, ElementType type, std::string_view op
   return Status::Ok();
 }
 
-int64_t WindowedSize(int64_t input, const WindowDim& w) {
-  int64_t dilated_input = input == 0 ? 0 : (input - 1) * w.lhs_dilate + 1;
-  int64_t padded = dilated_input + w.pad_lo + w.pad_hi;
-  int64_t window = (w.size - 1) * w.rhs_dilate + 1;
+Result<int64_t> Add(int64_t a, int64_t b, std::string_view what) {
+  int64_t out = 0;
+  if (!CheckedAdd(a, b, &out)) return Fail(std::string(what) + " overflows int64");
+  return out;
+}
+
+Result<int64_t> Mul(int64_t a, int64_t b, std::string_view what) {
+  int64_t out = 0;
+  if (!CheckedMul(a, b, &out)) return Fail(std::string(what) + " overflows int64");
+  return out;
+}
+
+std::string ShortIntList(const std::vector<int64_t>& values) {
+  if (values.size() <= 16) return IntListToString(values);
+  std::vector<int64_t> head(values.begin(), values.begin() + 16);
+  std::string s = IntListToString(head);
+  s.pop_back();
+  return s + ",... (" + std::to_string(values.size()) + " values)}";
+}
+
+Result<int64_t> WindowedSize(int64_t input, const WindowDim& w) {
+  const char* what = "the padded, dilated window dimension";
+  int64_t dilated_input = 0;
+  if (input > 0) {
+    DETRAIN_ASSIGN_OR_RETURN(int64_t scaled, Mul(input - 1, w.lhs_dilate, what));
+    DETRAIN_ASSIGN_OR_RETURN(dilated_input, Add(scaled, 1, what));
+  }
+  DETRAIN_ASSIGN_OR_RETURN(int64_t padded, Add(dilated_input, w.pad_lo, what));
+  DETRAIN_ASSIGN_OR_RETURN(padded, Add(padded, w.pad_hi, what));
+  DETRAIN_ASSIGN_OR_RETURN(int64_t window, Mul(w.size - 1, w.rhs_dilate, what));
+  DETRAIN_ASSIGN_OR_RETURN(window, Add(window, 1, what));
   if (padded < window) return 0;
-  return (padded - window) / w.stride + 1;
+  DETRAIN_ASSIGN_OR_RETURN(int64_t span, Add(padded, -window, what));  // window may be <= 0
+  return span / w.stride + 1;
 }
 
 }  // namespace shape_internal
@@ -131,7 +160,7 @@ Result<Shape> InferBroadcast(const Instruction& instr) {
   const auto& dims = instr.IntsAttr(Attr::kDimensions);
   if (out.is_tuple() || out.type() != a.type()) return Fail("broadcast keeps the element type");
   if (static_cast<int>(dims.size()) != a.rank()) {
-    return Fail("broadcast dimensions " + IntListToString(dims) +
+    return Fail("broadcast dimensions " + ShortIntList(dims) +
                 " must name one output dimension per operand dimension (" +
                 std::to_string(a.rank()) + ")");
   }
@@ -158,7 +187,9 @@ Result<Shape> InferReshapeOrIota(const Instruction& instr) {
     return out;
   }
   DETRAIN_ASSIGN_OR_RETURN(Shape a, ArrayOperand(instr, 0));
-  if (a.type() != out.type() || a.ElementCount() != out.ElementCount()) {
+  DETRAIN_ASSIGN_OR_RETURN(int64_t in_count, a.CheckedElementCount());
+  DETRAIN_ASSIGN_OR_RETURN(int64_t out_count, out.CheckedElementCount());
+  if (a.type() != out.type() || in_count != out_count) {
     return Fail("reshape keeps the element type and count: operand " + a.ToString() + ", result " +
                 out.ToString());
   }
@@ -189,7 +220,8 @@ Result<Shape> InferSlice(const Instruction& instr) {
       return Fail("slice dimension " + std::to_string(i) +
                   " needs 0 <= start <= limit <= " + std::to_string(a.dim(i)) + " and stride >= 1");
     }
-    out.push_back((s.limit - s.start + s.stride - 1) / s.stride);
+    // ceil((limit - start) / stride), exact for any stride: 0 <= limit - start <= dim.
+    out.push_back(s.limit == s.start ? 0 : (s.limit - s.start - 1) / s.stride + 1);
   }
   return Shape(a.type(), out);
 }
@@ -209,7 +241,9 @@ Result<Shape> InferConcatenate(const Instruction& instr) {
     if (!ok)
       return Fail("concatenate operands must agree except in dimension " + std::to_string(cd) +
                   ", got " + a.ToString() + " and " + b.ToString());
-    out[static_cast<size_t>(cd)] += b.dim(cd);
+    DETRAIN_ASSIGN_OR_RETURN(out[static_cast<size_t>(cd)],
+                             Add(out[static_cast<size_t>(cd)], b.dim(cd),
+                                 "concatenate dimension " + std::to_string(cd)));
   }
   return Shape(a.type(), out);
 }
@@ -226,8 +260,13 @@ Result<Shape> InferPad(const Instruction& instr) {
   for (int i = 0; i < a.rank(); ++i) {
     const PadDim& d = p->padding[static_cast<size_t>(i)];
     int64_t n = a.dim(i);
-    int64_t size = d.lo + d.hi + n + (n > 0 ? (n - 1) * d.interior : 0);
-    if (d.interior < 0 || size < 0)
+    std::string what = "pad dimension " + std::to_string(i);
+    if (d.interior < 0) return Fail(what + " needs interior >= 0 and a non-negative result size");
+    DETRAIN_ASSIGN_OR_RETURN(int64_t size, Mul(n > 0 ? n - 1 : 0, d.interior, what));
+    DETRAIN_ASSIGN_OR_RETURN(size, Add(size, n, what));
+    DETRAIN_ASSIGN_OR_RETURN(size, Add(size, d.lo, what));
+    DETRAIN_ASSIGN_OR_RETURN(size, Add(size, d.hi, what));
+    if (size < 0)
       return Fail("pad dimension " + std::to_string(i) +
                   " needs interior >= 0 and a non-negative result size");
     out.push_back(size);
@@ -317,9 +356,13 @@ Result<Shape> InferCustomCall(const Instruction& instr) {
   return Shape::Tuple({a, a});
 }
 
-}  // namespace
+Status CheckSizes(const Shape& shape) {
+  if (!shape.is_tuple()) return shape.CheckedElementCount().status();
+  for (const Shape& e : shape.tuple_elements()) DETRAIN_RETURN_IF_ERROR(CheckSizes(e));
+  return Status::Ok();
+}
 
-Result<Shape> InferShape(const Instruction& instr) {
+Result<Shape> InferShapeOf(const Instruction& instr) {
   int arity = OpcodeArity(instr.opcode);
   if (arity != kVariadic && static_cast<int>(instr.operands.size()) != arity) {
     bool reduction = instr.opcode == Opcode::kReduce || instr.opcode == Opcode::kReduceWindow;
@@ -392,6 +435,16 @@ Result<Shape> InferShape(const Instruction& instr) {
       return InferCustomCall(instr);
   }
   return Fail("unknown opcode");
+}
+
+}  // namespace
+
+// A shape computed from sizes that are each valid can still be too large (a broadcast's or
+// concatenate's result): no rule returns a shape whose element count is not representable.
+Result<Shape> InferShape(const Instruction& instr) {
+  DETRAIN_ASSIGN_OR_RETURN(Shape shape, InferShapeOf(instr));
+  DETRAIN_RETURN_IF_ERROR(CheckSizes(shape));
+  return shape;
 }
 
 }  // namespace detrain::ir

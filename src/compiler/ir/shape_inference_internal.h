@@ -28,8 +28,16 @@ Result<Shape> InferDot(const Instruction& instr);
 Result<Shape> InferConvolution(const Instruction& instr);
 Result<Shape> InferAllReduce(const Instruction& instr);
 
-// The size of a windowed dimension: (padded input - dilated window) / stride + 1, or 0.
-int64_t WindowedSize(int64_t input, const WindowDim& w);
+// The size of a windowed dimension: (padded input - dilated window) / stride + 1, or 0; `w` has
+// size, stride and dilations >= 1. An error when an intermediate size overflows int64.
+Result<int64_t> WindowedSize(int64_t input, const WindowDim& w);
+
+// a + b, a * b: an error naming `what` on int64 overflow (base/checked.h).
+Result<int64_t> Add(int64_t a, int64_t b, std::string_view what);
+Result<int64_t> Mul(int64_t a, int64_t b, std::string_view what);
+
+// "{1,2,3}" for messages: at most 16 values, then "... (N values)".
+std::string ShortIntList(const std::vector<int64_t>& values);
 
 }  // namespace detrain::ir::shape_internal
 

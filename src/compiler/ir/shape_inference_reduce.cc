@@ -148,7 +148,8 @@ Result<Shape> InferReduceWindow(const Instruction& instr) {
     const WindowDim& wd = w->window[static_cast<size_t>(d)];
     if (wd.size < 1 || wd.stride < 1 || wd.lhs_dilate < 1 || wd.rhs_dilate < 1)
       return Fail("window sizes, strides and dilations must be >= 1");
-    out.push_back(WindowedSize(a.dim(d), wd));
+    DETRAIN_ASSIGN_OR_RETURN(int64_t size, WindowedSize(a.dim(d), wd));
+    out.push_back(size);
   }
   return Shape(a.type(), out);
 }
@@ -217,8 +218,8 @@ Result<Shape> InferConvolution(const Instruction& instr) {
       return Fail("convolution window size must equal the kernel's spatial size");
     if (wd.stride < 1 || wd.lhs_dilate < 1 || wd.rhs_dilate < 1)
       return Fail("window strides and dilations must be >= 1");
-    out[static_cast<size_t>(cd.out_spatial[s])] =
-        WindowedSize(in.dim(static_cast<int>(cd.in_spatial[s])), wd);
+    DETRAIN_ASSIGN_OR_RETURN(out[static_cast<size_t>(cd.out_spatial[s])],
+                             WindowedSize(in.dim(static_cast<int>(cd.in_spatial[s])), wd));
   }
   return Shape(in.type(), out);
 }
@@ -235,8 +236,9 @@ Result<Shape> InferAllReduce(const Instruction& instr) {
       all.insert(all.end(), g.begin(), g.end());
     }
   }
+  std::sort(all.begin(), all.end());  // O(n log n): a hostile list can hold 10^6 ids
   for (size_t i = 0; i < all.size(); ++i) {
-    if (all[i] < 0 || std::count(all.begin(), all.end(), all[i]) != 1)
+    if (all[i] < 0 || (i > 0 && all[i] == all[i - 1]))
       return Fail("all-reduce replica ids must be non-negative and appear once");
   }
   return a;

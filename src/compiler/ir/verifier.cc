@@ -1,8 +1,13 @@
 // See verifier.h.
 #include "compiler/ir/verifier.h"
 
+#include <algorithm>
+#include <optional>
 #include <set>
+#include <unordered_map>
 
+#include "base/budget.h"
+#include "base/checked.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/shape_inference.h"
@@ -16,7 +21,7 @@ class Verifier {
 
   Status Run() {
     DETRAIN_ASSIGN_OR_RETURN(auto comps, module_.ComputationPostOrder());
-    DETRAIN_ASSIGN_OR_RETURN(names_, ComputeCanonicalNames(module_));
+    DETRAIN_RETURN_IF_ERROR(CheckCallGraph(comps));
     for (const Computation* c : comps) DETRAIN_RETURN_IF_ERROR(VerifyComputation(*c));
     return CheckCollectivePlacement(comps);
   }
@@ -24,9 +29,13 @@ class Verifier {
  private:
   Status Error(const Instruction& instr, const std::string& message) const {
     std::string name = instr.name;
-    if (instr.opcode != Opcode::kParameter || name.empty()) {
-      auto it = names_.instructions.find(&instr);
-      if (name.empty() && it != names_.instructions.end()) name = it->second;
+    if (name.empty()) {  // built, not parsed: name it as the printer would
+      if (!names_) {
+        auto names = ComputeCanonicalNames(module_);
+        names_ = names.ok() ? std::move(*names) : CanonicalNames{};
+      }
+      auto it = names_->instructions.find(&instr);
+      if (it != names_->instructions.end()) name = it->second;
     }
     std::string text =
         "instruction '" + name + "' (" + std::string(OpcodeName(instr.opcode)) + "): " + message;
@@ -62,6 +71,10 @@ class Verifier {
       for (const Instruction* op : instr->operands) {
         if (!members.count(op)) return Error(*instr, "an operand belongs to another computation");
       }
+      DETRAIN_RETURN_IF_ERROR(CheckDeclaredShape(*instr, instr->shape));
+    }
+    for (const auto& owned : c.instructions()) {
+      const Instruction* instr = owned.get();
       DETRAIN_RETURN_IF_ERROR(VerifyAttributes(*instr));
       auto inferred = InferShape(*instr);
       if (!inferred.ok()) return Error(*instr, inferred.status().message());
@@ -69,6 +82,56 @@ class Verifier {
         return Error(*instr, "declared shape " + instr->shape.ToString() +
                                  " but the operands give " + inferred->ToString());
       }
+    }
+    return Status::Ok();
+  }
+
+  // Every array in the shape has a representable element count (Shape::CheckedElementCount)
+  // and fits the memory budget (base/budget.h), so nothing downstream multiplies sizes that wrap
+  // or allocates a buffer that cannot exist. Checked for all instructions before any shape rule
+  // reads an operand's shape.
+  Status CheckDeclaredShape(const Instruction& instr, const Shape& shape) const {
+    if (shape.is_tuple()) {
+      for (const Shape& e : shape.tuple_elements())
+        DETRAIN_RETURN_IF_ERROR(CheckDeclaredShape(instr, e));
+      return Status::Ok();
+    }
+    auto count = shape.CheckedElementCount();
+    if (!count.ok()) return Error(instr, count.status().message());
+    Status fits = CheckTensorBytes(ByteSize(*count, ElementTypeByteSize(shape.type())),
+                                   "the result " + shape.ToString());
+    if (!fits.ok()) return Error(instr, fits.message());
+    return Status::Ok();
+  }
+
+  // Bounds what a call graph may ask of every consumer that follows calls: the interpreter and
+  // the passes walk at most kMaxCallDepth nested calls, and inlining every call (and
+  // running every combiner once) yields at most kMaxExpandedInstructions instructions, so a
+  // chain of computations that each call the next twice is an error, not 2^n work.
+  Status CheckCallGraph(const std::vector<const Computation*>& comps) const {
+    std::unordered_map<const Computation*, int64_t> depth, expanded;
+    for (const Computation* c : comps) {  // callees first
+      int64_t d = 1, n = 0;
+      // Live instructions only, as ComputationPostOrder: a dead call reaches nothing.
+      DETRAIN_ASSIGN_OR_RETURN(auto live, c->PostOrder());
+      for (const Instruction* instr : live) {
+        ++n;
+        for (const Computation* callee : CalledComputations(*instr)) {
+          d = std::max(d, depth.at(callee) + 1);
+          n = std::min(n + expanded.at(callee), kMaxExpandedInstructions + 1);
+          if (d > kMaxCallDepth) {
+            return Error(*instr, "calls nest deeper than " + std::to_string(kMaxCallDepth) +
+                                     " levels (computation '" + callee->name() + "')");
+          }
+          if (n > kMaxExpandedInstructions) {
+            return Error(*instr, "the calls of computation '" + c->name() +
+                                     "' expand to more than " +
+                                     std::to_string(kMaxExpandedInstructions) + " instructions");
+          }
+        }
+      }
+      depth[c] = d;
+      expanded[c] = n;
     }
     return Status::Ok();
   }
@@ -110,7 +173,7 @@ class Verifier {
   }
 
   const Module& module_;
-  CanonicalNames names_;
+  mutable std::optional<CanonicalNames> names_;  // computed for the first message that needs it
 };
 
 }  // namespace

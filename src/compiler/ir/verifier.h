@@ -2,7 +2,8 @@
 // computation, no cycles or recursion, operands in the same computation, parameters numbered
 // 0..n-1, every op's arity, attributes (allowed and required, from ops.def) and shape rules
 // (shape_inference.h), declared shapes equal to inferred ones, and all-reduce only where every
-// replica runs it (not inside reduction combiners).
+// replica runs it (not inside reduction combiners); the limits below on the call graph, and
+// every result's element count and size (the memory budget, base/budget.h).
 //
 // Messages name the instruction and the rule broken; instructions parsed from text carry their
 // location: "12:3: instruction 'add.5' (add): operands of add must have the same shape, ...".
@@ -18,6 +19,12 @@
 #include "compiler/ir/module.h"
 
 namespace detrain::ir {
+
+// Limits on the call graph (calls, fusions, combiners: every computation-valued attribute),
+// docs/ir.md §3. The depth counts ENTRY as 1; the expanded size counts each instruction once
+// per path from ENTRY to its computation.
+inline constexpr int64_t kMaxCallDepth = 256;
+inline constexpr int64_t kMaxExpandedInstructions = int64_t{1} << 22;
 
 Status VerifyModule(const Module& module);
 

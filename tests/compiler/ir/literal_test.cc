@@ -54,12 +54,51 @@ TEST(FloatSpelling, ParsesXlaSpellingsCorrectlyRounded) {
   EXPECT_EQ(std::bit_cast<uint32_t>(lit.Get<float>(0)), 0xffc00000u);
   EXPECT_EQ(ParseElement("1e-50", lit, 0), "");  // underflows to +0
   EXPECT_EQ(std::bit_cast<uint32_t>(lit.Get<float>(0)), 0u);
-  EXPECT_EQ(ParseElement("-1e39", lit, 0), "");  // overflows to -inf
-  EXPECT_EQ(std::bit_cast<uint32_t>(lit.Get<float>(0)), 0xff800000u);
+  EXPECT_EQ(ParseElement("-1e-50", lit, 0), "");  // underflows to -0
+  EXPECT_EQ(std::bit_cast<uint32_t>(lit.Get<float>(0)), 0x80000000u);
   EXPECT_EQ(ParseElement("0.1000000000000000055511151231257827", lit, 0), "");
   EXPECT_EQ(lit.Get<float>(0), 0.1f);
   EXPECT_NE(ParseElement("1,5", lit, 0), "");
   EXPECT_NE(ParseElement("nan(0x00000001)", lit, 0), "");  // not a NaN pattern
+}
+
+// docs/ir.md §4: decimals round to nearest (IEEE 754); one that rounds beyond the largest
+// finite f32 is an error (XLA's parser rejects it too), one that underflows is a subnormal or
+// a signed zero; infinities and NaNs have exactly the canonical spellings.
+TEST(FloatSpelling, RangeAndSpecialSpellings) {
+  Literal lit(Shape::Scalar(ElementType::kF32));
+  auto bits = [&](std::string_view text) {
+    std::string err = ParseElement(text, lit, 0);
+    EXPECT_EQ(err, "") << text;
+    return std::bit_cast<uint32_t>(lit.Get<float>(0));
+  };
+  EXPECT_EQ(bits("3.4028235e38"), 0x7f7fffffu);
+  EXPECT_EQ(bits("3.40282356e38"), 0x7f7fffffu);  // below the halfway point to 2^128
+  EXPECT_EQ(bits("1e-45"), 0x00000001u);          // the smallest subnormal
+  EXPECT_EQ(bits("7.1e-46"), 0x00000001u);        // rounds up to it
+  EXPECT_EQ(bits("7e-46"), 0x00000000u);          // rounds down to +0
+  EXPECT_EQ(bits("-1e-99999"), 0x80000000u);
+  EXPECT_EQ(bits("0.0000000000000000000000000000000000000000000000001e49"), 0x3f800000u);
+  EXPECT_EQ(bits("inf"), 0x7f800000u);
+  EXPECT_EQ(bits("-inf"), 0xff800000u);
+  EXPECT_EQ(bits("nan"), 0x7fc00000u);
+  EXPECT_EQ(bits("-nan"), 0xffc00000u);
+  EXPECT_EQ(bits("nan(0xffc00001)"), 0xffc00001u);
+  for (std::string_view text : {"1e39", "-1e39", "1e999", "3.40282357e38", "1000e36",
+                                "100000000000000000000000000000000000000000"}) {
+    std::string err = ParseElement(text, lit, 0);
+    EXPECT_NE(err.find("is out of range for f32"), std::string::npos) << text << ": " << err;
+  }
+  for (std::string_view text :
+       {"infinity", "INF", "NaN", "+nan(0x7fc00001)", "-nan(0x7fc00001)", "-nan(0x1)", "nan(0x1)",
+        "nan(0x7fc0000)", "nan(0x7fc000001)", "nan()", "nan(7fc00001)", "nan(0x7fc00001"}) {
+    EXPECT_NE(ParseElement(text, lit, 0), "") << text;
+  }
+  std::string nan_error = ParseElement("-nan(0x1)", lit, 0);
+  EXPECT_EQ(ParseElement("nan(0x1)", lit, 0), "expected a NaN spelled nan, -nan or " +
+                                                  std::string("nan(0xXXXXXXXX) with the full ") +
+                                                  "32-bit pattern, got 'nan(0x1)'");
+  EXPECT_NE(nan_error.find("expected a NaN spelled"), std::string::npos) << nan_error;
 }
 
 TEST(IntegerSpelling, ExtremesRoundTripAndOverflowIsAnError) {

@@ -1,0 +1,61 @@
+// The passes on the deepest call chain the verifier admits (kMaxCallDepth, docs/ir.md §3): the
+// inliner, cse, fuse and the whole default pipeline must finish, keep the value bit for bit,
+// and never recurse once per nested call on the native stack.
+#include <gtest/gtest.h>
+
+#include <bit>
+
+#include "compiler/interp/interpreter.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/passes/passes.h"
+#include "compiler/passes/pipeline.h"
+
+namespace detrain::passes {
+namespace {
+
+// ENTRY calls c0; c{i} computes p * 1.5 + call c{i+1}(p * 1.5); the last returns p + p.
+std::string CallChain(int n) {
+  std::string text = "HloModule chain\n\n";
+  for (int i = n - 1; i >= 0; --i) {
+    text += "c" + std::to_string(i) + " {\n  p = f32[] parameter(0)\n";
+    if (i == n - 1) {
+      text += "  ROOT a = f32[] add(p, p)\n}\n\n";
+      continue;
+    }
+    text += "  k = f32[] constant(1.5)\n  m = f32[] multiply(p, k)\n";
+    text += "  r = f32[] call(m), to_apply=c" + std::to_string(i + 1) + "\n";
+    text += "  ROOT a = f32[] add(r, m)\n}\n\n";
+  }
+  text += "ENTRY main {\n  x = f32[] parameter(0)\n  ROOT y = f32[] call(x), to_apply=c0\n}\n";
+  return text;
+}
+
+uint32_t Bits(const ir::Module& module) {
+  auto out =
+      interp::Evaluate(module, {ir::Literal::Scalar<float>(ir::ElementType::kF32, 1.0e-30f)});
+  EXPECT_TRUE(out.ok()) << out.status().message();
+  return out.ok() ? std::bit_cast<uint32_t>(out->Get<float>(0)) : 0;
+}
+
+TEST(CallChain, PassesHandleTheDeepestAdmittedChain) {
+  auto module = ir::ParseAndVerify(CallChain(static_cast<int>(ir::kMaxCallDepth) - 1));
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  uint32_t want = Bits(**module);
+  auto inlined = InlineCalls(**module);
+  ASSERT_TRUE(inlined.ok()) << inlined.status().message();
+  ASSERT_TRUE(ir::VerifyModule(**inlined).ok());
+  EXPECT_EQ(Bits(**inlined), want);
+  for (auto pass : {EliminateCommonSubexpressions, Fuse, Simplify, FoldConstants}) {
+    auto out = pass(**module);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    EXPECT_EQ(Bits(**out), want);
+  }
+  auto result = RunPipeline(**module, kDefaultPipeline, {});
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(Bits(*result->module), want);
+  EXPECT_TRUE(ir::ModuleFingerprint(*result->module).ok());
+}
+
+}  // namespace
+}  // namespace detrain::passes
