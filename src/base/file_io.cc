@@ -11,20 +11,35 @@
 #include <string>
 
 #include "base/budget.h"
+#include "base/fault_injection.h"
 
 namespace detrain {
 namespace {
 
-Status WriteAll(int fd, std::string_view data, const std::string& path) {
+// Writes all of `data`; 0 or the errno of the write that failed. An injected failure
+// (fault_injection.h) first writes half of the bytes, as a write that runs out of space part way
+// does.
+int WriteAll(int fd, std::string_view data, const std::string& path) {
+  if (int injected = fault::Check(fault::Op::kWrite, path); injected != 0) {
+    ssize_t ignored = ::write(fd, data.data(), data.size() / 2);
+    (void)ignored;
+    fault::ExitIfArmed();
+    return injected;
+  }
   while (!data.empty()) {
     ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      return IoError(ErrnoMessage(path, errno));
+      return errno;
     }
     data.remove_prefix(static_cast<size_t>(n));
   }
-  return Status::Ok();
+  return 0;
+}
+
+int SyncFd(int fd, const std::string& path) {
+  if (int injected = fault::Check(fault::Op::kSync, path); injected != 0) return injected;
+  return ::fsync(fd) == 0 ? 0 : errno;
 }
 
 std::string DirName(const std::string& path) {
@@ -94,22 +109,56 @@ Result<std::string> ReadFile(const std::string& path) {
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view contents) {
-  std::string tmpl = path + ".tmp.XXXXXX";
-  int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) return IoError(ErrnoMessage(path, errno) + " (creating a temporary file)");
-  Status st = WriteAll(fd, contents, tmpl);
-  if (st.ok() && ::fchmod(fd, 0644) != 0) st = IoError(ErrnoMessage(tmpl, errno));
-  if (st.ok() && ::fsync(fd) != 0) st = IoError(ErrnoMessage(tmpl, errno));
-  if (::close(fd) != 0 && st.ok()) st = IoError(ErrnoMessage(tmpl, errno));
-  if (st.ok() && ::rename(tmpl.c_str(), path.c_str()) != 0) st = IoError(ErrnoMessage(path, errno));
-  if (!st.ok()) {
-    ::unlink(tmpl.c_str());
-    return st;
+  // Every error names `path`, the file the caller asked for, not the temporary: that is the
+  // file a user knows, and the temporary is gone when the error is returned.
+  std::string tmp = path + ".tmp.XXXXXX";
+  int fd = -1;
+  if (int injected = fault::Check(fault::Op::kCreate, path); injected != 0) {
+    errno = injected;
+  } else {
+    fd = ::mkstemp(tmp.data());
   }
-  int dfd = ::open(DirName(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);  // best effort: some file systems refuse fsync on directories
-    ::close(dfd);
+  if (fd < 0) return IoError(ErrnoMessage(path, errno) + " (creating its temporary file)");
+  int err = WriteAll(fd, contents, path);
+  const char* doing = err != 0 ? "" : nullptr;
+  if (doing == nullptr && ::fchmod(fd, 0644) != 0) {
+    err = errno;
+    doing = " (setting its mode)";
+  }
+  if (doing == nullptr && (err = SyncFd(fd, path)) != 0) doing = " (syncing it to disk)";
+  if (::close(fd) != 0 && doing == nullptr) {
+    err = errno;
+    doing = " (closing it)";
+  }
+  if (doing == nullptr) {
+    if (int injected = fault::Check(fault::Op::kRename, path); injected != 0) {
+      err = injected;
+    } else if (::rename(tmp.c_str(), path.c_str()) != 0) {
+      err = errno;
+    }
+    if (err != 0) doing = " (renaming its temporary file into place)";
+  }
+  if (doing != nullptr) {
+    ::unlink(tmp.c_str());
+    return IoError(ErrnoMessage(path, err) + doing);
+  }
+  // The rename reaches the disk only with the directory. Some file systems refuse fsync on a
+  // directory (EINVAL); any other error means the new file may not survive a power loss.
+  const std::string dir = DirName(path);
+  if (int injected = fault::Check(fault::Op::kSyncDir, dir); injected != 0) {
+    err = injected;
+  } else {
+    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+      err = errno;
+    } else {
+      err = ::fsync(dfd) == 0 ? 0 : errno;
+      ::close(dfd);
+    }
+  }
+  if (err != 0 && err != EINVAL) {
+    return IoError(ErrnoMessage(dir, err) + " (syncing the directory after writing " +
+                   path.substr(path.rfind('/') + 1) + ")");
   }
   return Status::Ok();
 }

@@ -2,7 +2,12 @@
 //
 // WriteFileAtomic writes to a temporary file in the same directory, fsyncs it, renames it over
 // the destination and fsyncs the directory, so a reader sees either the old file or the complete
-// new one, never a half-written one — also after a crash. Errors name the path and the reason.
+// new one, never a half-written one — also after a crash. Errors name `path` (not the temporary,
+// which is removed) and the OS error, e.g. "B/steps.jsonl: No space left on device"; an error of
+// the directory fsync after the rename is returned too (the new file is in place but may not
+// survive a power loss), but for EINVAL (a file system without directory fsync).
+// Every system call that writes passes a test-only fault-injection point first
+// (base/fault_injection.h).
 //
 // Thread safety: independent calls on different paths are safe.
 #ifndef DETRAIN_BASE_FILE_IO_H_

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "base/fault_injection.h"
 #include "base/file_io.h"
 
 namespace detrain {
@@ -71,9 +72,12 @@ Status MakeDirs(const std::string& path) {
   while (pos != std::string::npos) {
     pos = path.find('/', pos + 1);
     std::string prefix = path.substr(0, pos);
-    if (prefix.empty()) continue;
+    if (prefix.empty() || IsDirectory(prefix)) continue;
+    if (int injected = fault::Check(fault::Op::kMakeDir, prefix); injected != 0) {
+      return IoError(ErrnoMessage(prefix, injected) + " (creating the directory)");
+    }
     if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-      return IoError(ErrnoMessage(prefix, errno));
+      return IoError(ErrnoMessage(prefix, errno) + " (creating the directory)");
     }
   }
   if (!IsDirectory(path)) return IoError(path + ": not a directory");
@@ -105,11 +109,17 @@ Result<uint64_t> RegularFileSize(const std::string& path) {
 }
 
 Status RemoveFile(const std::string& path) {
+  if (int injected = fault::Check(fault::Op::kRemove, path); injected != 0) {
+    return IoError(ErrnoMessage(path, injected) + " (removing it)");
+  }
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) return IoError(ErrnoMessage(path, errno));
   return Status::Ok();
 }
 
 Status SyncDirectory(const std::string& dir) {
+  if (int injected = fault::Check(fault::Op::kSyncDir, dir); injected != 0) {
+    return IoError(ErrnoMessage(dir, injected) + " (syncing the directory)");
+  }
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return IoError(ErrnoMessage(dir, errno));
   Status st = ::fsync(fd) == 0 ? Status::Ok() : IoError(ErrnoMessage(dir, errno));
@@ -124,31 +134,60 @@ AppendFile::~AppendFile() {
 Status AppendFile::Open(const std::string& path, uint64_t keep_bytes) {
   DETRAIN_RETURN_IF_ERROR(Close());
   path_ = path;
+  if (int injected = fault::Check(fault::Op::kCreate, path); injected != 0) {
+    return IoError(ErrnoMessage(path, injected) + " (opening it)");
+  }
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) return IoError(ErrnoMessage(path, errno));
+  if (fd_ < 0) return IoError(ErrnoMessage(path, errno) + " (opening it)");
   struct stat st;
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return IoError(path + ": not a regular file");
-  if (::ftruncate(fd_, static_cast<off_t>(keep_bytes)) != 0)
-    return IoError(ErrnoMessage(path, errno));
+  if (int injected = fault::Check(fault::Op::kTruncate, path); injected != 0) {
+    return IoError(ErrnoMessage(path, injected) + " (truncating it)");
+  }
+  if (::ftruncate(fd_, static_cast<off_t>(keep_bytes)) != 0) {
+    return IoError(ErrnoMessage(path, errno) + " (truncating it)");
+  }
   if (::lseek(fd_, 0, SEEK_END) < 0) return IoError(ErrnoMessage(path, errno));
+  size_ = keep_bytes;
   return Status::Ok();
 }
 
 Status AppendFile::Append(const std::string& data) {
+  if (fd_ < 0) return FailedPrecondition(path_ + ": appended to before it was opened");
+  int err = 0;
   size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd_, data.data() + done, data.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return IoError(ErrnoMessage(path_, errno));
-    }
-    done += static_cast<size_t>(n);
+  if (int injected = fault::Check(fault::Op::kWrite, path_); injected != 0) {
+    // As a write that runs out of space part way: half the bytes, then the error.
+    ssize_t n = ::write(fd_, data.data(), data.size() / 2);
+    (void)n;
+    fault::ExitIfArmed();
+    err = injected;
   }
+  while (err == 0 && done < data.size()) {
+    ssize_t n = ::write(fd_, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      err = errno;
+    } else {
+      done += static_cast<size_t>(n);
+    }
+  }
+  if (err != 0) {
+    // Cut the torn tail off (best effort: a crash can still leave one, which readers of an
+    // append-only file must expect anyway), so that the file ends at a whole append.
+    if (::ftruncate(fd_, static_cast<off_t>(size_)) == 0) ::lseek(fd_, 0, SEEK_END);
+    return IoError(ErrnoMessage(path_, err));
+  }
+  size_ += data.size();
   return Status::Ok();
 }
 
 Status AppendFile::Sync() {
-  if (fd_ >= 0 && ::fdatasync(fd_) != 0) return IoError(ErrnoMessage(path_, errno));
+  if (fd_ < 0) return Status::Ok();
+  if (int injected = fault::Check(fault::Op::kSync, path_); injected != 0) {
+    return IoError(ErrnoMessage(path_, injected) + " (syncing it to disk)");
+  }
+  if (::fdatasync(fd_) != 0) return IoError(ErrnoMessage(path_, errno) + " (syncing it to disk)");
   return Status::Ok();
 }
 

@@ -41,7 +41,8 @@ Status RemoveFile(const std::string& path);  // absent is fine
 Status SyncDirectory(const std::string& dir);
 
 // A file written by appending: open truncates it to `keep_bytes` (0: empty), Append writes
-// whole strings, Sync makes them durable (fdatasync).
+// whole strings, Sync makes them durable (fdatasync). An Append that fails (a full disk) cuts
+// what it wrote off again, so that after an error the file ends at the last whole append.
 class AppendFile {
  public:
   AppendFile() = default;
@@ -57,6 +58,7 @@ class AppendFile {
  private:
   int fd_ = -1;
   std::string path_;
+  uint64_t size_ = 0;  // the bytes of the file: kept, then appended
 };
 
 }  // namespace detrain

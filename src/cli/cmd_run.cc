@@ -150,7 +150,10 @@ int RunRun(const RunFlags& f) {
   std::signal(SIGTERM, SIG_DFL);
   if (!r.ok()) {
     const std::string& m = r.status().message();
-    if (!m.empty() && std::isdigit(static_cast<unsigned char>(m[0]))) {
+    // A message about the bundle (a full disk, say) starts with its path, which may begin with
+    // a digit too ("-o 2025-run"): that is no LINE:COLUMN.
+    const bool names_output = !f.output.empty() && m.rfind(f.output, 0) == 0;
+    if (!m.empty() && std::isdigit(static_cast<unsigned char>(m[0])) && !names_output) {
       std::cerr << f.program << ":" << m << "\n";
       return kExitUsage;
     }

@@ -230,9 +230,10 @@ Result<RunSummary> RunAttested(const RunOptions& o, Session& s) {
         {"status", "incomplete"},    {"steps", s.schedule.steps},
         {"steps_done", done},        {"resume", "detrain run PROGRAM --attest -o BUNDLE --resume"}};
   };
-  if (!o.resume) {
+  if (!o.resume || (!PathExists(JoinPath(dir, kProgress)) && !PathExists(JoinPath(dir, kSteps)))) {
     // progress.json before anything else: a run killed while it writes the static files leaves
-    // a bundle that says it is incomplete (and resumes), not a directory that is no bundle.
+    // a bundle that says it is incomplete (and resumes), not a directory that is no bundle —
+    // also a resume of a run that failed or was killed before it had written either file.
     DETRAIN_RETURN_IF_ERROR(MakeDirs(dir));
     DETRAIN_RETURN_IF_ERROR(WriteJson(dir, kProgress, progress_json(0)));
   }
