@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "attest/canonical_json.h"
 #include "attest/prng/lineage.h"
 
 namespace detrain::prng {
@@ -140,12 +141,15 @@ Result<KeyLineage> KeyLineage::FromJsonl(std::string_view text) {
     const std::string_view line = text.substr(0, end);
     text.remove_prefix(end + 1);
     parser.set_line(++line_no);
-    const Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return parser.Bad("not valid JSON");
+    // attest::ParseJson, not Json::parse: a key given twice is an error, not last-wins.
+    Result<Json> parsed = attest::ParseJson(line);
+    if (!parsed.ok())
+      return parser.Bad("not valid JSON (" + std::string(parsed.status().message()) + ")");
+    const Json j = std::move(*parsed);
     if (!have_header) {
-      if (!j.is_object() || j.size() != 3 || j.value("format", "") != kLineageFormat ||
-          !j.contains("version") || j["version"] != kLineageVersion || !j.contains("mode") ||
-          !j["mode"].is_string()) {
+      if (!j.is_object() || j.size() != 3 || !j.contains("format") || !j["format"].is_string() ||
+          j["format"].get<std::string>() != kLineageFormat || !j.contains("version") ||
+          j["version"] != kLineageVersion || !j.contains("mode") || !j["mode"].is_string()) {
         return parser.Bad(
             "expected the header {\"format\":\"detrain-key-lineage\",\"mode\":...,"
             "\"version\":1}");

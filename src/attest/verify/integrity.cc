@@ -13,6 +13,7 @@
 #include "attest/bundle/bundle_files.h"
 #include "attest/canonical_json.h"
 #include "attest/merkle.h"
+#include "attest/prng/lineage.h"
 #include "attest/verify/manifest_check.h"
 #include "attest/verify/verifier_internal.h"
 #include "base/file_io.h"
@@ -81,6 +82,17 @@ std::string JsonDifference(const json& recorded, const json& expected, const std
     return t.size() > 160 ? t.substr(0, 160) + "..." : t;
   };
   return "\"" + path + "\": recorded " + text(recorded) + ", expected " + text(expected);
+}
+
+std::string NonCanonicalAt(const std::string& text, const std::string& canonical) {
+  size_t i = 0;
+  while (i < text.size() && i < canonical.size() && text[i] == canonical[i]) ++i;
+  const size_t from = i < 24 ? 0 : i - 24;
+  std::string near = text.substr(from, 64);
+  for (char& c : near) {
+    if (c == '\n') c = ' ';
+  }
+  return "first difference at byte " + std::to_string(i) + ", near: " + near;
 }
 
 std::string FloatText(uint32_t bits) {
@@ -203,10 +215,13 @@ Check CheckSteps(Bundle& b) {
   }
   const json& m = b.manifest;
   if (Hex(b.steps.genesis) != m["steps"]["genesis"].get<std::string>()) {
-    return Fail("steps.jsonl: its genesis hash differs from manifest.json's");
+    return Fail(
+        "steps.jsonl line 1: field \"genesis\" differs from manifest.json's \"steps.genesis\"");
   }
   if (bundle::DigestPolicyName(b.steps.policy) != m["steps"]["state_digest"].get<std::string>()) {
-    return Fail("steps.jsonl: its state digest policy differs from manifest.json's");
+    return Fail(
+        "steps.jsonl line 1: field \"state_digest\" differs from manifest.json's "
+        "\"steps.state_digest\"");
   }
   const int64_t count = m["steps"]["count"].get<int64_t>();
   if (static_cast<int64_t>(b.steps.records.size()) != count) {
@@ -222,14 +237,19 @@ Check CheckSteps(Bundle& b) {
                   " (records are missing, repeated or out of order)");
     }
     if (bundle::ChainHash(r, prev) != r.hash) {
-      return Fail("step " + std::to_string(i) + ": its hash does not chain from step " +
+      return Fail("steps.jsonl line " + std::to_string(i + 2) + ": step " + std::to_string(i) +
+                  ": its hash does not chain from step " +
                   std::to_string(static_cast<int64_t>(i) - 1) +
-                  " (the record or an earlier one was altered)");
+                  " (field \"hash\", or a field it covers — step, batch, key, "
+                  "learning_rate_bits, loss_bits, state, roots, eval bits — or an earlier "
+                  "record was altered)");
     }
     prev = r.hash;
   }
   if (Hex(prev) != m["final"]["step_hash"].get<std::string>()) {
-    return Fail("the last step record's hash differs from manifest.json's final step hash");
+    return Fail("steps.jsonl line " + std::to_string(b.steps.records.size() + 1) +
+                ": the last record's field \"hash\" differs from manifest.json's "
+                "\"final.step_hash\"");
   }
   // The chain covers the hashed fields only; every line must also be exactly what the writer
   // writes for its record, so no readable copy or extra field can be edited unseen.
@@ -416,6 +436,36 @@ Check CheckCheckpointState(const Bundle& b, int64_t done, const runtime::TrainSt
   return std::nullopt;
 }
 
+// The first metadata entry or tensor where two safetensors files differ, for messages ("" when
+// neither parses or they hold the same things).
+std::string SafetensorsDifference(const std::string& have, const std::string& want) {
+  Result<SafetensorsFile> a = ParseSafetensors(have), e = ParseSafetensors(want);
+  if (!a.ok() || !e.ok()) return "";
+  std::set<std::string> keys;
+  for (const auto& [k, v] : a->metadata) keys.insert(k);
+  for (const auto& [k, v] : e->metadata) keys.insert(k);
+  for (const std::string& k : keys) {
+    auto x = a->metadata.find(k), y = e->metadata.find(k);
+    if (x == a->metadata.end()) return "__metadata__ \"" + k + "\" is missing";
+    if (y == e->metadata.end()) return "__metadata__ \"" + k + "\" is not one the writer records";
+    if (x->second != y->second) {
+      return "__metadata__ \"" + k + "\" is \"" + x->second + "\", expected \"" + y->second + "\"";
+    }
+  }
+  for (size_t i = 0; i < std::max(a->tensors.size(), e->tensors.size()); ++i) {
+    if (i >= a->tensors.size()) return "tensor \"" + e->tensors[i].name + "\" is missing";
+    if (i >= e->tensors.size()) return "tensor \"" + a->tensors[i].name + "\" is extra";
+    const SafeTensor &x = a->tensors[i], &y = e->tensors[i];
+    if (x.name != y.name) return "tensor \"" + x.name + "\" where \"" + y.name + "\" belongs";
+    if (x.dtype != y.dtype) {
+      return "tensor \"" + x.name + "\" field \"dtype\" is " + x.dtype + ", expected " + y.dtype;
+    }
+    if (x.shape != y.shape) return "tensor \"" + x.name + "\" field \"shape\" differs";
+    if (x.data != y.data) return "tensor \"" + x.name + "\" holds other values";
+  }
+  return "the header's layout (\"data_offsets\", key order or padding) differs";
+}
+
 Check CheckFinalWeights(Bundle& b) {
   const std::string path = JoinPath(b.dir, bundle::kFinalWeights);
   Result<std::string> bytes = ReadBounded(path, uint64_t{64} << 30);
@@ -450,7 +500,10 @@ Check CheckFinalWeights(Bundle& b) {
     return Fail(std::string(bundle::kFinalWeights) +
                 ": its metadata or layout differs from what the bundle's root digest and final "
                 "state give (" +
-                (expected.ok() ? FirstDifference(*bytes, *expected, false) : "") + ")");
+                (expected.ok() ? SafetensorsDifference(*bytes, *expected) + "; " +
+                                     FirstDifference(*bytes, *expected, false)
+                               : "") +
+                ")");
   }
   return std::nullopt;
 }
@@ -494,6 +547,36 @@ Check CheckSplit(Bundle& b) {
   return std::nullopt;
 }
 
+// environment.json is recorded, not claimed (schemas/bundle.md §4.10): no value is checked, but
+// it must be one canonical JSON object, as the writer writes it (no key twice, no other spelling).
+Check CheckEnvironment(const Bundle& b) {
+  // Absent and unlisted: recompile names it among the files a bundle of this run holds.
+  if (!PathExists(JoinPath(b.dir, bundle::kEnvironment))) return std::nullopt;
+  Result<std::string> text = ReadBounded(JoinPath(b.dir, bundle::kEnvironment), 1 << 20);
+  if (!text.ok()) return FailStatus(text.status());
+  Result<json> j = attest::ParseJson(*text);
+  if (!j.ok()) return FailStatus(j.status(), bundle::kEnvironment);
+  if (!j->is_object()) return Fail(std::string(bundle::kEnvironment) + ": expected a JSON object");
+  Result<std::string> canonical = attest::CanonicalJson(*j);
+  if (!canonical.ok()) return FailStatus(canonical.status(), bundle::kEnvironment);
+  if (*canonical + "\n" != *text) {
+    return Fail(std::string(bundle::kEnvironment) +
+                " is not in canonical form: " + NonCanonicalAt(*text, *canonical + "\n"));
+  }
+  return std::nullopt;
+}
+
+// lineage.jsonl parses and every recorded key recomputes from its parent (key-lineage.md §6);
+// recompile then compares it with the lineage the run derives.
+Check CheckLineage(const Bundle& b) {
+  Result<std::string> text = ReadBounded(JoinPath(b.dir, bundle::kLineage), kMaxJsonFile * 16);
+  if (!text.ok()) return FailStatus(text.status());
+  Result<prng::KeyLineage> parsed = prng::KeyLineage::FromJsonl(*text);
+  if (!parsed.ok()) return FailStatus(parsed.status(), bundle::kLineage);
+  if (Status s = prng::ReplayLineage(*parsed); !s.ok()) return FailStatus(s, bundle::kLineage);
+  return std::nullopt;
+}
+
 Check Integrity(Bundle& b, const VerifyOptions& o) {
   if (!IsDirectory(b.dir)) return InputError(b.dir + ": no such bundle directory");
   const std::string manifest_path = JoinPath(b.dir, bundle::kManifest);
@@ -529,7 +612,8 @@ Check Integrity(Bundle& b, const VerifyOptions& o) {
   // The writer writes canonical JSON; any other spelling of the same values is an edit.
   if (Result<std::string> canonical = attest::CanonicalJson(b.manifest);
       !canonical.ok() || *canonical + "\n" != *text) {
-    return Fail("manifest.json is not in canonical form (it was edited)");
+    return Fail("manifest.json is not in canonical form (it was edited): " +
+                NonCanonicalAt(*text, canonical.ok() ? *canonical + "\n" : ""));
   }
   Result<std::string> root = bundle::ManifestRootDigest(b.manifest);
   if (!root.ok()) return FailStatus(root.status(), "manifest.json");
@@ -545,6 +629,8 @@ Check Integrity(Bundle& b, const VerifyOptions& o) {
   if (Check c = CheckCheckpoints(b)) return c;
   if (Check c = CheckFinalWeights(b)) return c;
   if (Check c = CheckSplit(b)) return c;
+  if (Check c = CheckLineage(b)) return c;
+  if (Check c = CheckEnvironment(b)) return c;
   Result<std::string> data = ReadBounded(JoinPath(b.dir, bundle::kDataRecord), kMaxJsonFile);
   if (!data.ok()) return FailStatus(data.status());
   Result<json> dj = attest::ParseJson(*data);
