@@ -44,14 +44,18 @@ inline nlohmann::json Flip(const nlohmann::json& v) {
   return 0;
 }
 
-// Other types in place of `v`: (label, value).
+// Other types in place of `v`: (label, value). Two per value: the same text as another scalar
+// type, and null (an array for a null).
 inline std::vector<std::pair<std::string, nlohmann::json>> TypeChanges(const nlohmann::json& v) {
   std::vector<std::pair<std::string, nlohmann::json>> out;
   if (v.is_number()) out.emplace_back("number->string", v.dump());
   if (v.is_string()) out.emplace_back("string->number", 7);
   if (v.is_boolean()) out.emplace_back("bool->string", v.dump());
-  if (!v.is_null()) out.emplace_back("->null", nullptr);
-  out.emplace_back("->array", nlohmann::json::array({v}));
+  if (v.is_null()) {
+    out.emplace_back("null->array", nlohmann::json::array({v}));
+  } else {
+    out.emplace_back("->null", nullptr);
+  }
   return out;
 }
 
@@ -82,15 +86,15 @@ inline std::optional<nlohmann::json> Truncated(const nlohmann::json& v) {
 }
 
 // Canonical JSON text of `j`, but with the object at `target` edited.
-inline std::string Dump(const nlohmann::json& j, const Ptr& here, const Ptr& target,
-                        ObjEdit edit) {
+inline std::string Dump(const nlohmann::json& j, const Ptr& here, const Ptr& target, ObjEdit edit) {
   if (j.is_object()) {
     std::vector<std::pair<std::string, nlohmann::json>> kv;
     for (auto it = j.begin(); it != j.end(); ++it) kv.emplace_back(it.key(), *it);
     if (here == target && !kv.empty()) {
       if (edit == ObjEdit::kReverse) std::reverse(kv.begin(), kv.end());
       if (edit == ObjEdit::kDuplicateSame) kv.insert(kv.begin() + 1, kv[0]);
-      if (edit == ObjEdit::kDuplicateOther) kv.insert(kv.begin() + 1, {kv[0].first, Flip(kv[0].second)});
+      if (edit == ObjEdit::kDuplicateOther)
+        kv.insert(kv.begin() + 1, {kv[0].first, Flip(kv[0].second)});
     }
     std::string out = "{";
     for (size_t i = 0; i < kv.size(); ++i) {

@@ -9,10 +9,13 @@
 // integrity digests then pass, and a field-level check, recompile or replay must reject the
 // bundle with a message that names the file and the field. Each case is verified with integrity
 // only first, then without replay, then in full, and the table says which phase caught it.
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "attest/bundle/bundle_format.h"
@@ -127,6 +130,14 @@ class BundleCorruptionTest : public BundleTamperTest {
     auto names = [&](const Ptr& p) {
       std::vector<std::string> n = {Dotted(doc, p), "\"" + LastKey(doc, p) + "\""};
       if (LastKey(doc, p).empty()) n = {"\""};
+      // In an array of records (files[], stages[]), the check may name another element.
+      for (Ptr q = p; !q.empty(); q = q.parent_pointer()) {
+        if (!q.parent_pointer().empty() && doc[q.parent_pointer()].is_array()) {
+          n.push_back(Dotted(doc, q.parent_pointer()) + "[");
+          n.push_back("\"" + Dotted(doc, q.parent_pointer()) + "\"");
+          break;
+        }
+      }
       if (extra_names) {
         for (const std::string& e : extra_names(p)) n.push_back(e);
       }
@@ -189,7 +200,7 @@ class BundleCorruptionTest : public BundleTamperTest {
   }
 
   static std::vector<std::vector<std::string>> Want(std::vector<std::vector<std::string>> groups,
-                                                   std::vector<std::string> field) {
+                                                    std::vector<std::string> field) {
     groups.push_back(std::move(field));
     return groups;
   }
@@ -228,20 +239,23 @@ class BundleCorruptionTest : public BundleTamperTest {
         Spit(d + "/" + rel, Join(l));
         FixManifest(d);
       };
-      JsonCases(rel, rel, doc, others, write_line, where, false,
-                [&](const Ptr& p) {
-                  std::vector<std::string> n2 = chain;
-                  n2.push_back(TopKey(p) + ":");
-                  return n2;
-                });
+      JsonCases(rel, rel, doc, others, write_line, where, false, [&](const Ptr& p) {
+        std::vector<std::string> n2 = chain;
+        n2.push_back(TopKey(p) + ":");
+        return n2;
+      });
       // Whole records.
       auto record_case = [&](const std::string& mutation, const std::string& label,
                              std::vector<std::string> l, bool newline = true) {
         std::string text = Join(l);
         if (!newline && !text.empty()) text.pop_back();
-        std::vector<std::string> names = {"line " + line, "line " + std::to_string(n + 2),
-                                          "records", "holds", "is incomplete", "recomputed key"};
-        cases_.push_back({rel, mutation, rel + " line " + line + " " + label, rel,
+        std::vector<std::string> names = {"line " + line,  "line " + std::to_string(n + 2),
+                                          "records",       "holds",
+                                          "is incomplete", "recomputed key"};
+        cases_.push_back({rel,
+                          mutation,
+                          rel + " line " + line + " " + label,
+                          rel,
                           [=](const std::string& d) {
                             Spit(d + "/" + rel, text);
                             FixManifest(d);
@@ -302,7 +316,8 @@ class BundleCorruptionTest : public BundleTamperTest {
         Result<bundle::StepRecord> rec = bundle::ParseStepRecord(m, attest::DigestPolicy::kXxh3);
         if (!rec.ok()) continue;  // the integrity cases cover it
         const bundle::StepRecord r = *rec;
-        cases_.push_back({"steps.jsonl (re-chained)", mutation,
+        cases_.push_back({"steps.jsonl (re-chained)",
+                          mutation,
                           "steps.jsonl step " + std::to_string(t) + " " + mutation + " at " +
                               p.to_string() + ", re-chained",
                           bundle::kSteps,
@@ -337,7 +352,8 @@ class BundleCorruptionTest : public BundleTamperTest {
       std::string h = header;
       while (h.size() % 8 != 0) h += ' ';
       std::string out(8, '\0');
-      for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<char>(h.size() >> (8 * i));
+      for (int i = 0; i < 8; ++i)
+        out[static_cast<size_t>(i)] = static_cast<char>(h.size() >> (8 * i));
       Spit(d + "/" + rel, out + h + data);
       if (!final_weights) FixManifest(d);
     };
@@ -361,7 +377,10 @@ class BundleCorruptionTest : public BundleTamperTest {
       std::vector<std::string> field =
           csv ? std::vector<std::string>{"SHA-256"}
               : std::vector<std::string>{"line " + line + ":", ":" + line + ":"};
-      cases_.push_back({format, mutation, rel + " " + label, rel,
+      cases_.push_back({format,
+                        mutation,
+                        rel + " " + label,
+                        rel,
                         [=](const std::string& d) {
                           Spit(d + "/" + rel, to);
                           FixManifest(d);
@@ -394,7 +413,10 @@ class BundleCorruptionTest : public BundleTamperTest {
     auto add = [&](const std::string& mutation, const std::string& label, const std::string& to) {
       size_t i = 0;
       while (i < bytes.size() && i < to.size() && bytes[i] == to[i]) ++i;
-      cases_.push_back({"stages/*.pb", mutation, rel + " " + label, rel,
+      cases_.push_back({"stages/*.pb",
+                        mutation,
+                        rel + " " + label,
+                        rel,
                         [=](const std::string& d) {
                           Spit(d + "/" + rel, to);
                           FixManifest(d);
@@ -408,66 +430,82 @@ class BundleCorruptionTest : public BundleTamperTest {
       add("flip", "byte " + std::to_string(at), b);
     }
     add("truncate", "cut in half", bytes.substr(0, bytes.size() / 2));
-    add("truncate", "a byte dropped", bytes.substr(0, bytes.size() / 2) + bytes.substr(bytes.size() / 2 + 1));
+    add("truncate", "a byte dropped",
+        bytes.substr(0, bytes.size() / 2) + bytes.substr(bytes.size() / 2 + 1));
     add("duplicate", "16 bytes repeated",
-        bytes.substr(0, bytes.size() / 2) + bytes.substr(bytes.size() / 2, 16) + bytes.substr(bytes.size() / 2));
+        bytes.substr(0, bytes.size() / 2) + bytes.substr(bytes.size() / 2, 16) +
+            bytes.substr(bytes.size() / 2));
     for (const std::string& o : OtherVersions(rel)) add("swap-in", "another bundle's", o);
   }
 
+  // Plays every case (two at a time: VerifyBundle may run on different bundles at once) and
+  // prints the table: per file and mutation, the cases, those caught with a message that names
+  // the file and the field, the phase that caught them, and those accepted by design.
   void Run() {
     std::map<std::pair<std::string, std::string>, Tally> table;
     std::vector<std::string> failures;
-    for (const Case& c : cases_) {
-      const std::string d = Copy("case");
-      if (!c.apply(d) || Slurp(d + "/" + c.rel) == Slurp(pristine_ + "/" + c.rel)) {
-        fs::remove_all(d);
-        continue;
-      }
-      Tally& t = table[{c.format, c.mutation}];
-      ++t.cases;
-      VerifyReport r;
-      int level = 0;
-      for (; level < 3; ++level) {
-        if (c.accepted_by_design && level == 2) break;  // replay does not read environment.json
-        r = VerifyAt(d, level);
-        if (r.outcome != Outcome::kVerified) break;
-      }
-      fs::remove_all(d);
-      if (c.accepted_by_design) {
-        if (r.outcome == Outcome::kVerified) {
-          ++t.accepted;
+    std::mutex mu;
+    std::atomic<size_t> next{0};
+    auto worker = [&](int id) {
+      for (size_t i = next++; i < cases_.size(); i = next++) {
+        const Case& c = cases_[i];
+        const std::string d = root_ + "/case." + std::to_string(id) + "." + std::to_string(i);
+        fs::copy(pristine_, d, fs::copy_options::recursive);
+        if (!c.apply(d) || Slurp(d + "/" + c.rel) == Slurp(pristine_ + "/" + c.rel)) {
+          fs::remove_all(d);
           continue;
         }
-      } else if (r.outcome == Outcome::kVerified) {
-        failures.push_back(c.label + ": VERIFIED");
-        continue;
+        VerifyReport r;
+        int level = 0;
+        for (; level < 3; ++level) {
+          if (c.accepted_by_design && level == 2) break;  // replay does not read environment.json
+          r = VerifyAt(d, level);
+          if (r.outcome != Outcome::kVerified) break;
+        }
+        fs::remove_all(d);
+        std::string failure;
+        if (r.outcome == Outcome::kVerified) {
+          if (!c.accepted_by_design) failure = c.label + ": VERIFIED";
+        } else {
+          std::string missing;
+          for (const std::vector<std::string>& group : c.want) {
+            bool any = false;
+            for (const std::string& s : group) any = any || r.message.find(s) != std::string::npos;
+            if (!any) missing += " [" + (group.empty() ? std::string() : group[0]) + "]";
+          }
+          if (!missing.empty()) {
+            failure = c.label + ": message lacks" + missing + ": " + r.message.substr(0, 300);
+          }
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        Tally& t = table[{c.format, c.mutation}];
+        ++t.cases;
+        if (!failure.empty()) {
+          failures.push_back(failure);
+        } else if (r.outcome == Outcome::kVerified) {
+          ++t.accepted;
+        } else {
+          ++t.caught;
+          (level == 0 ? t.integrity : level == 1 ? t.recompile : t.replay)++;
+        }
       }
-      std::string missing;
-      for (const std::vector<std::string>& group : c.want) {
-        bool any = false;
-        for (const std::string& s : group) any = any || r.message.find(s) != std::string::npos;
-        if (!any) missing += " [" + (group.empty() ? std::string() : group[0]) + "]";
-      }
-      if (!missing.empty()) {
-        failures.push_back(c.label + ": message lacks" + missing + ": " + r.message.substr(0, 300));
-        continue;
-      }
-      ++t.caught;
-      (level == 0 ? t.integrity : level == 1 ? t.recompile : t.replay)++;
-    }
+    };
+    std::thread helper(worker, 1);
+    worker(0);
+    helper.join();
     std::printf("\n%-24s %-10s %6s %6s %10s %10s %7s %9s\n", "format", "mutation", "cases",
                 "caught", "integrity", "recompile", "replay", "accepted");
     Tally total;
     for (const auto& [key, t] : table) {
-      std::printf("%-24s %-10s %6d %6d %10d %10d %7d %9d\n", key.first.c_str(),
-                  key.second.c_str(), t.cases, t.caught, t.integrity, t.recompile, t.replay,
-                  t.accepted);
+      std::printf("%-24s %-10s %6d %6d %10d %10d %7d %9d\n", key.first.c_str(), key.second.c_str(),
+                  t.cases, t.caught, t.integrity, t.recompile, t.replay, t.accepted);
       total.cases += t.cases;
       total.caught += t.caught;
       total.accepted += t.accepted;
     }
     std::printf("%-24s %-10s %6d %6d %39d\n", "total", "", total.cases, total.caught,
                 total.accepted);
+    for (const std::string& f : failures) std::printf("FAILURE %s\n", f.c_str());
     for (size_t i = 0; i < failures.size() && i < 40; ++i) {
       ADD_FAILURE() << failures[i];
     }
@@ -503,21 +541,23 @@ TEST_F(BundleCorruptionTest, JsonFiles) {
     const size_t i = std::stoul(s.substr(7));
     return {manifest["files"][i]["path"].get<std::string>()};
   };
-  JsonCases("manifest.json", "manifest.json", manifest, other_manifests,
-            [](const std::string& d, const std::string& text) {
-              Result<json> edited = attest::ParseJson(text);
-              if (edited.ok() && edited->is_object() && Canonical(*edited) == text + "\n") {
-                // A value edit: re-signed, and the final weights' bundle_root with it.
-                FixManifest(d, [&](json& m) { m = *edited; });
-              } else {
-                // A text edit of the same values (or none the parser accepts): the root digest
-                // is still the manifest's own.
-                FixManifest(d);
-                Spit(d + "/manifest.json", text + "\n");
-              }
-            },
-            {{"manifest.json"}}, false, files_entry);
-  for (const char* rel : {"run.json", "data/data.json", "stages/02.init.json", "environment.json"}) {
+  JsonCases(
+      "manifest.json", "manifest.json", manifest, other_manifests,
+      [](const std::string& d, const std::string& text) {
+        Result<json> edited = attest::ParseJson(text);
+        if (edited.ok() && edited->is_object() && Canonical(*edited) == text + "\n") {
+          // A value edit: re-signed, and the final weights' bundle_root with it.
+          FixManifest(d, [&](json& m) { m = *edited; });
+        } else {
+          // A text edit of the same values (or none the parser accepts): the root digest
+          // is still the manifest's own.
+          FixManifest(d);
+          Spit(d + "/manifest.json", text + "\n");
+        }
+      },
+      {{"manifest.json"}}, false, files_entry);
+  for (const char* rel :
+       {"run.json", "data/data.json", "stages/02.init.json", "environment.json"}) {
     const json doc = *attest::ParseJson(Slurp(pristine_ + "/" + rel));
     std::vector<json> others;
     for (const std::string& s : OtherVersions(rel)) others.push_back(*attest::ParseJson(s));
@@ -553,8 +593,9 @@ TEST_F(BundleCorruptionTest, ReChainedStepRecords) {
 }
 
 TEST_F(BundleCorruptionTest, SafetensorsHeaders) {
-  for (const std::string& rel : {bundle::CheckpointPath(8), bundle::CheckpointPath(16),
-                                std::string(bundle::kFinalWeights), std::string(bundle::kSplitFile)}) {
+  for (const std::string& rel :
+       {bundle::CheckpointPath(8), bundle::CheckpointPath(16), std::string(bundle::kFinalWeights),
+        std::string(bundle::kSplitFile)}) {
     SafetensorsCases(rel);
   }
   Run();

@@ -59,6 +59,9 @@ class LineageParser {
     n.id = id;
     if (!j.contains("op") || !j["op"].is_string()) return Bad("field \"op\" must be a string");
     const std::string op = j["op"];
+    if (op != "seed" && op != "fold_in" && op != "split") {
+      return Bad("field \"op\": unknown op '" + op + "'");
+    }
     if (!j.contains("key") || !j["key"].is_array() || j["key"].size() != 2) {
       return Bad("field \"key\" must be [hi, lo]");
     }
@@ -66,7 +69,8 @@ class LineageParser {
     for (int w = 0; w < 2; ++w) {
       const Json& v = j["key"][w];
       if (!v.is_number_unsigned() || v.get<uint64_t>() > 0xFFFFFFFFu) {
-        return Bad("key words must be integers in [0, 2^32 - 1]");
+        return Bad("field \"key[" + std::to_string(w) +
+                   "]\": key words must be integers in [0, 2^32 - 1]");
       }
       words[w] = v.get<uint64_t>();
     }

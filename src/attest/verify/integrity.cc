@@ -90,7 +90,7 @@ std::string NonCanonicalAt(const std::string& text, const std::string& canonical
   const size_t from = i < 24 ? 0 : i - 24;
   std::string near = text.substr(from, 64);
   for (char& c : near) {
-    if (c == '\n') c = ' ';
+    if (c < 0x20 || c > 0x7e) c = '.';  // a snippet of text, safe to print
   }
   return "first difference at byte " + std::to_string(i) + ", near: " + near;
 }
@@ -165,9 +165,13 @@ Check CheckFiles(Bundle& b, const VerifyOptions& o) {
   std::set<std::string> listed = {bundle::kManifest, bundle::kFinalWeights};
   std::vector<std::pair<std::string, uint64_t>> files;
   std::vector<std::string> recorded_roots;
-  for (const json& f : b.manifest["files"]) {
+  for (size_t i = 0; i < b.manifest["files"].size(); ++i) {
+    const json& f = b.manifest["files"][i];
     const std::string path = f["path"].get<std::string>();
-    if (!listed.insert(path).second) return Fail("manifest.json lists " + path + " twice");
+    if (!listed.insert(path).second) {
+      return Fail("manifest.json lists " + path + " twice (field \"files[" + std::to_string(i) +
+                  "].path\")");
+    }
     files.emplace_back(path, f["size"].get<uint64_t>());
     recorded_roots.push_back(f["merkle_root"].get<std::string>());
     if (std::optional<int64_t> done = bundle::CheckpointStepsOf(path)) b.checkpoints[*done] = path;
@@ -175,7 +179,7 @@ Check CheckFiles(Bundle& b, const VerifyOptions& o) {
   for (const std::string& p : *present) {
     if (listed.count(p) == 0) {
       if (p == bundle::kProgress) return Fail("progress.json is present: the bundle is incomplete");
-      return Fail("extra file " + p + ": not listed in manifest.json");
+      return Fail("extra file " + p + ": not listed in manifest.json (field \"files\")");
     }
   }
   std::set<std::string> have(present->begin(), present->end());
@@ -263,10 +267,12 @@ Check CheckSteps(Bundle& b) {
     if (!canonical.ok() || got != *canonical) {
       Result<json> parsed = attest::ParseJson(got);
       std::string why = parsed.ok() ? JsonDifference(*parsed, want, "") : "";
-      return Fail("steps.jsonl line " + std::to_string(line + 1) +
-                  " is not the canonical form of its " +
-                  (line == 0 ? std::string("header") : "record") + ": " +
-                  (why.empty() ? "whitespace, key order or number spelling differ" : why));
+      return Fail(
+          "steps.jsonl line " + std::to_string(line + 1) + " is not the canonical form of its " +
+          (line == 0 ? std::string("header") : "record") + ": " +
+          (why.empty() ? "whitespace, key order or number spelling differ; " +
+                             NonCanonicalAt(std::string(got), canonical.ok() ? *canonical : "")
+                       : why));
     }
     pos = end + 1;
   }
@@ -276,18 +282,21 @@ Check CheckSteps(Bundle& b) {
   if (b.stopped ? count >= planned : count != planned) {
     return Fail(std::string("manifest.json says the run ") +
                 (b.stopped ? "stopped" : "is complete") + ", but steps.jsonl holds " +
-                std::to_string(count) + " of its " + std::to_string(planned) + " steps");
+                std::to_string(count) + " of its " + std::to_string(planned) +
+                " steps (fields \"status\", \"steps.count\" and \"run.steps\")");
   }
   if (!b.stopped) {
     if (b.steps.records.empty()) return Fail("the bundle has no step records");
     const StepRecord& last = b.steps.records.back();
-    if (!last.params_root.has_value() ||
-        Hex(*last.params_root) != m["final"]["params_root"].get<std::string>() ||
-        Hex(*last.optimizer_root) != m["final"]["optimizer_root"].get<std::string>()) {
+    const bool params = last.params_root.has_value() &&
+                        Hex(*last.params_root) == m["final"]["params_root"].get<std::string>();
+    if (!params || Hex(*last.optimizer_root) != m["final"]["optimizer_root"].get<std::string>()) {
       return Fail(
           "manifest.json's final params_root or optimizer_root differs from the roots in the "
           "record of step " +
-          std::to_string(last.step));
+          std::to_string(last.step) + " (field \"final." +
+          (params ? "optimizer_root" : "params_root") + "\"; steps.jsonl line " +
+          std::to_string(last.step + 2) + ", field \"roots\")");
     }
   }
   return std::nullopt;
@@ -333,7 +342,9 @@ Result<std::map<std::string, std::string>> SafetensorsMetadata(const std::string
   }
   ::close(fd);
   DETRAIN_RETURN_IF_ERROR(st);
-  DETRAIN_ASSIGN_OR_RETURN(json j, attest::ParseJson(header));
+  Result<json> parsed = attest::ParseJson(header);
+  if (!parsed.ok()) return DataLoss(path + ": header: " + std::string(parsed.status().message()));
+  const json j = std::move(*parsed);
   std::map<std::string, std::string> out;
   if (!j.is_object()) return DataLoss(path + ": the safetensors header is not an object");
   if (j.contains("__metadata__")) {
@@ -357,7 +368,8 @@ Check CheckCheckpoints(Bundle& b) {
     for (int64_t done = every; done <= count && done < planned; done += every) {
       if (b.checkpoints.count(done) == 0) {
         return Fail("missing checkpoint " + bundle::CheckpointPath(done) +
-                    " (the schedule writes one after every " + std::to_string(every) + " steps)");
+                    " (the schedule writes one after every " + std::to_string(every) +
+                    " steps: manifest.json's field \"run.checkpoint_every\")");
       }
     }
   }
@@ -384,7 +396,8 @@ Check CheckCheckpoints(Bundle& b) {
     };
     if (meta("detrain.steps_done") != std::to_string(done)) {
       return Fail(path + ": holds the state after " + meta("detrain.steps_done") +
-                  " steps, but its name says " + std::to_string(done));
+                  " steps, but its name says " + std::to_string(done) +
+                  " (__metadata__ \"detrain.steps_done\")");
     }
     // Exactly the metadata the writer records.
     const std::map<std::string, std::string> want = {
@@ -396,7 +409,12 @@ Check CheckCheckpoints(Bundle& b) {
     for (const auto& [key, value] : want) {
       if (meta(key.c_str()) != value) {
         return Fail(path + ": metadata \"" + key + "\" is \"" + meta(key.c_str()) + "\"; step " +
-                    std::to_string(done - 1) + "'s record gives \"" + value + "\"");
+                    std::to_string(done - 1) + "'s record gives \"" + value +
+                    "\" (steps.jsonl line " + std::to_string(done + 1) + ", field \"" +
+                    (key == "detrain.step_hash"              ? "hash"
+                     : key.find("root") != std::string::npos ? "roots"
+                                                             : "step") +
+                    "\")");
       }
     }
     for (const auto& [key, value] : *m) {
@@ -417,7 +435,10 @@ Result<SafetensorsFile> ReadCheckpoint(const Bundle& b, const std::string& path)
   Result<std::string> canonical = SerializeSafetensors(*f);
   if (!canonical.ok() || *canonical != bytes) {
     return DataLoss(path + ": not the bytes the writer produces for its tensors and metadata (" +
-                    (canonical.ok() ? FirstDifference(bytes, *canonical, false) : "") + ")");
+                    (canonical.ok() ? FirstDifference(bytes, *canonical, false) + "; " +
+                                          NonCanonicalAt(bytes, *canonical)
+                                    : "") +
+                    ")");
   }
   return f;
 }
@@ -463,7 +484,8 @@ std::string SafetensorsDifference(const std::string& have, const std::string& wa
     if (x.shape != y.shape) return "tensor \"" + x.name + "\" field \"shape\" differs";
     if (x.data != y.data) return "tensor \"" + x.name + "\" holds other values";
   }
-  return "the header's layout (\"data_offsets\", key order or padding) differs";
+  return "the header's layout (\"data_offsets\", key order or padding) differs: " +
+         NonCanonicalAt(have, want);
 }
 
 Check CheckFinalWeights(Bundle& b) {
@@ -527,7 +549,8 @@ Check CheckSplit(Bundle& b) {
       static_cast<uint64_t>(rows) != (train->data.size() + validation->data.size()) / 8) {
     return Fail(std::string(bundle::kSplitFile) + " holds " +
                 std::to_string((train->data.size() + validation->data.size()) / 8) +
-                " row indices; manifest.json says the data has " + std::to_string(rows) + " rows");
+                " row indices; manifest.json says the data has " + std::to_string(rows) +
+                " rows (field \"data.rows\")");
   }
   std::vector<uint8_t> seen(static_cast<size_t>(rows), 0);
   for (const SafeTensor* t : {train, validation}) {

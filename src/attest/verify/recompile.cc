@@ -19,7 +19,30 @@ namespace detrain::verify::internal {
 // Where each data file is read from: --data DIR, the embedded copy, or the program's path.
 Check ResolveData(const Bundle& b, const VerifyOptions& o,
                   std::map<std::string, std::string>* out) {
-  for (const json& f : b.data_record["files"]) {
+  // The files the record lists are the ones manifest.json's data names (which recompiling then
+  // checks against the program).
+  std::set<std::string> named;
+  if (b.manifest["data"].contains("files") && b.manifest["data"]["files"].is_array()) {
+    for (const json& f : b.manifest["data"]["files"]) {
+      if (f.is_object() && f.contains("path") && f["path"].is_string()) {
+        named.insert(f["path"].get<std::string>());
+      }
+    }
+  }
+  const json& files = b.data_record["files"];
+  if (files.size() != named.size()) {
+    return Fail(std::string(bundle::kDataRecord) + ": field \"files\" lists " +
+                std::to_string(files.size()) + " files; manifest.json's \"data.files\" names " +
+                std::to_string(named.size()));
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    const json& f = files[i];
+    const std::string field =
+        std::string(bundle::kDataRecord) + ": field \"files[" + std::to_string(i) + "].";
+    if (named.count(f["path"].get<std::string>()) == 0) {
+      return Fail(field + "path\": \"" + f["path"].get<std::string>() +
+                  "\" is not a file manifest.json's \"data.files\" names");
+    }
     const std::string written = f["path"].get<std::string>();
     const std::string want = f["sha256"].get<std::string>();
     std::vector<std::string> candidates;
@@ -47,7 +70,7 @@ Check ResolveData(const Bundle& b, const VerifyOptions& o,
       const std::string got = attest::Sha256Hex(*bytes);
       if (got != want) {
         return Fail("dataset " + written + " at " + c + " is not the one the run used: SHA-256 " +
-                    got + ", expected " + want);
+                    got + ", expected " + want + " (" + field + "sha256\")");
       }
       found = c;
       break;
@@ -78,7 +101,8 @@ std::string FieldDifference(const std::string& rel, const std::string& have,
   if (!a.ok()) return "; " + std::string(a.status().message());
   if (!e.ok()) return "";
   const std::string d = JsonDifference(*a, *e, "");
-  return d.empty() ? "" : "; field " + d;
+  if (d.empty()) return "; the same values, not in canonical form: " + NonCanonicalAt(have, want);
+  return "; field " + d;
 }
 
 // Every file the run writes when it starts (program/, stages/, data/, run.json) is what the
@@ -93,6 +117,16 @@ Check CheckStaticsAndManifest(const Bundle& b, const Replayable& r,
   bundle::RunOptions options;
   options.program = b.manifest["program"]["path"].get<std::string>();
   options.embed_data = run["embed_data"].get<bool>();
+  for (size_t i = 0; i < b.data_record["files"].size(); ++i) {
+    const json& f = b.data_record["files"][i];
+    if (f.contains("embedded") != options.embed_data) {
+      return Fail(std::string("manifest.json: field \"run.embed_data\" is ") +
+                  (options.embed_data ? "true" : "false") +
+                  ", but data/data.json's field \"files[" + std::to_string(i) + "].embedded\" is " +
+                  (options.embed_data ? "missing" : "present") + " (" +
+                  f["path"].get<std::string>() + ")");
+    }
+  }
   bundle::BundleStatics statics;
   statics.options = &options;
   statics.compiled = &r.compiled;
@@ -177,6 +211,11 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   driver::CompileOptions copts;
   if (Check c = ResolveData(b, o, &copts.data_files)) return c;
   const std::string program = JoinPath(b.dir, b.manifest["program"]["path"].get<std::string>());
+  if (!RegularFileSize(program).ok()) {
+    return Fail("manifest.json: field \"program.path\": \"" +
+                b.manifest["program"]["path"].get<std::string>() +
+                "\" is not a file of the bundle");
+  }
   Result<driver::CompileResult> compiled = driver::Compile(program, copts);
   if (!compiled.ok()) return FailStatus(compiled.status(), "recompiling the bundled program");
   r->compiled = std::move(*compiled);
@@ -258,8 +297,11 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   }
   for (size_t i = 0; i < sizes.size(); ++i) {
     Result<uint64_t> size = RegularFileSize(copts.data_files[sizes[i].first]);
-    if (size.ok() && *size != sizes[i].second)
-      return Fail("dataset " + sizes[i].first + ": size differs");
+    if (size.ok() && *size != sizes[i].second) {
+      return Fail(std::string(bundle::kDataRecord) + ": field \"files[" + std::to_string(i) +
+                  "].size\": recorded " + std::to_string(sizes[i].second) + ", dataset " +
+                  sizes[i].first + " has " + std::to_string(*size) + " bytes");
+    }
   }
   Result<json> dj = bundle::DataJson(cfg, *r->compiled.dataset, *r->data, sizes, embedded);
   if (!dj.ok()) return FailStatus(dj.status());
