@@ -220,7 +220,8 @@ Result<StepRecord> ParseStepRecord(const json& j, attest::DigestPolicy policy) {
   for (auto it = tensors->begin(); it != tensors->end(); ++it) {
     std::string raw;
     if (!it->is_string() || !ParseHexBytes(it->get<std::string>(), size, &raw)) {
-      return g.Bad("tensors", "digests of " + std::to_string(2 * size) + " hex digits");
+      return g.Bad(("tensors." + it.key()).c_str(),
+                   "a digest of " + std::to_string(2 * size) + " lowercase hex digits");
     }
     r.tensors.emplace_back(it.key(), raw);
   }
@@ -274,9 +275,14 @@ json StepsHeaderJson(const Digest256& genesis, attest::DigestPolicy policy) {
 Result<ParsedSteps> ParseSteps(std::string_view text) {
   ParsedSteps out;
   size_t eol = text.find('\n');
-  if (eol == std::string_view::npos) return DataLoss("steps.jsonl: no complete header line");
-  DETRAIN_ASSIGN_OR_RETURN(json header, attest::ParseJson(text.substr(0, eol)));
-  Fields h(header, "steps.jsonl header");
+  if (eol == std::string_view::npos) {
+    return DataLoss("steps.jsonl line 1: no complete header line");
+  }
+  Result<json> parsed = attest::ParseJson(text.substr(0, eol));
+  if (!parsed.ok())
+    return DataLoss("steps.jsonl line 1 (header): " + std::string(parsed.status().message()));
+  const json header = std::move(*parsed);
+  Fields h(header, "steps.jsonl line 1 (header)");
   DETRAIN_RETURN_IF_ERROR(h.Object());
   const json* format = h.Get("format");
   const json* policy = h.Get("state_digest");

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "attest/canonical_json.h"
 #include "attest/prng/lineage.h"
 
 namespace detrain::prng {
@@ -58,6 +59,9 @@ class LineageParser {
     n.id = id;
     if (!j.contains("op") || !j["op"].is_string()) return Bad("field \"op\" must be a string");
     const std::string op = j["op"];
+    if (op != "seed" && op != "fold_in" && op != "split") {
+      return Bad("field \"op\": unknown op '" + op + "'");
+    }
     if (!j.contains("key") || !j["key"].is_array() || j["key"].size() != 2) {
       return Bad("field \"key\" must be [hi, lo]");
     }
@@ -65,7 +69,8 @@ class LineageParser {
     for (int w = 0; w < 2; ++w) {
       const Json& v = j["key"][w];
       if (!v.is_number_unsigned() || v.get<uint64_t>() > 0xFFFFFFFFu) {
-        return Bad("key words must be integers in [0, 2^32 - 1]");
+        return Bad("field \"key[" + std::to_string(w) +
+                   "]\": key words must be integers in [0, 2^32 - 1]");
       }
       words[w] = v.get<uint64_t>();
     }
@@ -140,12 +145,15 @@ Result<KeyLineage> KeyLineage::FromJsonl(std::string_view text) {
     const std::string_view line = text.substr(0, end);
     text.remove_prefix(end + 1);
     parser.set_line(++line_no);
-    const Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return parser.Bad("not valid JSON");
+    // attest::ParseJson, not Json::parse: a key given twice is an error, not last-wins.
+    Result<Json> parsed = attest::ParseJson(line);
+    if (!parsed.ok())
+      return parser.Bad("not valid JSON (" + std::string(parsed.status().message()) + ")");
+    const Json j = std::move(*parsed);
     if (!have_header) {
-      if (!j.is_object() || j.size() != 3 || j.value("format", "") != kLineageFormat ||
-          !j.contains("version") || j["version"] != kLineageVersion || !j.contains("mode") ||
-          !j["mode"].is_string()) {
+      if (!j.is_object() || j.size() != 3 || !j.contains("format") || !j["format"].is_string() ||
+          j["format"].get<std::string>() != kLineageFormat || !j.contains("version") ||
+          j["version"] != kLineageVersion || !j.contains("mode") || !j["mode"].is_string()) {
         return parser.Bad(
             "expected the header {\"format\":\"detrain-key-lineage\",\"mode\":...,"
             "\"version\":1}");

@@ -13,6 +13,7 @@
 #include "attest/bundle/bundle_files.h"
 #include "attest/canonical_json.h"
 #include "attest/merkle.h"
+#include "attest/prng/lineage.h"
 #include "attest/verify/manifest_check.h"
 #include "attest/verify/verifier_internal.h"
 #include "base/file_io.h"
@@ -81,6 +82,17 @@ std::string JsonDifference(const json& recorded, const json& expected, const std
     return t.size() > 160 ? t.substr(0, 160) + "..." : t;
   };
   return "\"" + path + "\": recorded " + text(recorded) + ", expected " + text(expected);
+}
+
+std::string NonCanonicalAt(const std::string& text, const std::string& canonical) {
+  size_t i = 0;
+  while (i < text.size() && i < canonical.size() && text[i] == canonical[i]) ++i;
+  const size_t from = i < 24 ? 0 : i - 24;
+  std::string near = text.substr(from, 64);
+  for (char& c : near) {
+    if (c < 0x20 || c > 0x7e) c = '.';  // a snippet of text, safe to print
+  }
+  return "first difference at byte " + std::to_string(i) + ", near: " + near;
 }
 
 std::string FloatText(uint32_t bits) {
@@ -153,9 +165,13 @@ Check CheckFiles(Bundle& b, const VerifyOptions& o) {
   std::set<std::string> listed = {bundle::kManifest, bundle::kFinalWeights};
   std::vector<std::pair<std::string, uint64_t>> files;
   std::vector<std::string> recorded_roots;
-  for (const json& f : b.manifest["files"]) {
+  for (size_t i = 0; i < b.manifest["files"].size(); ++i) {
+    const json& f = b.manifest["files"][i];
     const std::string path = f["path"].get<std::string>();
-    if (!listed.insert(path).second) return Fail("manifest.json lists " + path + " twice");
+    if (!listed.insert(path).second) {
+      return Fail("manifest.json lists " + path + " twice (field \"files[" + std::to_string(i) +
+                  "].path\")");
+    }
     files.emplace_back(path, f["size"].get<uint64_t>());
     recorded_roots.push_back(f["merkle_root"].get<std::string>());
     if (std::optional<int64_t> done = bundle::CheckpointStepsOf(path)) b.checkpoints[*done] = path;
@@ -163,7 +179,7 @@ Check CheckFiles(Bundle& b, const VerifyOptions& o) {
   for (const std::string& p : *present) {
     if (listed.count(p) == 0) {
       if (p == bundle::kProgress) return Fail("progress.json is present: the bundle is incomplete");
-      return Fail("extra file " + p + ": not listed in manifest.json");
+      return Fail("extra file " + p + ": not listed in manifest.json (field \"files\")");
     }
   }
   std::set<std::string> have(present->begin(), present->end());
@@ -203,10 +219,13 @@ Check CheckSteps(Bundle& b) {
   }
   const json& m = b.manifest;
   if (Hex(b.steps.genesis) != m["steps"]["genesis"].get<std::string>()) {
-    return Fail("steps.jsonl: its genesis hash differs from manifest.json's");
+    return Fail(
+        "steps.jsonl line 1: field \"genesis\" differs from manifest.json's \"steps.genesis\"");
   }
   if (bundle::DigestPolicyName(b.steps.policy) != m["steps"]["state_digest"].get<std::string>()) {
-    return Fail("steps.jsonl: its state digest policy differs from manifest.json's");
+    return Fail(
+        "steps.jsonl line 1: field \"state_digest\" differs from manifest.json's "
+        "\"steps.state_digest\"");
   }
   const int64_t count = m["steps"]["count"].get<int64_t>();
   if (static_cast<int64_t>(b.steps.records.size()) != count) {
@@ -222,14 +241,19 @@ Check CheckSteps(Bundle& b) {
                   " (records are missing, repeated or out of order)");
     }
     if (bundle::ChainHash(r, prev) != r.hash) {
-      return Fail("step " + std::to_string(i) + ": its hash does not chain from step " +
+      return Fail("steps.jsonl line " + std::to_string(i + 2) + ": step " + std::to_string(i) +
+                  ": its hash does not chain from step " +
                   std::to_string(static_cast<int64_t>(i) - 1) +
-                  " (the record or an earlier one was altered)");
+                  " (field \"hash\", or a field it covers — step, batch, key, "
+                  "learning_rate_bits, loss_bits, state, roots, eval bits — or an earlier "
+                  "record was altered)");
     }
     prev = r.hash;
   }
   if (Hex(prev) != m["final"]["step_hash"].get<std::string>()) {
-    return Fail("the last step record's hash differs from manifest.json's final step hash");
+    return Fail("steps.jsonl line " + std::to_string(b.steps.records.size() + 1) +
+                ": the last record's field \"hash\" differs from manifest.json's "
+                "\"final.step_hash\"");
   }
   // The chain covers the hashed fields only; every line must also be exactly what the writer
   // writes for its record, so no readable copy or extra field can be edited unseen.
@@ -243,10 +267,12 @@ Check CheckSteps(Bundle& b) {
     if (!canonical.ok() || got != *canonical) {
       Result<json> parsed = attest::ParseJson(got);
       std::string why = parsed.ok() ? JsonDifference(*parsed, want, "") : "";
-      return Fail("steps.jsonl line " + std::to_string(line + 1) +
-                  " is not the canonical form of its " +
-                  (line == 0 ? std::string("header") : "record") + ": " +
-                  (why.empty() ? "whitespace, key order or number spelling differ" : why));
+      return Fail(
+          "steps.jsonl line " + std::to_string(line + 1) + " is not the canonical form of its " +
+          (line == 0 ? std::string("header") : "record") + ": " +
+          (why.empty() ? "whitespace, key order or number spelling differ; " +
+                             NonCanonicalAt(std::string(got), canonical.ok() ? *canonical : "")
+                       : why));
     }
     pos = end + 1;
   }
@@ -256,18 +282,21 @@ Check CheckSteps(Bundle& b) {
   if (b.stopped ? count >= planned : count != planned) {
     return Fail(std::string("manifest.json says the run ") +
                 (b.stopped ? "stopped" : "is complete") + ", but steps.jsonl holds " +
-                std::to_string(count) + " of its " + std::to_string(planned) + " steps");
+                std::to_string(count) + " of its " + std::to_string(planned) +
+                " steps (fields \"status\", \"steps.count\" and \"run.steps\")");
   }
   if (!b.stopped) {
     if (b.steps.records.empty()) return Fail("the bundle has no step records");
     const StepRecord& last = b.steps.records.back();
-    if (!last.params_root.has_value() ||
-        Hex(*last.params_root) != m["final"]["params_root"].get<std::string>() ||
-        Hex(*last.optimizer_root) != m["final"]["optimizer_root"].get<std::string>()) {
+    const bool params = last.params_root.has_value() &&
+                        Hex(*last.params_root) == m["final"]["params_root"].get<std::string>();
+    if (!params || Hex(*last.optimizer_root) != m["final"]["optimizer_root"].get<std::string>()) {
       return Fail(
           "manifest.json's final params_root or optimizer_root differs from the roots in the "
           "record of step " +
-          std::to_string(last.step));
+          std::to_string(last.step) + " (field \"final." +
+          (params ? "optimizer_root" : "params_root") + "\"; steps.jsonl line " +
+          std::to_string(last.step + 2) + ", field \"roots\")");
     }
   }
   return std::nullopt;
@@ -313,7 +342,9 @@ Result<std::map<std::string, std::string>> SafetensorsMetadata(const std::string
   }
   ::close(fd);
   DETRAIN_RETURN_IF_ERROR(st);
-  DETRAIN_ASSIGN_OR_RETURN(json j, attest::ParseJson(header));
+  Result<json> parsed = attest::ParseJson(header);
+  if (!parsed.ok()) return DataLoss(path + ": header: " + std::string(parsed.status().message()));
+  const json j = std::move(*parsed);
   std::map<std::string, std::string> out;
   if (!j.is_object()) return DataLoss(path + ": the safetensors header is not an object");
   if (j.contains("__metadata__")) {
@@ -337,7 +368,8 @@ Check CheckCheckpoints(Bundle& b) {
     for (int64_t done = every; done <= count && done < planned; done += every) {
       if (b.checkpoints.count(done) == 0) {
         return Fail("missing checkpoint " + bundle::CheckpointPath(done) +
-                    " (the schedule writes one after every " + std::to_string(every) + " steps)");
+                    " (the schedule writes one after every " + std::to_string(every) +
+                    " steps: manifest.json's field \"run.checkpoint_every\")");
       }
     }
   }
@@ -364,7 +396,8 @@ Check CheckCheckpoints(Bundle& b) {
     };
     if (meta("detrain.steps_done") != std::to_string(done)) {
       return Fail(path + ": holds the state after " + meta("detrain.steps_done") +
-                  " steps, but its name says " + std::to_string(done));
+                  " steps, but its name says " + std::to_string(done) +
+                  " (__metadata__ \"detrain.steps_done\")");
     }
     // Exactly the metadata the writer records.
     const std::map<std::string, std::string> want = {
@@ -376,7 +409,12 @@ Check CheckCheckpoints(Bundle& b) {
     for (const auto& [key, value] : want) {
       if (meta(key.c_str()) != value) {
         return Fail(path + ": metadata \"" + key + "\" is \"" + meta(key.c_str()) + "\"; step " +
-                    std::to_string(done - 1) + "'s record gives \"" + value + "\"");
+                    std::to_string(done - 1) + "'s record gives \"" + value +
+                    "\" (steps.jsonl line " + std::to_string(done + 1) + ", field \"" +
+                    (key == "detrain.step_hash"              ? "hash"
+                     : key.find("root") != std::string::npos ? "roots"
+                                                             : "step") +
+                    "\")");
       }
     }
     for (const auto& [key, value] : *m) {
@@ -397,7 +435,10 @@ Result<SafetensorsFile> ReadCheckpoint(const Bundle& b, const std::string& path)
   Result<std::string> canonical = SerializeSafetensors(*f);
   if (!canonical.ok() || *canonical != bytes) {
     return DataLoss(path + ": not the bytes the writer produces for its tensors and metadata (" +
-                    (canonical.ok() ? FirstDifference(bytes, *canonical, false) : "") + ")");
+                    (canonical.ok() ? FirstDifference(bytes, *canonical, false) + "; " +
+                                          NonCanonicalAt(bytes, *canonical)
+                                    : "") +
+                    ")");
   }
   return f;
 }
@@ -414,6 +455,37 @@ Check CheckCheckpointState(const Bundle& b, int64_t done, const runtime::TrainSt
                 "'s record names (SHA-256 roots differ)");
   }
   return std::nullopt;
+}
+
+// The first metadata entry or tensor where two safetensors files differ, for messages ("" when
+// neither parses or they hold the same things).
+std::string SafetensorsDifference(const std::string& have, const std::string& want) {
+  Result<SafetensorsFile> a = ParseSafetensors(have), e = ParseSafetensors(want);
+  if (!a.ok() || !e.ok()) return "";
+  std::set<std::string> keys;
+  for (const auto& [k, v] : a->metadata) keys.insert(k);
+  for (const auto& [k, v] : e->metadata) keys.insert(k);
+  for (const std::string& k : keys) {
+    auto x = a->metadata.find(k), y = e->metadata.find(k);
+    if (x == a->metadata.end()) return "__metadata__ \"" + k + "\" is missing";
+    if (y == e->metadata.end()) return "__metadata__ \"" + k + "\" is not one the writer records";
+    if (x->second != y->second) {
+      return "__metadata__ \"" + k + "\" is \"" + x->second + "\", expected \"" + y->second + "\"";
+    }
+  }
+  for (size_t i = 0; i < std::max(a->tensors.size(), e->tensors.size()); ++i) {
+    if (i >= a->tensors.size()) return "tensor \"" + e->tensors[i].name + "\" is missing";
+    if (i >= e->tensors.size()) return "tensor \"" + a->tensors[i].name + "\" is extra";
+    const SafeTensor &x = a->tensors[i], &y = e->tensors[i];
+    if (x.name != y.name) return "tensor \"" + x.name + "\" where \"" + y.name + "\" belongs";
+    if (x.dtype != y.dtype) {
+      return "tensor \"" + x.name + "\" field \"dtype\" is " + x.dtype + ", expected " + y.dtype;
+    }
+    if (x.shape != y.shape) return "tensor \"" + x.name + "\" field \"shape\" differs";
+    if (x.data != y.data) return "tensor \"" + x.name + "\" holds other values";
+  }
+  return "the header's layout (\"data_offsets\", key order or padding) differs: " +
+         NonCanonicalAt(have, want);
 }
 
 Check CheckFinalWeights(Bundle& b) {
@@ -450,7 +522,10 @@ Check CheckFinalWeights(Bundle& b) {
     return Fail(std::string(bundle::kFinalWeights) +
                 ": its metadata or layout differs from what the bundle's root digest and final "
                 "state give (" +
-                (expected.ok() ? FirstDifference(*bytes, *expected, false) : "") + ")");
+                (expected.ok() ? SafetensorsDifference(*bytes, *expected) + "; " +
+                                     FirstDifference(*bytes, *expected, false)
+                               : "") +
+                ")");
   }
   return std::nullopt;
 }
@@ -474,7 +549,8 @@ Check CheckSplit(Bundle& b) {
       static_cast<uint64_t>(rows) != (train->data.size() + validation->data.size()) / 8) {
     return Fail(std::string(bundle::kSplitFile) + " holds " +
                 std::to_string((train->data.size() + validation->data.size()) / 8) +
-                " row indices; manifest.json says the data has " + std::to_string(rows) + " rows");
+                " row indices; manifest.json says the data has " + std::to_string(rows) +
+                " rows (field \"data.rows\")");
   }
   std::vector<uint8_t> seen(static_cast<size_t>(rows), 0);
   for (const SafeTensor* t : {train, validation}) {
@@ -491,6 +567,36 @@ Check CheckSplit(Bundle& b) {
   if (static_cast<int64_t>((train->data.size() + validation->data.size()) / 8) != rows) {
     return Fail("the split does not cover every row");
   }
+  return std::nullopt;
+}
+
+// environment.json is recorded, not claimed (schemas/bundle.md §4.10): no value is checked, but
+// it must be one canonical JSON object, as the writer writes it (no key twice, no other spelling).
+Check CheckEnvironment(const Bundle& b) {
+  // Absent and unlisted: recompile names it among the files a bundle of this run holds.
+  if (!PathExists(JoinPath(b.dir, bundle::kEnvironment))) return std::nullopt;
+  Result<std::string> text = ReadBounded(JoinPath(b.dir, bundle::kEnvironment), 1 << 20);
+  if (!text.ok()) return FailStatus(text.status());
+  Result<json> j = attest::ParseJson(*text);
+  if (!j.ok()) return FailStatus(j.status(), bundle::kEnvironment);
+  if (!j->is_object()) return Fail(std::string(bundle::kEnvironment) + ": expected a JSON object");
+  Result<std::string> canonical = attest::CanonicalJson(*j);
+  if (!canonical.ok()) return FailStatus(canonical.status(), bundle::kEnvironment);
+  if (*canonical + "\n" != *text) {
+    return Fail(std::string(bundle::kEnvironment) +
+                " is not in canonical form: " + NonCanonicalAt(*text, *canonical + "\n"));
+  }
+  return std::nullopt;
+}
+
+// lineage.jsonl parses and every recorded key recomputes from its parent (key-lineage.md §6);
+// recompile then compares it with the lineage the run derives.
+Check CheckLineage(const Bundle& b) {
+  Result<std::string> text = ReadBounded(JoinPath(b.dir, bundle::kLineage), kMaxJsonFile * 16);
+  if (!text.ok()) return FailStatus(text.status());
+  Result<prng::KeyLineage> parsed = prng::KeyLineage::FromJsonl(*text);
+  if (!parsed.ok()) return FailStatus(parsed.status(), bundle::kLineage);
+  if (Status s = prng::ReplayLineage(*parsed); !s.ok()) return FailStatus(s, bundle::kLineage);
   return std::nullopt;
 }
 
@@ -529,7 +635,8 @@ Check Integrity(Bundle& b, const VerifyOptions& o) {
   // The writer writes canonical JSON; any other spelling of the same values is an edit.
   if (Result<std::string> canonical = attest::CanonicalJson(b.manifest);
       !canonical.ok() || *canonical + "\n" != *text) {
-    return Fail("manifest.json is not in canonical form (it was edited)");
+    return Fail("manifest.json is not in canonical form (it was edited): " +
+                NonCanonicalAt(*text, canonical.ok() ? *canonical + "\n" : ""));
   }
   Result<std::string> root = bundle::ManifestRootDigest(b.manifest);
   if (!root.ok()) return FailStatus(root.status(), "manifest.json");
@@ -545,6 +652,8 @@ Check Integrity(Bundle& b, const VerifyOptions& o) {
   if (Check c = CheckCheckpoints(b)) return c;
   if (Check c = CheckFinalWeights(b)) return c;
   if (Check c = CheckSplit(b)) return c;
+  if (Check c = CheckLineage(b)) return c;
+  if (Check c = CheckEnvironment(b)) return c;
   Result<std::string> data = ReadBounded(JoinPath(b.dir, bundle::kDataRecord), kMaxJsonFile);
   if (!data.ok()) return FailStatus(data.status());
   Result<json> dj = attest::ParseJson(*data);

@@ -101,7 +101,7 @@ Status CheckFormatVersion(const json& m) {
   const int64_t v = m["format_version"].get<int64_t>();
   if (v != 1) {
     return InvalidArgument("manifest.json: bundle format version " + std::to_string(v) +
-                           "; this detrain reads format version 1");
+                           "; this detrain reads format version 1 (field \"format_version\")");
   }
   return Status::Ok();
 }

@@ -19,7 +19,30 @@ namespace detrain::verify::internal {
 // Where each data file is read from: --data DIR, the embedded copy, or the program's path.
 Check ResolveData(const Bundle& b, const VerifyOptions& o,
                   std::map<std::string, std::string>* out) {
-  for (const json& f : b.data_record["files"]) {
+  // The files the record lists are the ones manifest.json's data names (which recompiling then
+  // checks against the program).
+  std::set<std::string> named;
+  if (b.manifest["data"].contains("files") && b.manifest["data"]["files"].is_array()) {
+    for (const json& f : b.manifest["data"]["files"]) {
+      if (f.is_object() && f.contains("path") && f["path"].is_string()) {
+        named.insert(f["path"].get<std::string>());
+      }
+    }
+  }
+  const json& files = b.data_record["files"];
+  if (files.size() != named.size()) {
+    return Fail(std::string(bundle::kDataRecord) + ": field \"files\" lists " +
+                std::to_string(files.size()) + " files; manifest.json's \"data.files\" names " +
+                std::to_string(named.size()));
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    const json& f = files[i];
+    const std::string field =
+        std::string(bundle::kDataRecord) + ": field \"files[" + std::to_string(i) + "].";
+    if (named.count(f["path"].get<std::string>()) == 0) {
+      return Fail(field + "path\": \"" + f["path"].get<std::string>() +
+                  "\" is not a file manifest.json's \"data.files\" names");
+    }
     const std::string written = f["path"].get<std::string>();
     const std::string want = f["sha256"].get<std::string>();
     std::vector<std::string> candidates;
@@ -47,7 +70,7 @@ Check ResolveData(const Bundle& b, const VerifyOptions& o,
       const std::string got = attest::Sha256Hex(*bytes);
       if (got != want) {
         return Fail("dataset " + written + " at " + c + " is not the one the run used: SHA-256 " +
-                    got + ", expected " + want);
+                    got + ", expected " + want + " (" + field + "sha256\")");
       }
       found = c;
       break;
@@ -66,6 +89,22 @@ Check ResolveData(const Bundle& b, const VerifyOptions& o,
   return std::nullopt;
 }
 
+// For a JSON or safetensors file that differs: the first field that does ("" when the values
+// are the same and only the spelling differs).
+std::string FieldDifference(const std::string& rel, const std::string& have,
+                            const std::string& want) {
+  if (rel.size() > 12 && rel.compare(rel.size() - 12, 12, ".safetensors") == 0) {
+    return "; " + SafetensorsDifference(have, want);
+  }
+  if (rel.size() < 5 || rel.compare(rel.size() - 5, 5, ".json") != 0) return "";
+  Result<json> a = attest::ParseJson(have), e = attest::ParseJson(want);
+  if (!a.ok()) return "; " + std::string(a.status().message());
+  if (!e.ok()) return "";
+  const std::string d = JsonDifference(*a, *e, "");
+  if (d.empty()) return "; the same values, not in canonical form: " + NonCanonicalAt(have, want);
+  return "; field " + d;
+}
+
 // Every file the run writes when it starts (program/, stages/, data/, run.json) is what the
 // recompiled run writes, byte for byte, and so is manifest.json (but for the file list, checked
 // by integrity, and its root digest): no field of either can say something the run did not.
@@ -78,6 +117,16 @@ Check CheckStaticsAndManifest(const Bundle& b, const Replayable& r,
   bundle::RunOptions options;
   options.program = b.manifest["program"]["path"].get<std::string>();
   options.embed_data = run["embed_data"].get<bool>();
+  for (size_t i = 0; i < b.data_record["files"].size(); ++i) {
+    const json& f = b.data_record["files"][i];
+    if (f.contains("embedded") != options.embed_data) {
+      return Fail(std::string("manifest.json: field \"run.embed_data\" is ") +
+                  (options.embed_data ? "true" : "false") +
+                  ", but data/data.json's field \"files[" + std::to_string(i) + "].embedded\" is " +
+                  (options.embed_data ? "missing" : "present") + " (" +
+                  f["path"].get<std::string>() + ")");
+    }
+  }
   bundle::BundleStatics statics;
   statics.options = &options;
   statics.compiled = &r.compiled;
@@ -98,7 +147,7 @@ Check CheckStaticsAndManifest(const Bundle& b, const Replayable& r,
       const bool binary = ends_with(".pb") || ends_with(".safetensors") ||
                           rel.rfind(bundle::kEmbeddedDataDir, 0) == 0;
       return Fail(rel + " differs from what recompiling the program gives; " +
-                  FirstDifference(*have, bytes, !binary));
+                  FirstDifference(*have, bytes, !binary) + FieldDifference(rel, *have, bytes));
     }
   }
   bundle::FinalState fin;
@@ -133,10 +182,40 @@ Check CheckStaticsAndManifest(const Bundle& b, const Replayable& r,
   return std::nullopt;
 }
 
+// "lineage.jsonl line N: field "key[0]": recorded X, expected Y", or the first differing line.
+std::string LineageDifference(const std::string& have, const std::string& want) {
+  size_t a = 0, e = 0, line = 1;
+  while (a < have.size() && e < want.size()) {
+    const size_t ae = have.find('\n', a), ee = want.find('\n', e);
+    const std::string x = have.substr(a, ae == std::string::npos ? ae : ae - a);
+    const std::string y = want.substr(e, ee == std::string::npos ? ee : ee - e);
+    if (x != y) {
+      Result<json> px = attest::ParseJson(x), py = attest::ParseJson(y);
+      const std::string d = px.ok() && py.ok() ? JsonDifference(*px, *py, "") : "";
+      if (!d.empty()) {
+        return "lineage.jsonl line " + std::to_string(line) + ": field " + d +
+               " (not the keys this run derives)";
+      }
+      break;
+    }
+    if (ae == std::string::npos || ee == std::string::npos) break;
+    a = ae + 1;
+    e = ee + 1;
+    ++line;
+  }
+  return "lineage.jsonl differs from the keys this run derives; " +
+         FirstDifference(have, want, true);
+}
+
 Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   driver::CompileOptions copts;
   if (Check c = ResolveData(b, o, &copts.data_files)) return c;
   const std::string program = JoinPath(b.dir, b.manifest["program"]["path"].get<std::string>());
+  if (!RegularFileSize(program).ok()) {
+    return Fail("manifest.json: field \"program.path\": \"" +
+                b.manifest["program"]["path"].get<std::string>() +
+                "\" is not a file of the bundle");
+  }
   Result<driver::CompileResult> compiled = driver::Compile(program, copts);
   if (!compiled.ok()) return FailStatus(compiled.status(), "recompiling the bundled program");
   r->compiled = std::move(*compiled);
@@ -144,8 +223,9 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   const json& stages = b.manifest["stages"];
   const auto& records = r->compiled.stages.records();
   if (stages.size() != records.size()) {
-    return Fail("the bundle records " + std::to_string(stages.size()) +
-                " stages; recompiling gives " + std::to_string(records.size()));
+    return Fail("manifest.json: field \"stages\": the bundle records " +
+                std::to_string(stages.size()) + " stages; recompiling gives " +
+                std::to_string(records.size()));
   }
   for (size_t i = 0; i < records.size(); ++i) {
     const json& s = stages[i];
@@ -155,9 +235,20 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
       Result<std::string> bytes =
           ReadFile(JoinPath(JoinPath(b.dir, bundle::kStagesDir), rec.file_name));
       if (bytes.ok()) bundled = *bytes;
+      if (bytes.ok() && attest::Sha256Hex(bundled) == rec.sha256) {
+        // The stage file is what recompiling gives: the manifest's entry was edited.
+        const json have = {{"stage", s["stage"]}, {"sha256", s["sha256"]}};
+        const json want = {{"stage", rec.name}, {"sha256", rec.sha256}};
+        return Fail(
+            "manifest.json: " + JsonDifference(have, want, "stages[" + std::to_string(i) + "]") +
+            " (the stage file and recompiling the program agree)");
+      }
       const bool text =
           rec.file_name.size() < 3 || rec.file_name.substr(rec.file_name.size() - 3) != ".pb";
-      return Fail("stage " + std::to_string(rec.number) + " (" + rec.name +
+      const std::string file = rec.number == 0
+                                   ? b.manifest["program"]["path"].get<std::string>()
+                                   : std::string(bundle::kStagesDir) + "/" + rec.file_name;
+      return Fail(file + ": stage " + std::to_string(rec.number) + " (" + rec.name +
                   ") differs: recorded sha256 " + s["sha256"].get<std::string>() + ", recompiled " +
                   rec.sha256 + "; " + FirstDifference(bundled, rec.bytes, text));
     }
@@ -170,9 +261,15 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   r->schedule.checkpoint_every = run["checkpoint_every"].get<int64_t>();
   r->schedule.eval_every = run["eval_every"].get<int64_t>();
   r->schedule.policy = b.steps.policy;
-  if (r->schedule.checkpoint_every != cfg.train.checkpoint_every ||
-      r->schedule.eval_every != cfg.train.eval_every) {
-    return Fail("manifest.json's run options differ from the program's");
+  if (r->schedule.checkpoint_every != cfg.train.checkpoint_every) {
+    return Fail("manifest.json: field \"run.checkpoint_every\": recorded " +
+                std::to_string(r->schedule.checkpoint_every) + ", the program's is " +
+                std::to_string(cfg.train.checkpoint_every));
+  }
+  if (r->schedule.eval_every != cfg.train.eval_every) {
+    return Fail("manifest.json: field \"run.eval_every\": recorded " +
+                std::to_string(r->schedule.eval_every) + ", the program's is " +
+                std::to_string(cfg.train.eval_every));
   }
   // The data: split and statistics recomputed, then the records compared byte for byte.
   runtime::RunKeys keys(cfg.train.seed, cfg.train.prng, cfg.train.shards);
@@ -187,7 +284,10 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   if (!split.ok() || !bundled_split.ok() || *split != *bundled_split) {
     return Fail(std::string(bundle::kSplitFile) +
                 ": the split or the standardization statistics differ from what the data and the "
-                "seed give");
+                "seed give" +
+                (split.ok() && bundled_split.ok()
+                     ? " (" + SafetensorsDifference(*bundled_split, *split) + ")"
+                     : std::string()));
   }
   std::vector<std::pair<std::string, uint64_t>> sizes;
   std::vector<std::string> embedded;
@@ -197,14 +297,18 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   }
   for (size_t i = 0; i < sizes.size(); ++i) {
     Result<uint64_t> size = RegularFileSize(copts.data_files[sizes[i].first]);
-    if (size.ok() && *size != sizes[i].second)
-      return Fail("dataset " + sizes[i].first + ": size differs");
+    if (size.ok() && *size != sizes[i].second) {
+      return Fail(std::string(bundle::kDataRecord) + ": field \"files[" + std::to_string(i) +
+                  "].size\": recorded " + std::to_string(sizes[i].second) + ", dataset " +
+                  sizes[i].first + " has " + std::to_string(*size) + " bytes");
+    }
   }
   Result<json> dj = bundle::DataJson(cfg, *r->compiled.dataset, *r->data, sizes, embedded);
   if (!dj.ok()) return FailStatus(dj.status());
   if (*dj != b.data_record) {
     Result<std::string> a = attest::CanonicalJson(b.data_record), c = attest::CanonicalJson(*dj);
-    return Fail(std::string(bundle::kDataRecord) + " differs from what the data gives; " +
+    return Fail(std::string(bundle::kDataRecord) + " differs from what the data gives; field " +
+                JsonDifference(b.data_record, *dj, "") + "; " +
                 FirstDifference(a.ok() ? *a : "", c.ok() ? *c : "", true));
   }
   // Genesis: the stage chain and the initial state.
@@ -235,16 +339,11 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
     if (!keys.BeginStep(t, spe).ok())
       return Fail("cannot derive the key of step " + std::to_string(t));
   }
+  // (Integrity parsed and replayed it.)
   Result<std::string> lineage = ReadBounded(JoinPath(b.dir, bundle::kLineage), kMaxJsonFile * 16);
   if (!lineage.ok()) return FailStatus(lineage.status());
-  Result<prng::KeyLineage> parsed = prng::KeyLineage::FromJsonl(*lineage);
-  if (!parsed.ok()) return FailStatus(parsed.status(), "lineage.jsonl");
-  if (Status s = prng::ReplayLineage(*parsed); !s.ok()) return FailStatus(s, "lineage.jsonl");
   const std::string expected = keys.lineage().ToJsonl();
-  if (expected != *lineage) {
-    return Fail("lineage.jsonl differs from the keys this run derives; " +
-                FirstDifference(*lineage, expected, true));
-  }
+  if (expected != *lineage) return Fail(LineageDifference(*lineage, expected));
   return CheckStaticsAndManifest(b, *r, copts.data_files);
 }
 

@@ -22,47 +22,58 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 
 // ---- replay ---------------------------------------------------------------------------------
 
-// The first field of `got` that differs from the recorded `want`, described; "" when equal.
+// The first field of `got` that differs from the recorded `want`, described with the record's
+// line in steps.jsonl and the field's name; "" when equal.
 std::string CompareRecords(const StepRecord& want, const StepRecord& got) {
-  const std::string step = "step " + std::to_string(want.step) + ": ";
+  const std::string step = "steps.jsonl line " + std::to_string(want.step + 2) + ": step " +
+                           std::to_string(want.step) + ": ";
+  auto field = [&](const char* name, const std::string& what) {
+    return step + what + " (field \"" + name + "\")";
+  };
+  auto bits = [](const std::optional<uint32_t>& b) { return b ? FloatText(*b) : "none"; };
   if (want.epoch != got.epoch) {
-    return step + "epoch recorded " + std::to_string(want.epoch) + ", replayed " +
-           std::to_string(got.epoch);
+    return field("epoch", "epoch recorded " + std::to_string(want.epoch) + ", replayed " +
+                              std::to_string(got.epoch));
   }
-  if (want.batch != got.batch) return step + "the batch differs (the rows or their values)";
-  if (want.key_hi != got.key_hi || want.key_lo != got.key_lo) return step + "the step key differs";
+  if (want.batch != got.batch)
+    return field("batch", "the batch differs (the rows or their values)");
+  if (want.key_hi != got.key_hi || want.key_lo != got.key_lo) {
+    return field("key", "the step key differs");
+  }
   if (want.learning_rate_bits != got.learning_rate_bits) {
-    return step + "learning rate recorded " + FloatText(want.learning_rate_bits) + ", replayed " +
-           FloatText(got.learning_rate_bits);
+    return field("learning_rate_bits", "learning rate recorded " +
+                                           FloatText(want.learning_rate_bits) + ", replayed " +
+                                           FloatText(got.learning_rate_bits));
   }
   if (want.loss_bits != got.loss_bits) {
-    return step + "loss recorded " + FloatText(want.loss_bits) + ", replayed " +
-           FloatText(got.loss_bits);
+    return field("loss_bits", "loss recorded " + FloatText(want.loss_bits) + ", replayed " +
+                                  FloatText(got.loss_bits));
   }
   for (size_t i = 0; i < want.tensors.size() && i < got.tensors.size(); ++i) {
     if (want.tensors[i] != got.tensors[i]) {
-      return step + "tensor " + want.tensors[i].first + " differs after the step (digest " +
-             Hex(want.tensors[i].second) + " recorded, " + Hex(got.tensors[i].second) +
-             " replayed)";
+      const std::string name = "tensors." + want.tensors[i].first;
+      return field(name.c_str(), "tensor " + want.tensors[i].first +
+                                     " differs after the step (digest " +
+                                     Hex(want.tensors[i].second) + " recorded, " +
+                                     Hex(got.tensors[i].second) + " replayed)");
     }
   }
-  if (want.tensors.size() != got.tensors.size() || want.state != got.state) {
-    return step + "the state digest differs";
+  if (want.tensors.size() != got.tensors.size()) {
+    return field("tensors", "the state has other tensors");
   }
+  if (want.state != got.state) return field("state", "the state digest differs");
   if (want.params_root != got.params_root || want.optimizer_root != got.optimizer_root) {
-    return step + "the SHA-256 roots of the state differ";
+    return field("roots", "the SHA-256 roots of the state differ");
   }
   if (want.eval_loss_bits != got.eval_loss_bits) {
-    return step + "eval loss recorded " +
-           (want.eval_loss_bits ? FloatText(*want.eval_loss_bits) : "none") + ", replayed " +
-           (got.eval_loss_bits ? FloatText(*got.eval_loss_bits) : "none");
+    return field("eval.loss_bits", "eval loss recorded " + bits(want.eval_loss_bits) +
+                                       ", replayed " + bits(got.eval_loss_bits));
   }
   if (want.eval_accuracy_bits != got.eval_accuracy_bits) {
-    return step + "eval accuracy recorded " +
-           (want.eval_accuracy_bits ? FloatText(*want.eval_accuracy_bits) : "none") +
-           ", replayed " + (got.eval_accuracy_bits ? FloatText(*got.eval_accuracy_bits) : "none");
+    return field("eval.accuracy_bits", "eval accuracy recorded " + bits(want.eval_accuracy_bits) +
+                                           ", replayed " + bits(got.eval_accuracy_bits));
   }
-  if (want.hash != got.hash) return step + "the step hash differs";
+  if (want.hash != got.hash) return field("hash", "the step hash differs");
   return "";
 }
 

@@ -8,7 +8,9 @@
 //              and is byte for byte the canonical form of its records; every checkpoint holds
 //              the state its step record's SHA-256 roots name, with exactly the writer's
 //              metadata and layout; the final weights are exactly the bytes the final state and
-//              the root digest give; the split is disjoint and covers every row.
+//              the root digest give; the split is disjoint and covers every row; the key
+//              lineage parses and every key recomputes from its parent; environment.json is
+//              one canonical JSON object (its values are recorded, not checked).
 //   recompile  stages 1-4 are rebuilt from the bundled program and the data (embedded, in
 //              --data DIR, or where the program names it; each file must have its recorded
 //              SHA-256) and must have the recorded digests; the data record, the split, the key

@@ -51,6 +51,10 @@ inline Check FailStatus(const Status& s, const std::string& context = "") {
 Result<std::string> ReadBounded(const std::string& path, uint64_t limit);
 // The first line (text) or byte where two byte strings differ, for messages.
 std::string FirstDifference(const std::string& a, const std::string& b, bool text);
+// Where `text` departs from its canonical form: the byte offset and the text around it.
+std::string NonCanonicalAt(const std::string& text, const std::string& canonical);
+// The first metadata entry or tensor where two safetensors files differ (integrity.cc).
+std::string SafetensorsDifference(const std::string& have, const std::string& want);
 // The first field where two JSON values differ, for messages ("" when equal).
 std::string JsonDifference(const json& recorded, const json& expected, const std::string& path);
 // "%.9g (0x%08x)" of a float's bits.
