@@ -4,8 +4,13 @@
 // recompile phases (no replay, so an execution takes milliseconds, not seconds), and the file is
 // restored. The input:
 //   byte 0     which file (index into the bundle's files in sorted order, modulo their number)
-//   byte 1     how (modulo 4): 0 replace the file by the payload; 1 overwrite the payload at the
-//              offset; 2 truncate at the offset (payload unused); 3 insert the payload there
+//   byte 1     how: bits 0-1 0 replace the file by the payload; 1 overwrite the payload at the
+//              offset; 2 truncate at the offset (payload unused); 3 insert the payload there.
+//              Bit 2: reseal — give the edited file its new size and Merkle root in the
+//              manifest's file list, recompute the root digest and write it into the manifest
+//              and the final weights' metadata, as a forger would; so the edit gets past the
+//              file-list check to the parsers and cross-checks behind it (the step log, the
+//              checkpoints, the stages, recompilation) instead of stopping at the first digest.
 //   bytes 2-5  the offset, little-endian, modulo (file size + 1)
 //   the rest   the payload
 // Whatever the edit, VerifyBundle reports an outcome; it never crashes. The unedited bundle
@@ -21,8 +26,12 @@
 #include <string>
 #include <vector>
 
+#include "attest/bundle/bundle_format.h"
+#include "attest/canonical_json.h"
+#include "attest/merkle.h"
 #include "attest/verify/verifier.h"
 #include "base/budget.h"
+#include "base/safetensors.h"
 #include "fuzz_util.h"
 
 namespace {
@@ -38,6 +47,42 @@ std::vector<PristineFile>& Files() {
 }
 
 std::string BundleDir() { return detrain::fuzz::ScratchDir() + "/tiny"; }
+
+const PristineFile& FileNamed(const std::string& rel) {
+  for (const PristineFile& f : Files()) {
+    if (f.path == BundleDir() + "/" + rel) return f;
+  }
+  detrain::fuzz::PropertyFailed("bundle_fuzz: the golden bundle has no file", rel);
+}
+
+// The manifest and final weights that make `edited` (the new bytes of `file`) pass the
+// file-list check: {manifest bytes, weights bytes}. Aborts when the golden bundle itself is not
+// what this code assumes (then every finding would be noise).
+std::pair<std::string, std::string> Seal(const PristineFile& file, std::string_view edited) {
+  using detrain::fuzz::PropertyFailed;
+  const PristineFile& manifest_file = FileNamed(detrain::bundle::kManifest);
+  const PristineFile& weights_file = FileNamed(detrain::bundle::kFinalWeights);
+  auto manifest = detrain::attest::ParseJson(manifest_file.bytes);
+  if (!manifest.ok()) PropertyFailed("bundle_fuzz: golden manifest", manifest.status().ToString());
+  const std::string rel = file.path.substr(BundleDir().size() + 1);
+  for (nlohmann::json& entry : (*manifest)["files"]) {
+    if (entry["path"] == rel) {
+      entry["size"] = edited.size();
+      entry["merkle_root"] = detrain::bundle::Hex(detrain::attest::MerkleRoot(edited, nullptr));
+    }
+  }
+  manifest->erase("root_digest");
+  auto root = detrain::bundle::ManifestRootDigest(*manifest);
+  if (!root.ok()) PropertyFailed("bundle_fuzz: root digest", root.status().ToString());
+  (*manifest)["root_digest"] = *root;
+  auto manifest_bytes = detrain::bundle::CanonicalLine(*manifest);
+  auto weights = detrain::ParseSafetensors(weights_file.bytes);
+  if (!manifest_bytes.ok() || !weights.ok()) PropertyFailed("bundle_fuzz: sealing", rel);
+  weights->metadata["detrain.bundle_root"] = *root;
+  auto weights_bytes = detrain::SerializeSafetensors(*weights);
+  if (!weights_bytes.ok()) PropertyFailed("bundle_fuzz: sealing the weights", rel);
+  return {*manifest_bytes, *weights_bytes};
+}
 
 detrain::verify::VerifyReport Verify() {
   detrain::verify::VerifyOptions options;
@@ -64,6 +109,12 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   }
   std::sort(Files().begin(), Files().end(),
             [](const PristineFile& a, const PristineFile& b) { return a.path < b.path; });
+  // Sealing an unedited file must give back the golden manifest and weights byte for byte.
+  auto sealed = Seal(FileNamed(detrain::bundle::kSteps), FileNamed(detrain::bundle::kSteps).bytes);
+  if (sealed.first != FileNamed(detrain::bundle::kManifest).bytes ||
+      sealed.second != FileNamed(detrain::bundle::kFinalWeights).bytes) {
+    detrain::fuzz::PropertyFailed("bundle_fuzz: sealing the golden bundle changes it", "");
+  }
   detrain::verify::VerifyReport report = Verify();
   if (Files().empty() || report.outcome != detrain::verify::Outcome::kVerified) {
     std::fprintf(stderr, "bundle_fuzz: the pristine bundle does not verify: %s\n",
@@ -82,7 +133,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t offset = raw_offset % (file.bytes.size() + 1);
   std::string_view payload = detrain::fuzz::AsText(data + 6, size - 6);
   std::string edited = file.bytes;
-  switch (data[1] % 4) {
+  switch (data[1] & 0x3) {
     case 0:
       edited = std::string(payload);
       break;
@@ -97,8 +148,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       edited.insert(offset, payload);
       break;
   }
+  const PristineFile& manifest = FileNamed(detrain::bundle::kManifest);
+  const PristineFile& weights = FileNamed(detrain::bundle::kFinalWeights);
+  const bool reseal = (data[1] & 0x4) != 0 && &file != &manifest && &file != &weights;
   detrain::fuzz::WriteBytes(file.path, edited);
+  if (reseal) {
+    auto [manifest_bytes, weights_bytes] = Seal(file, edited);
+    detrain::fuzz::WriteBytes(manifest.path, manifest_bytes);
+    detrain::fuzz::WriteBytes(weights.path, weights_bytes);
+  }
   (void)Verify();
   detrain::fuzz::WriteBytes(file.path, file.bytes);
+  if (reseal) {
+    detrain::fuzz::WriteBytes(manifest.path, manifest.bytes);
+    detrain::fuzz::WriteBytes(weights.path, weights.bytes);
+  }
   return 0;
 }

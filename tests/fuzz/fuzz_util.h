@@ -20,19 +20,20 @@ namespace detrain::fuzz {
 
 // A fresh directory for this process, under $TMPDIR (or /tmp), removed at exit.
 inline const std::string& ScratchDir() {
-  static const std::string dir = [] {
+  // Never destroyed: the exit handler that removes the directory runs after static destructors.
+  static const std::string* const dir = [] {
     const char* tmp = std::getenv("TMPDIR");
     std::string base = (tmp != nullptr && *tmp != '\0') ? tmp : "/tmp";
-    std::string d = base + "/detrain-fuzz-" + std::to_string(getpid());
-    std::filesystem::remove_all(d);
-    std::filesystem::create_directories(d);
+    auto* d = new std::string(base + "/detrain-fuzz-" + std::to_string(getpid()));
+    std::filesystem::remove_all(*d);
+    std::filesystem::create_directories(*d);
     std::atexit([] {
       std::error_code ec;
       std::filesystem::remove_all(ScratchDir(), ec);
     });
     return d;
   }();
-  return dir;
+  return *dir;
 }
 
 // Writes `bytes` to `path` (truncating); aborts if it cannot: the harness itself is broken then.

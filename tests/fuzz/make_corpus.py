@@ -9,6 +9,7 @@ Usage: tests/fuzz/make_corpus.py   (rewrites tests/fuzz/corpus/ in place)
 """
 import json
 import os
+import re
 import shutil
 import struct
 import sys
@@ -111,14 +112,18 @@ def main():
     put("dt", "tiny", read(os.path.join(TINY, "program/train.dt")))
     put("dt", "tiny_with_data",
         read(os.path.join(TINY, "program/train.dt")) + b"%%data\n" + head_lines(tiny_csv, 24))
+    # The examples' batches shrunk to 8 so that 40 rows of data make a training split.
+    def small(rel):
+        text = read(os.path.join(ROOT, rel))
+        return re.sub(rb"batch = [0-9]+", b"batch = 8", text)
     if os.path.exists(cancer):
-        put("dt", "breast_cancer", read(os.path.join(ROOT, "examples/breast_cancer/train.dt")) +
-            b"%%data\n" + head_lines(read(cancer), 41))
+        put("dt", "breast_cancer", small("examples/breast_cancer/train.dt") + b"%%data\n" +
+            head_lines(read(cancer), 41))
     digits = os.path.join(ROOT, "examples/digits/digits.csv")
-    digits_data = read(digits) if os.path.exists(digits) else b""
-    put("dt", "digits", read(os.path.join(ROOT, "examples/digits/train.dt")) + b"%%data\n" +
-        head_lines(digits_data, 40))
-    put("dt", "charlm", read(os.path.join(ROOT, "examples/charlm/train.dt")) + b"%%data\n" +
+    if os.path.exists(digits):
+        put("dt", "digits", small("examples/digits/train.dt") + b"%%data\n" +
+            head_lines(read(digits), 40))
+    put("dt", "charlm", small("examples/charlm/train.dt") + b"%%data\n" +
         read(os.path.join(ROOT, "README.md"))[:2048])
     put("dt", "bench_mlp", read(os.path.join(ROOT, "bench/mlp/train.dt")))
     # bundle: per file (sorted, as bundle_fuzz.cc indexes them), a flipped byte and a truncation.
@@ -133,6 +138,12 @@ def main():
         flipped = bytes([data[mid] ^ 0x01]) if data else b"x"
         put("bundle", "%02d_flip_%s" % (k, rel), bytes([k, 1]) + struct.pack("<I", mid) + flipped)
         put("bundle", "%02d_trunc_%s" % (k, rel), bytes([k, 2]) + struct.pack("<I", mid))
+        # Resealed (bundle_fuzz.cc byte 1 bit 2): past the file list to the checks behind it.
+        put("bundle", "%02d_flip_sealed_%s" % (k, rel),
+            bytes([k, 5]) + struct.pack("<I", mid) + flipped)
+        if rel == "steps.jsonl":  # an edit that changes nothing: the whole bundle verifies
+            put("bundle", "%02d_same_sealed_%s" % (k, rel),
+                bytes([k, 5]) + struct.pack("<I", mid) + data[mid:mid + 1])
     return 0
 
 
