@@ -141,9 +141,12 @@ def main():
         # Resealed (bundle_fuzz.cc byte 1 bit 2): past the file list to the checks behind it.
         put("bundle", "%02d_flip_sealed_%s" % (k, rel),
             bytes([k, 5]) + struct.pack("<I", mid) + flipped)
+        if rel.startswith("stages/0") or rel.startswith("program/"):  # and recompiled (bit 3)
+            put("bundle", "%02d_flip_sealed_recompile_%s" % (k, rel),
+                bytes([k, 13]) + struct.pack("<I", mid) + flipped)
         if rel == "steps.jsonl":  # an edit that changes nothing: the whole bundle verifies
-            put("bundle", "%02d_same_sealed_%s" % (k, rel),
-                bytes([k, 5]) + struct.pack("<I", mid) + data[mid:mid + 1])
+            put("bundle", "%02d_same_sealed_recompile_%s" % (k, rel),
+                bytes([k, 13]) + struct.pack("<I", mid) + data[mid:mid + 1])
     return 0
 
 
