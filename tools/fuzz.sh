@@ -91,10 +91,10 @@ for h in "${harnesses[@]}"; do
   rc=0
   (cd "$work" && "$bin" "${args[@]}" corpus > log 2>&1) || rc=$?
   log=$work/log
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-  speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
-  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1 || true)
+  speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1 || true)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2 || true)
+  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2 || true)
   units=$(find "$work/corpus" -type f | wc -l)
   found=$(find "$crashes" -type f -newer "$work/start" | wc -l)
   printf 'fuzz: %-12s %4ss  execs %-9s (%s/s)  cov %-6s ft %-7s corpus %-5s crashes %s' \
