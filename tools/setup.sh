@@ -4,8 +4,10 @@
 # something is missing. Uses sudo when not run as root. The CUDA toolkit is not a Debian package
 # here: the build detects /usr/local/cuda and works without it.
 #
-# Usage: tools/setup.sh [--dev]     (--dev adds clang-tidy; clang-format is always installed:
-#                                    tools/test.sh runs the format check)
+# Usage: tools/setup.sh [--dev] [--fuzz]  (--dev adds clang-tidy; clang-format is always
+#                                         installed: tools/test.sh runs the format check;
+#                                         --fuzz adds clang, libFuzzer and llvm-symbolizer for
+#                                         tools/fuzz.sh)
 set -euo pipefail
 
 packages=(
@@ -23,9 +25,15 @@ packages=(
   gzip base-files               # gunzip; base-files ships the char-LM corpus (common-licenses/GPL-3)
   clang-format                  # the format check of tools/lint.sh, which tools/test.sh runs
 )
-if [[ "${1:-}" == "--dev" ]]; then
-  packages+=(clang-tidy)
-fi
+for arg in "$@"; do
+  case $arg in
+    --dev) packages+=(clang-tidy) ;;
+    # clang 14 (Debian 12); libclang-rt-14-dev ships libclang_rt.fuzzer-x86_64.a and the
+    # sanitizer runtimes; llvm ships llvm-symbolizer, which symbolizes the crash stacks.
+    --fuzz) packages+=(clang libclang-rt-14-dev llvm) ;;
+    *) echo "setup: unknown option $arg (use --dev, --fuzz)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

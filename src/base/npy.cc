@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "base/checked.h"
 #include "base/file_io.h"
 
 namespace detrain {
@@ -94,13 +95,11 @@ Result<NpyArray> ParseNpy(std::string_view bytes) {
   if (fortran.substr(0, 5) != "False") return DataLoss("npy 'fortran_order' is not True or False");
   DETRAIN_ASSIGN_OR_RETURN(std::string_view shape_v, DictValue(header, "shape"));
   DETRAIN_ASSIGN_OR_RETURN(array.shape, ParseShapeTuple(shape_v));
-  int64_t count = 1;
-  for (int64_t d : array.shape) {
-    count *= d;
-    if (count > (int64_t{1} << 48)) return DataLoss("npy array is too large");
-  }
+  // Checked before it is compared: each dimension is at most 2^48, but their product may not be.
+  Result<int64_t> count = CheckedElementCount(array.shape, "npy 'shape'");
+  if (!count.ok() || *count > (int64_t{1} << 48)) return DataLoss("npy array is too large");
   uint64_t expected =
-      static_cast<uint64_t>(count) * static_cast<uint64_t>(NpyItemSize(array.dtype));
+      static_cast<uint64_t>(*count) * static_cast<uint64_t>(NpyItemSize(array.dtype));
   if (bytes.size() - data_start != expected) {
     return DataLoss(".npy data is " + std::to_string(bytes.size() - data_start) +
                     " bytes; shape and dtype need " + std::to_string(expected));

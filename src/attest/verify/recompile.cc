@@ -140,9 +140,10 @@ Check CheckStaticsAndManifest(const Bundle& b, const Replayable& r,
     Result<std::string> have = ReadFile(JoinPath(b.dir, rel));
     if (!have.ok()) return Fail(rel + ": missing (recompiling the run writes it)");
     if (*have != bytes) {
-      auto ends_with = [&](std::string_view suffix) {
-        return rel.size() >= suffix.size() &&
-               rel.compare(rel.size() - suffix.size(), suffix.size(), suffix) == 0;
+      // `name`, not a capture of `rel`: clang 14 cannot capture a structured binding.
+      auto ends_with = [&name = rel](std::string_view suffix) {
+        return name.size() >= suffix.size() &&
+               name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
       };
       const bool binary = ends_with(".pb") || ends_with(".safetensors") ||
                           rel.rfind(bundle::kEmbeddedDataDir, 0) == 0;

@@ -1,0 +1,110 @@
+// libFuzzer harness: the bundle's JSON readers. The first byte picks the reader, the rest is the
+// text:
+//   0  attest::ParseJson, then CanonicalJson: canonical text must be a fixed point (it parses
+//      and prints to the same bytes; schemas/canonical-json.md)
+//   1  bundle::ParseSteps (steps.jsonl); each record it accepts must survive
+//      StepRecordJson -> ParseStepRecord
+//   2  prng::KeyLineage::FromJsonl (lineage.jsonl); an accepted lineage prints (ToJsonl) to
+//      text that parses and prints to the same bytes; ReplayLineage then runs on it
+//   3  manifest.json: ParseJson, CheckFormatVersion, CheckManifest, ManifestRootDigest
+//   4  data/data.json: ParseJson, CheckDataRecord
+//   5  run configuration: ParseJson, frontend::ParseRunConfig, CanonicalRunConfig
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "attest/bundle/bundle_format.h"
+#include "attest/canonical_json.h"
+#include "attest/prng/lineage.h"
+#include "attest/verify/manifest_check.h"
+#include "base/budget.h"
+#include "frontend/run_config.h"
+#include "fuzz_util.h"
+
+namespace {
+
+using detrain::fuzz::PropertyFailed;
+
+void CanonicalFixedPoint(std::string_view text) {
+  auto parsed = detrain::attest::ParseJson(text);
+  if (!parsed.ok()) return;
+  auto once = detrain::attest::CanonicalJson(*parsed);
+  if (!once.ok()) return;  // e.g. a string that is not UTF-8
+  auto again = detrain::attest::ParseJson(*once);
+  if (!again.ok()) PropertyFailed("canonical JSON does not parse", *once);
+  auto twice = detrain::attest::CanonicalJson(*again);
+  if (!twice.ok() || *twice != *once) PropertyFailed("canonical JSON is not a fixed point", *once);
+}
+
+void Steps(std::string_view text) {
+  auto steps = detrain::bundle::ParseSteps(text);
+  if (!steps.ok()) return;
+  if (steps->valid_bytes > text.size()) PropertyFailed("ParseSteps: valid_bytes past the end", "");
+  for (const detrain::bundle::StepRecord& r : steps->records) {
+    auto back = detrain::bundle::ParseStepRecord(detrain::bundle::StepRecordJson(r), steps->policy);
+    if (!back.ok()) PropertyFailed("a parsed step record does not parse again", "");
+  }
+}
+
+void Lineage(std::string_view text) {
+  auto lineage = detrain::prng::KeyLineage::FromJsonl(text);
+  if (!lineage.ok()) return;
+  std::string once = lineage->ToJsonl();
+  auto again = detrain::prng::KeyLineage::FromJsonl(once);
+  if (!again.ok()) PropertyFailed("ToJsonl output does not parse", again.status().ToString());
+  if (again->ToJsonl() != once) PropertyFailed("lineage parse/print is not a fixed point", once);
+  (void)detrain::prng::ReplayLineage(*lineage);
+}
+
+void Manifest(std::string_view text) {
+  auto json = detrain::attest::ParseJson(text);
+  if (!json.ok()) return;
+  if (!detrain::verify::CheckFormatVersion(*json).ok()) return;
+  if (!detrain::verify::CheckManifest(*json).ok()) return;
+  (void)detrain::bundle::ManifestRootDigest(*json);
+}
+
+void DataRecord(std::string_view text) {
+  auto json = detrain::attest::ParseJson(text);
+  if (json.ok()) (void)detrain::verify::CheckDataRecord(*json);
+}
+
+void RunConfig(std::string_view text) {
+  auto json = detrain::attest::ParseJson(text);
+  if (!json.ok()) return;
+  auto config = detrain::frontend::ParseRunConfig(*json);
+  if (config.ok()) (void)detrain::frontend::CanonicalRunConfig(*config);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  detrain::SetMemoryBudget({int64_t{256} << 20, int64_t{1} << 30});
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  std::string_view text = detrain::fuzz::AsText(data + 1, size - 1);
+  switch (data[0] % 6) {
+    case 0:
+      CanonicalFixedPoint(text);
+      break;
+    case 1:
+      Steps(text);
+      break;
+    case 2:
+      Lineage(text);
+      break;
+    case 3:
+      Manifest(text);
+      break;
+    case 4:
+      DataRecord(text);
+      break;
+    case 5:
+      RunConfig(text);
+      break;
+  }
+  return 0;
+}
