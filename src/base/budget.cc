@@ -32,8 +32,11 @@ Status OverBudget(int64_t bytes, int64_t limit, std::string_view what, std::stri
 }  // namespace
 
 MemoryBudget DefaultMemoryBudget() {
-  int64_t limit = PhysicalMemoryBytes() / 4 * 3;
-  if (limit < (int64_t{1} << 30)) limit = int64_t{1} << 30;
+  // Read once: the checks run per instruction, and sysconf is a system call.
+  static const int64_t limit = [] {
+    int64_t l = PhysicalMemoryBytes() / 4 * 3;
+    return l < (int64_t{1} << 30) ? int64_t{1} << 30 : l;
+  }();
   return {limit, limit};
 }
 

@@ -1,8 +1,8 @@
 // The .dt path of the compile driver (compile.h): parse and check the program, read and check
 // its data, resolve the configuration, and lower stages 1, 2, init and eval.
 #include "attest/canonical_json.h"
-#include "base/checked.h"
 #include "attest/prng/jax_random.h"
+#include "base/checked.h"
 #include "base/file_io.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
@@ -95,17 +95,18 @@ Status ResolveData(const CheckedProgram& p, const frontend::Dataset& ds, RunConf
                                " rows, fewer than one batch of " + std::to_string(batch));
   }
   int64_t steps = 0;
-  if (cfg->train.epochs.has_value() && !CheckedMul(*cfg->train.epochs, r.train_rows / batch, &steps)) {
+  if (cfg->train.epochs.has_value() &&
+      !CheckedMul(*cfg->train.epochs, r.train_rows / batch, &steps)) {
     return p.source->Error(p.program->data[0].source->range,
                            "epochs = " + std::to_string(*cfg->train.epochs) + " of " +
                                std::to_string(r.train_rows / batch) +
                                " steps each is more steps than int64 can count");
   }
   if (cfg->train.epochs.has_value() && steps > frontend::kMaxSteps) {
-    return p.source->Error(p.program->data[0].source->range,
-                           "epochs = " + std::to_string(*cfg->train.epochs) + " gives " +
-                               std::to_string(steps) + " steps, more than the most a run may take, " +
-                               std::to_string(frontend::kMaxSteps));
+    return p.source->Error(
+        p.program->data[0].source->range,
+        "epochs = " + std::to_string(*cfg->train.epochs) + " gives " + std::to_string(steps) +
+            " steps, more than the most a run may take, " + std::to_string(frontend::kMaxSteps));
   }
   if (cfg->train.epochs.has_value()) cfg->train.steps = steps;
   for (const auto& [file, digest] : ds.file_sha256) r.files.push_back({file, digest});

@@ -46,8 +46,8 @@ Result<Dataset> FromArrays(const NpyArray& f, const std::string& fwhere, const N
     }
     for (size_t i = 0; i < ds.y_s32.size(); ++i) {
       if (ds.y_s32[i] < 0) {
-        return InvalidArgument(lwhere + ": label " + std::to_string(i) +
-                               " is a negative class, " + std::to_string(ds.y_s32[i]));
+        return InvalidArgument(lwhere + ": label " + std::to_string(i) + " is a negative class, " +
+                               std::to_string(ds.y_s32[i]));
       }
     }
   } else {

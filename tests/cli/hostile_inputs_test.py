@@ -223,7 +223,7 @@ class Corpus:
         for v in ("99999999999999999999", "2147483648", "-2147483649"):
             self.hlo(f"s32-constant-{v}", hlo(f"  ROOT x = s32[] constant({v})\n"), pos=True)
         self.hlo("unterminated-comment", hlo("  ROOT x = f32[] constant(1)\n") + "/* open",
-                 pos=(4, 1))
+                 pos=(5, 1))
         self.hlo("unterminated-comment-mid", HLO_HEAD + "  /* open\n  ROOT x = f32[] "
                  "constant(1)\n}\n", pos=(3, 3))
         self.hlo("slice-huge-stride", hlo("  x = f32[10] parameter(0)\n  ROOT s = f32[1] slice(x),"
@@ -258,9 +258,6 @@ class Corpus:
             ("conv-pad", "  x = f32[1,1,8] parameter(0)\n  w = f32[1,1,2] parameter(1)\n  ROOT c ="
                          f" f32[1,1,8] convolution(x, w), window={{size=2 pad={big}_{big}}}, "
                          "dim_labels=bf0_oi0->bf0\n"),
-            ("reduce-window-stride", "  x = f32[8] parameter(0)\n  z = f32[] constant(0)\n  ROOT"
-                                     " r = f32[1] reduce-window(x, z), window={size=1 stride="
-                                     f"{big}}}, to_apply=add\n"),
             ("reduce-window-size", "  x = f32[8] parameter(0)\n  z = f32[] constant(0)\n  ROOT"
                                    f" r = f32[1] reduce-window(x, z), window={{size={big}}}, "
                                    "to_apply=add\n"),
@@ -284,6 +281,12 @@ class Corpus:
                 text = ("HloModule t\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
                         "  ROOT s = f32[] add(a, b)\n}\n" + text[len("HloModule t\n"):])
             self.hlo(name, text, pos=True)
+        # Valid at the extreme: one window of size 1 at stride 2^63-1 over 8 elements.
+        self.hlo("reduce-window-huge-stride", "HloModule t\nadd {\n  a = f32[] parameter(0)\n"
+                 "  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY main {\n"
+                 "  x = f32[8] constant({5,1,2,3,4,5,6,7})\n  z = f32[] constant(0)\n  ROOT r = "
+                 f"f32[1] reduce-window(x, z), window={{size=1 stride={big}}}, to_apply=add\n}}\n",
+                 cmd="eval", rc=(0,), stdout="{5}")
         self.hlo("empty", "", pos=None)
         self.hlo("garbage", "".join(chr(i % 256) for i in range(0, 40000, 7)), pos=True)
 

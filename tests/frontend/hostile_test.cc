@@ -335,7 +335,11 @@ TEST(HostileTest, Numbers) {
 }
 
 TEST(HostileTest, Bytes) {
-  EXPECT_EQ(Compile(std::string(100, '\0')), "p.dt:1:1: error: unexpected character byte 0x00");
+  // A NUL byte anywhere (a binary file, comments included) is refused at its position.
+  EXPECT_EQ(Compile(std::string(100, '\0')),
+            "p.dt:1:1: error: NUL byte (0x00) in the program: a .dt file is text");
+  EXPECT_EQ(Compile(std::string("# a comment \0\ntrain(steps = 1)", 29)),
+            "p.dt:1:13: error: NUL byte (0x00) in the program: a .dt file is text");
   EXPECT_EQ(Compile("\xff\xfe"), "p.dt:1:1: error: unexpected character byte 0xff");
   // Inside strings: UTF-8 is fine, invalid UTF-8 and control characters are not.
   EXPECT_EQ(Compile(Replace(kTiny, "tiny.csv", "t\xc3\xa9.csv")), "");
@@ -348,7 +352,7 @@ TEST(HostileTest, Bytes) {
         << bad;
   }
   std::string nul = Replace(kTiny, "tiny.csv", std::string("tiny.csv\0x", 10));
-  EXPECT_EQ(Compile(nul), "p.dt:1:26: error: control character byte 0x00 in a string");
+  EXPECT_EQ(Compile(nul), "p.dt:1:26: error: NUL byte (0x00) in the program: a .dt file is text");
   EXPECT_EQ(Compile(Replace(kTiny, "\"tiny.csv\"", "\"tiny.csv")),
             "p.dt:1:17: error: unterminated string (expected '\"' before the end of the line)");
   EXPECT_EQ(Compile("data d = csv(\"x"),
