@@ -12,7 +12,8 @@
 # leak, timeout (5 s) or out-of-memory (2 GiB RSS) input is saved under build-fuzz/crashes/<harness>/.
 # One line per harness: executions, exec/s, coverage (cov: edges, ft: features), corpus size,
 # crashes. Exit status 1 if any harness crashed or any regression input still crashes.
-# The build uses $JOBS parallel jobs (default: every core).
+# The build uses $JOBS parallel jobs (default: every core). FUZZ_SEED fixes libFuzzer's random
+# seed (CI sets 1, so that a run can be repeated; default 0: a new seed each run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -83,7 +84,7 @@ for h in "${harnesses[@]}"; do
   fi
 
   args=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=5 -max_len="$(max_len "$h")"
-        -print_final_stats=1 -artifact_prefix="$crashes/")
+        -print_final_stats=1 -artifact_prefix="$crashes/" -seed="${FUZZ_SEED:-0}")
   dict=$h
   if [[ $h == bundle ]]; then dict=json; fi  # the bundle's files are mostly JSON
   if [[ -f tests/fuzz/dict/$dict.dict ]]; then args+=(-dict="$root/tests/fuzz/dict/$dict.dict"); fi
