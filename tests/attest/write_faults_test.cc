@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -117,6 +118,38 @@ struct Tally {
   }
 };
 
+// Runs `o` in a forked child that ends (_exit, as a kill -9 would) at operation k: before the
+// system call, or half way through a write. Returns the child's exit status.
+int RunUntilKilledAt(const RunOptions& o, int64_t k) {
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    fault::Arm(k, EIO, fault::Mode::kExit);
+    Result<RunSummary> r = RunProgram(o);
+    ::_exit(r.ok() ? 0 : 1);
+  }
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The operations tried: every one (1..n), or under a sanitizer build (about 20 times slower)
+// every DETRAIN_FAULT_STRIDE-th plus the last few and those around the manifest's rename.
+std::vector<int64_t> OperationsToTry(int64_t n, int64_t manifest) {
+#ifdef DETRAIN_FAULT_STRIDE
+  const int64_t stride = DETRAIN_FAULT_STRIDE;
+#else
+  const int64_t stride = 1;
+#endif
+  std::vector<int64_t> ks;
+  for (int64_t k = 1; k <= n; ++k) {
+    if ((k - 1) % stride == 0 || k > n - 3 || (k >= manifest - 1 && k <= manifest + 1)) {
+      ks.push_back(k);
+    }
+  }
+  return ks;
+}
+
 class WriteFaultsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -134,6 +167,48 @@ class WriteFaultsTest : public ::testing::Test {
     fs::remove_all(*root_, ignored);
   }
   void TearDown() override { fault::Disarm(); }
+
+  // A run that stops after step 12 of 24 (between the checkpoints after steps 8 and 16), as if
+  // killed: no manifest, records 0-11 in steps.jsonl.
+  static void CrashAfterStep12(const std::string& dir) {
+    RunOptions first = Options(dir);
+    first.crash_after_steps = 12;
+    Result<RunSummary> r = RunProgram(first);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+  }
+  // `run --resume` of a copy of `crashed` made at `to`.
+  static RunOptions ResumeOfCopy(const std::string& crashed, const std::string& to) {
+    fs::copy(crashed, to, fs::copy_options::recursive);
+    RunOptions o = Options(to);
+    o.resume = true;
+    return o;
+  }
+  // Runs `o` until the process dies at operation k (as kill -9 would), then requires what
+  // CheckThenComplete requires of the directory it left.
+  void KillThenComplete(const RunOptions& o, const std::string& dir, int64_t k,
+                        const std::vector<std::string>& log, int64_t manifest, Tally* tally) {
+    SCOPED_TRACE("killed at operation " + std::to_string(k) + ": " +
+                 log[static_cast<size_t>(k - 1)]);
+    ASSERT_EQ(RunUntilKilledAt(o, k), fault::kExitStatus);
+    ++tally->cases;
+    ++tally->by_op[OpKind(log[static_cast<size_t>(k - 1)])];
+    CheckThenComplete(Options(dir), k, manifest, tally);
+  }
+  // Calls play(dir, k) for each operation k tried (OperationsToTry), in a fresh directory
+  // *root_ + prefix + k that is removed afterwards; stops at the first fatal failure. Returns
+  // how many operations were tried.
+  int64_t ForEachOperation(int64_t n, int64_t manifest, const std::string& prefix,
+                           const std::function<void(const std::string&, int64_t)>& play) {
+    const std::vector<int64_t> tried = OperationsToTry(n, manifest);
+    for (int64_t k : tried) {
+      const std::string dir = *root_ + prefix + std::to_string(k);
+      play(dir, k);
+      if (HasFatalFailure()) break;
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+    return static_cast<int64_t>(tried.size());
+  }
 
   // Runs `o` with no fault, counting its operations; it must give the reference bundle.
   static std::vector<std::string> CountOperations(const RunOptions& o) {
@@ -231,88 +306,39 @@ Files* WriteFaultsTest::reference_ = nullptr;
 
 int ErrorFor(int64_t k) { return k % 2 == 0 ? ENOSPC : EIO; }
 
-// Runs `o` in a forked child that ends (_exit, as a kill -9 would) at operation k: before the
-// system call, or half way through a write. Returns the child's exit status.
-int RunUntilKilledAt(const RunOptions& o, int64_t k) {
-  std::fflush(nullptr);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    fault::Arm(k, EIO, fault::Mode::kExit);
-    Result<RunSummary> r = RunProgram(o);
-    ::_exit(r.ok() ? 0 : 1);
-  }
-  int status = 0;
-  if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-// The operations tried: every one (1..n), or under a sanitizer build (about 20 times slower)
-// every DETRAIN_FAULT_STRIDE-th plus the last few and those around the manifest's rename.
-std::vector<int64_t> OperationsToTry(int64_t n, int64_t manifest) {
-#ifdef DETRAIN_FAULT_STRIDE
-  const int64_t stride = DETRAIN_FAULT_STRIDE;
-#else
-  const int64_t stride = 1;
-#endif
-  std::vector<int64_t> ks;
-  for (int64_t k = 1; k <= n; ++k) {
-    if ((k - 1) % stride == 0 || k > n - 3 || (k >= manifest - 1 && k <= manifest + 1)) {
-      ks.push_back(k);
-    }
-  }
-  return ks;
-}
-
 TEST_F(WriteFaultsTest, EveryWriteOfARunFailsInTurn) {
   const std::vector<std::string> log = CountOperations(Options(*root_ + "/count"));
   const auto n = static_cast<int64_t>(log.size());
   ASSERT_GT(n, 20) << "the fault-injection points are not reached";
   const int64_t manifest = ManifestInPlace(log);
   Tally tally;
-  const std::vector<int64_t> tried = OperationsToTry(n, manifest);
-  for (int64_t k : tried) {
-    const std::string dir = *root_ + "/run" + std::to_string(k);
-    FaultThenComplete(Options(dir), k, ErrorFor(k), manifest, &tally);
-    if (HasFatalFailure()) break;
-    std::error_code ignored;
-    fs::remove_all(dir, ignored);
-  }
+  const int64_t tried =
+      ForEachOperation(n, manifest, "/run", [&](const std::string& dir, int64_t k) {
+        FaultThenComplete(Options(dir), k, ErrorFor(k), manifest, &tally);
+      });
   tally.Print("run --attest", "error", n);
-  EXPECT_EQ(tally.cases, static_cast<int64_t>(tried.size()));
-  EXPECT_EQ(tally.resumed + tally.verified, static_cast<int64_t>(tried.size()));
+  EXPECT_EQ(tally.cases, tried);
+  EXPECT_EQ(tally.resumed + tally.verified, tried);
   EXPECT_GT(tally.incomplete, 0);
 }
 
 TEST_F(WriteFaultsTest, EveryWriteOfAResumeFailsInTurn) {
-  // A run that stops after step 12 of 24 (between the checkpoints after steps 8 and 16), as if
-  // killed: no manifest, records 0-11 in steps.jsonl.
   const std::string crashed = *root_ + "/crashed";
-  RunOptions first = Options(crashed);
-  first.crash_after_steps = 12;
-  Result<RunSummary> r = RunProgram(first);
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  auto copy = [&](const std::string& to) {
-    fs::copy(crashed, to, fs::copy_options::recursive);
-    RunOptions o = Options(to);
-    o.resume = true;
-    return o;
-  };
-  const std::vector<std::string> log = CountOperations(copy(*root_ + "/resume-count"));
+  CrashAfterStep12(crashed);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> log =
+      CountOperations(ResumeOfCopy(crashed, *root_ + "/resume-count"));
   const auto n = static_cast<int64_t>(log.size());
   ASSERT_GT(n, 20);
   const int64_t manifest = ManifestInPlace(log);
   Tally tally;
-  const std::vector<int64_t> tried = OperationsToTry(n, manifest);
-  for (int64_t k : tried) {
-    const std::string dir = *root_ + "/resume" + std::to_string(k);
-    FaultThenComplete(copy(dir), k, ErrorFor(k), manifest, &tally);
-    if (HasFatalFailure()) break;
-    std::error_code ignored;
-    fs::remove_all(dir, ignored);
-  }
+  const int64_t tried =
+      ForEachOperation(n, manifest, "/resume", [&](const std::string& dir, int64_t k) {
+        FaultThenComplete(ResumeOfCopy(crashed, dir), k, ErrorFor(k), manifest, &tally);
+      });
   tally.Print("run --attest --resume", "error", n);
-  EXPECT_EQ(tally.cases, static_cast<int64_t>(tried.size()));
-  EXPECT_EQ(tally.resumed + tally.verified, static_cast<int64_t>(tried.size()));
+  EXPECT_EQ(tally.cases, tried);
+  EXPECT_EQ(tally.resumed + tally.verified, tried);
   EXPECT_EQ(tally.no_bundle, 0) << "a resume must never leave less than an incomplete bundle";
 }
 
@@ -323,55 +349,31 @@ TEST_F(WriteFaultsTest, KilledAtEveryWriteOfARun) {
   const auto n = static_cast<int64_t>(log.size());
   const int64_t manifest = ManifestInPlace(log);
   Tally tally;
-  const std::vector<int64_t> tried = OperationsToTry(n, manifest);
-  for (int64_t k : tried) {
-    const std::string dir = *root_ + "/kill" + std::to_string(k);
-    SCOPED_TRACE("killed at operation " + std::to_string(k) + ": " +
-                 log[static_cast<size_t>(k - 1)]);
-    ASSERT_EQ(RunUntilKilledAt(Options(dir), k), fault::kExitStatus);
-    ++tally.cases;
-    ++tally.by_op[OpKind(log[static_cast<size_t>(k - 1)])];
-    CheckThenComplete(Options(dir), k, manifest, &tally);
-    if (HasFatalFailure()) break;
-    std::error_code ignored;
-    fs::remove_all(dir, ignored);
-  }
+  const int64_t tried =
+      ForEachOperation(n, manifest, "/kill", [&](const std::string& dir, int64_t k) {
+        KillThenComplete(Options(dir), dir, k, log, manifest, &tally);
+      });
   tally.Print("run --attest", "killed", n);
-  EXPECT_EQ(tally.resumed + tally.verified, static_cast<int64_t>(tried.size()));
+  EXPECT_EQ(tally.resumed + tally.verified, tried);
 }
 
 // The same during `run --resume` of a run that stopped after step 12: a resume killed at any
 // operation resumes again to the uninterrupted bundle.
 TEST_F(WriteFaultsTest, KilledAtEveryWriteOfAResume) {
   const std::string crashed = *root_ + "/kill-crashed";
-  RunOptions first = Options(crashed);
-  first.crash_after_steps = 12;
-  ASSERT_TRUE(RunProgram(first).ok());
-  auto copy = [&](const std::string& to) {
-    fs::copy(crashed, to, fs::copy_options::recursive);
-    RunOptions o = Options(to);
-    o.resume = true;
-    return o;
-  };
-  const std::vector<std::string> log = CountOperations(copy(*root_ + "/kill-resume-count"));
+  CrashAfterStep12(crashed);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> log =
+      CountOperations(ResumeOfCopy(crashed, *root_ + "/kill-resume-count"));
   const auto n = static_cast<int64_t>(log.size());
   const int64_t manifest = ManifestInPlace(log);
   Tally tally;
-  const std::vector<int64_t> tried = OperationsToTry(n, manifest);
-  for (int64_t k : tried) {
-    const std::string dir = *root_ + "/kill-resume" + std::to_string(k);
-    SCOPED_TRACE("resume killed at operation " + std::to_string(k) + ": " +
-                 log[static_cast<size_t>(k - 1)]);
-    ASSERT_EQ(RunUntilKilledAt(copy(dir), k), fault::kExitStatus);
-    ++tally.cases;
-    ++tally.by_op[OpKind(log[static_cast<size_t>(k - 1)])];
-    CheckThenComplete(Options(dir), k, manifest, &tally);
-    if (HasFatalFailure()) break;
-    std::error_code ignored;
-    fs::remove_all(dir, ignored);
-  }
+  const int64_t tried =
+      ForEachOperation(n, manifest, "/kill-resume", [&](const std::string& dir, int64_t k) {
+        KillThenComplete(ResumeOfCopy(crashed, dir), dir, k, log, manifest, &tally);
+      });
   tally.Print("run --attest --resume", "killed", n);
-  EXPECT_EQ(tally.resumed + tally.verified, static_cast<int64_t>(tried.size()));
+  EXPECT_EQ(tally.resumed + tally.verified, tried);
   EXPECT_EQ(tally.no_bundle, 0);
 }
 
