@@ -28,8 +28,10 @@ const Example& Load(const std::string& name) {
   auto it = cache.find(name);
   if (it != cache.end()) return it->second;
   Example e;
-  auto compiled =
-      driver::Compile(std::string(DETRAIN_SOURCE_DIR) + "/examples/" + name + "/train.dt", {});
+  auto compiled = driver::Compile(
+      std::string(DETRAIN_SOURCE_DIR) + "/" +
+          (name == "mlp" ? std::string("bench/mlp") : "examples/" + name) + "/train.dt",
+      {});
   if (!compiled.ok()) {
     fprintf(stderr, "%s: %s\n", name.c_str(), compiled.status().message().c_str());
     std::abort();
@@ -79,6 +81,11 @@ BENCHMARK_CAPTURE(BM_Interpreter, charlm, std::string("charlm"))
     ->Unit(benchmark::kMillisecond)
     ->Iterations(2);
 BENCHMARK_CAPTURE(BM_Executor, charlm, std::string("charlm"))
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond);
+// The issue-14 benchmark MLP (bench/mlp/train.dt: 784 -> 1024 -> 1024 -> 10, batch 256).
+BENCHMARK_CAPTURE(BM_Executor, mlp, std::string("mlp"))
     ->Arg(1)
     ->Arg(2)
     ->Unit(benchmark::kMillisecond);

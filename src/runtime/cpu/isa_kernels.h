@@ -36,14 +36,18 @@ struct ChunkIo {
 using EvalChunkFn = void (*)(const DecodedProgram& program, const ChunkIo& io, int64_t start,
                              int64_t n, uint8_t* out, uint8_t* scratch, Isa isa);
 
-// Rows [m0, m1) of C = A B: c[i][j] = fma chain over p ascending of a[i][p] * b[p][j], from +0.
-// A is m x k, B is k x n, C is m x n, all row-major and dense.
-using GemmFn = void (*)(const float* a, const float* b, float* c, int64_t m0, int64_t m1, int64_t n,
-                        int64_t k);
+// One register tile of the GEMM (gemm.h): the gemm_mr x gemm_nr values c[r * ldc + q] start
+// from c itself when `load` (continuing their chains), else from +0, and then for p ascending in
+// [0, kc): c[r][q] = fmaf(a[p * gemm_mr + r], b[p * ldb + q], c[r][q]). `a` is packed (k-major
+// groups of gemm_mr values); `b` is a panel of gemm_nr columns with row stride ldb.
+using GemmTileFn = void (*)(int64_t kc, const float* a, const float* b, int64_t ldb, float* c,
+                            int64_t ldc, bool load);
 
 struct IsaKernels {
   EvalChunkFn eval_chunk;
-  GemmFn gemm;
+  GemmTileFn gemm_tile;
+  int64_t gemm_mr;
+  int64_t gemm_nr;
 };
 
 // The loops for `isa`, which must be supported here (see base/isa.h ClampIsa).

@@ -1,5 +1,9 @@
 // The scalar path of the CPU kernels' hot loops (isa_kernels.h): isa_kernels.inc compiled for
 // this target. Only the target differs between the three files; the source is one.
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <cmath>
 #include <cstring>
 #include <type_traits>

@@ -3,40 +3,47 @@
 // ascending from +0 (DESIGN.md §2); threads split row blocks. convolution is im2col (+0 at
 // padding and dilation holes, k = tap * features + feature) followed by the same GEMM: exactly
 // the interpreter's chain. Integer dots accumulate with wrap-around (semantics::DotChain).
+#include <array>
 #include <cstring>
+#include <optional>
 
 #include "compiler/semantics/semantics.h"
 #include "runtime/cpu/checked.h"
 #include "runtime/cpu/copy.h"
+#include "runtime/cpu/gemm.h"
 #include "runtime/cpu/isa_kernels.h"
 #include "runtime/cpu/kernels.h"
 
 namespace detrain::runtime::cpu {
 namespace {
 
-constexpr int64_t kRowsPerBlock = 16;
-
-// C[b] = A[b] B[b] for f32, rows split into fixed blocks. The ISA path's GEMM gives every
-// element's fmaf chain at full speed; an element that came out NaN is recomputed with
-// semantics::FmaChain, whose NaN is canonical (hardware and libm pick different payloads).
-void BatchedGemm(const float* a, const float* b, float* c, int64_t batch, int64_t m, int64_t n,
-                 int64_t k, const ExecContext& ctx) {
-  const IsaKernels& kern = KernelsFor(ctx.isa);
-  const int64_t row_blocks = (m + kRowsPerBlock - 1) / kRowsPerBlock;
-  ForBlocks(ctx, batch * row_blocks, [&](int64_t blk) {
-    int64_t bi = blk / row_blocks, r0 = (blk % row_blocks) * kRowsPerBlock,
-            r1 = std::min(m, r0 + kRowsPerBlock);
-    const float* ab = a + bi * m * k;
-    const float* bb = b + bi * k * n;
-    float* cb = c + bi * m * n;
-    kern.gemm(ab, bb, cb, r0, r1, n, k);
-    for (int64_t i = r0; i < r1; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        float& v = cb[i * n + j];
-        if (v != v) v = semantics::FmaChain(ab + i * k, 1, bb + j, n, k);
-      }
+// Strides, in elements, of the three groups of a dot operand's canonical form (batch, rows,
+// columns): the operand's dims taken in `perm` order and split by the groups' sizes. Each
+// group must collapse to one stride (its dims nested in row-major order, as a reshape of a
+// transpose usually leaves them); otherwise nullopt, and the operand is copied first.
+std::optional<std::array<int64_t, 3>> GroupStrides(const std::vector<int64_t>& dims,
+                                                   const std::vector<int64_t>& perm,
+                                                   const std::array<int64_t, 3>& sizes) {
+  const std::vector<int64_t> strides = RowMajorStrides(dims);
+  std::vector<size_t> order;  // the permuted dims, unit dims dropped (they address nothing)
+  for (int64_t p : perm) {
+    if (dims[static_cast<size_t>(p)] != 1) order.push_back(static_cast<size_t>(p));
+  }
+  std::array<int64_t, 3> out{0, 0, 0};
+  size_t d = 0;
+  for (size_t g = 0; g < 3; ++g) {
+    int64_t product = 1;
+    for (size_t first = d; product < sizes[g]; ++d) {
+      if (d >= order.size()) return std::nullopt;
+      if (d > first && strides[order[d - 1]] != strides[order[d]] * dims[order[d]])
+        return std::nullopt;
+      product *= dims[order[d]];
+      out[g] = strides[order[d]];
     }
-  });
+    if (product != sizes[g]) return std::nullopt;
+  }
+  if (d != order.size()) return std::nullopt;
+  return out;
 }
 
 class DotKernel : public CpuKernel {
@@ -45,6 +52,15 @@ class DotKernel : public CpuKernel {
     const int size = ir::ElementTypeByteSize(out_.type);
     const uint8_t* a = arena + lhs_.offset;
     const uint8_t* b = arena + rhs_.offset;
+    uint8_t* c = arena + out_.offset;
+    if (out_.type == ir::ElementType::kF32 && lhs_view_ && rhs_view_) {
+      MatrixView va{reinterpret_cast<const float*>(a), (*lhs_view_)[1], (*lhs_view_)[2],
+                    (*lhs_view_)[0]};
+      MatrixView vb{reinterpret_cast<const float*>(b), (*rhs_view_)[1], (*rhs_view_)[2],
+                    (*rhs_view_)[0]};
+      BatchedGemm(va, vb, reinterpret_cast<float*>(c), batch_, m_, n_, k_, ctx);
+      return Status::Ok();
+    }
     std::vector<uint8_t> pa, pb;
     if (!IsIdentity(lhs_perm_)) {
       pa.resize(static_cast<size_t>(lhs_.bytes));
@@ -56,10 +72,10 @@ class DotKernel : public CpuKernel {
       PermuteCopy(b, rhs_.dims, rhs_perm_, size, pb.data());
       b = pb.data();
     }
-    uint8_t* c = arena + out_.offset;
     if (out_.type == ir::ElementType::kF32) {
-      BatchedGemm(reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b),
-                  reinterpret_cast<float*>(c), batch_, m_, n_, k_, ctx);
+      MatrixView va{reinterpret_cast<const float*>(a), k_, 1, m_ * k_};
+      MatrixView vb{reinterpret_cast<const float*>(b), n_, 1, k_ * n_};
+      BatchedGemm(va, vb, reinterpret_cast<float*>(c), batch_, m_, n_, k_, ctx);
       return Status::Ok();
     }
     ir::DispatchElementType(out_.type, [&](auto tag) {
@@ -83,6 +99,9 @@ class DotKernel : public CpuKernel {
 
   ArrayRef lhs_, rhs_, out_;
   std::vector<int64_t> lhs_perm_, rhs_perm_;
+  // Strides (batch, rows, columns) of A = lhs as [b, m, k] and B = rhs as [b, k, n], read in
+  // place; nullopt where a copy is needed.
+  std::optional<std::array<int64_t, 3>> lhs_view_, rhs_view_;
   int64_t batch_ = 0, m_ = 0, n_ = 0, k_ = 0;
 };
 
@@ -147,7 +166,8 @@ class ConvolutionKernel : public CpuKernel {
       NextIndex(tidx, taps_dims);
     }
     std::vector<float> c(static_cast<size_t>(positions * out_features));
-    BatchedGemm(a.data(), wm.data(), c.data(), 1, positions, out_features, kk, ctx);
+    BatchedGemm(MatrixView{a.data(), kk, 1, 0}, MatrixView{wm.data(), out_features, 1, 0}, c.data(),
+                1, positions, out_features, kk, ctx);
     for (int64_t p = 0; p < positions; ++p) {
       int64_t rest = p, off = 0;
       for (size_t d = pos_dims.size(); d-- > 0;) {
@@ -196,6 +216,8 @@ Result<std::unique_ptr<CpuKernel>> MakeDot(const plan::v2::Kernel& k, ArrayRef l
   kernel->m_ = s.m();
   kernel->n_ = s.n();
   kernel->k_ = s.k();
+  kernel->lhs_view_ = GroupStrides(lhs.dims, kernel->lhs_perm_, {s.batch(), s.m(), s.k()});
+  kernel->rhs_view_ = GroupStrides(rhs.dims, kernel->rhs_perm_, {s.batch(), s.k(), s.n()});
   kernel->lhs_ = std::move(lhs);
   kernel->rhs_ = std::move(rhs);
   kernel->out_ = std::move(out);
