@@ -1,11 +1,12 @@
-// The blocked GEMM driver (gemm.h). Loop nest of one output block (kMc rows x kNc columns):
+// The blocked GEMM driver (gemm.h). Loop nest of one output block:
 //
-//   for each k block of kKc:            A's block packed k-major in groups of the tile's rows
-//     for each panel of tile columns:   B's panel read in place (row-major B) or packed
-//       for each tile of rows:          the register tile continues its chains (load = k > 0)
+//   for each k block of kKc:            B's block packed once, in panels of the tile's columns
+//     for each kMcTiles tiles of rows:  A's rows packed k-major in groups of the tile's rows
+//       for each panel:                 (the B panel stays in L1)
+//         for each tile of rows:        the register tile continues its chains (load = k > 0)
 //
-// Output blocks are the unit of threading, in a fixed split: every element's chain runs in one
-// thread from k = 0 to k - 1, so the thread count cannot change a bit.
+// Output blocks are the unit of threading: every element's chain runs in one block, from k = 0
+// to k - 1 with the same k blocks, so neither the split nor the thread count changes a bit.
 #include "runtime/cpu/gemm.h"
 
 #include <algorithm>
@@ -18,9 +19,12 @@
 namespace detrain::runtime::cpu {
 namespace {
 
-constexpr int64_t kKc = 192;     // k block: one B panel (kKc x 32 floats = 24 KiB) stays in L1
+constexpr int64_t kKc = 192;  // k block: a packed B panel (kKc x 32 floats = 24 KiB) stays in L1
+// Output blocks of at most this many rows read row-major B in place (a value is used by few
+// tiles, so packing it would cost more than it saves).
+constexpr int64_t kDirectRows = 64;
 constexpr int64_t kNc = 256;     // columns per output block
-constexpr int64_t kMcTiles = 8;  // tiles of rows per output block
+constexpr int64_t kMcTiles = 8;  // tiles of rows packed at once (A: 96 x 192 floats = 72 KiB, L2)
 
 // Per-thread packing space, grown once and reused: no allocation in the steady state.
 struct Scratch {
@@ -35,6 +39,8 @@ struct Scratch {
   }
 };
 
+int64_t RoundUp(int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; }
+
 Scratch& ThreadScratch() {
   thread_local Scratch scratch;
   return scratch;
@@ -42,83 +48,92 @@ Scratch& ThreadScratch() {
 
 // Packs rows [i0, i0 + rows) x k [p0, p0 + kc) of A into groups of mr rows: out[g][p][r],
 // +0 past the last row.
-void PackA(const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t rows, int64_t p0, int64_t kc,
-           int64_t mr, float* out) {
+void PackA(const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t rows, int64_t p0,
+           int64_t kc, int64_t mr, float* out) {
   for (int64_t g = 0; g < rows; g += mr) {
     float* dst = out + g * kc;
     const int64_t live = std::min(mr, rows - g);
-    if (cs == 1) {
-      for (int64_t r = 0; r < live; ++r) {
-        const float* src = a + (i0 + g + r) * rs + p0;
-        for (int64_t p = 0; p < kc; ++p) dst[p * mr + r] = src[p];
-      }
-    } else {
+    const float* src = a + (i0 + g) * rs + p0 * cs;
+    for (int64_t p = 0; p < kc; ++p) {
+      for (int64_t r = 0; r < live; ++r) dst[p * mr + r] = src[r * rs + p * cs];
+      for (int64_t r = live; r < mr; ++r) dst[p * mr + r] = 0.0f;
+    }
+  }
+}
+
+// Packs k [p0, p0 + kc) x columns [j0, j0 + cols) of B into panels of nr columns:
+// out[panel][p][q], +0 past the last column.
+void PackB(const float* b, int64_t rs, int64_t cs, int64_t p0, int64_t kc, int64_t j0,
+           int64_t cols, int64_t nr, float* out) {
+  for (int64_t j = 0; j < cols; j += nr) {
+    float* dst = out + j * kc;
+    const int64_t live = std::min(nr, cols - j);
+    const float* src = b + p0 * rs + (j0 + j) * cs;
+    if (cs == 1 && live == nr) {
       for (int64_t p = 0; p < kc; ++p) {
-        const float* src = a + (p0 + p) * cs + (i0 + g) * rs;
-        for (int64_t r = 0; r < live; ++r) dst[p * mr + r] = src[r * rs];
+        for (int64_t q = 0; q < nr; ++q) dst[p * nr + q] = src[p * rs + q];
       }
+      continue;
     }
-    for (int64_t r = live; r < mr; ++r) {
-      for (int64_t p = 0; p < kc; ++p) dst[p * mr + r] = 0.0f;
+    for (int64_t q = 0; q < live; ++q) {
+      for (int64_t p = 0; p < kc; ++p) dst[p * nr + q] = src[p * rs + q * cs];
     }
-  }
-}
-
-// Packs k [p0, p0 + kc) x columns [j0, j0 + cols) of B into out[p][q] (q < nr), +0 past the
-// last column.
-void PackB(const float* b, int64_t rs, int64_t cs, int64_t p0, int64_t kc, int64_t j0, int64_t cols,
-           int64_t nr, float* out) {
-  if (cols < nr) std::fill(out, out + kc * nr, 0.0f);
-  if (cs == 1) {
-    for (int64_t p = 0; p < kc; ++p) std::memcpy(out + p * nr, b + (p0 + p) * rs + j0, cols * 4);
-  } else {
-    for (int64_t q = 0; q < cols; ++q) {
-      const float* src = b + (j0 + q) * cs + p0 * rs;
-      for (int64_t p = 0; p < kc; ++p) out[p * nr + q] = src[p * rs];
+    for (int64_t q = live; q < nr; ++q) {
+      for (int64_t p = 0; p < kc; ++p) dst[p * nr + q] = 0.0f;
     }
   }
 }
 
-// One output block: rows [i0, i1), columns [j0, j1) of one batch's C.
+// One output block: rows [i0, i1), columns [j0, j1) of one batch's C (row stride n). B's block
+// is packed once per k block and shared by every row block; A's per row block.
 void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs, const float* b,
                int64_t brs, int64_t bcs, float* c, int64_t n, int64_t k, int64_t i0, int64_t i1,
                int64_t j0, int64_t j1) {
   const int64_t mr = kern.gemm_mr, nr = kern.gemm_nr;
-  const int64_t rows = i1 - i0;
-  const int64_t groups = (rows + mr - 1) / mr;
+  const int64_t mc = mr * kMcTiles;
+  const int64_t cols = j1 - j0;
+  const int64_t panels = (cols + nr - 1) / nr;
   Scratch& scratch = ThreadScratch();
-  float* pa = scratch.A(static_cast<size_t>(groups * mr * kKc));
-  float* pb = scratch.B(static_cast<size_t>(kKc * nr));
+  float* pa = scratch.A(static_cast<size_t>(mc * kKc));
+  float* pb = scratch.B(static_cast<size_t>(panels * nr * kKc));
   float edge[16 * 64];  // one partial tile (mr <= 16, nr <= 64)
   for (int64_t p0 = 0; p0 < k; p0 += kKc) {
     const int64_t kc = std::min(kKc, k - p0);
     const bool load = p0 > 0;
-    PackA(a, ars, acs, i0, rows, p0, kc, mr, pa);
-    for (int64_t j = j0; j < j1; j += nr) {
-      const int64_t cols = std::min(nr, j1 - j);
-      const float* panel;
-      int64_t ldb;
-      if (bcs == 1 && cols == nr) {
-        panel = b + p0 * brs + j;
-        ldb = brs;
-      } else {
-        PackB(b, brs, bcs, p0, kc, j, cols, nr, pb);
-        panel = pb;
-        ldb = nr;
-      }
-      for (int64_t g = 0; g < groups; ++g) {
-        const int64_t i = i0 + g * mr;
-        const int64_t live = std::min(mr, i1 - i);
-        float* tile = c + i * n + j;
-        if (live == mr && cols == nr) {
-          kern.gemm_tile(kc, pa + g * mr * kc, panel, ldb, tile, n, load);
-          continue;
+    // Few rows use each B value only a few times: read B's full panels in place then, and pack
+    // only a partial last panel.
+    const bool direct = bcs == 1 && i1 - i0 <= kDirectRows;
+    if (!direct) {
+      PackB(b, brs, bcs, p0, kc, j0, cols, nr, pb);
+    } else if (cols % nr != 0) {
+      PackB(b, brs, bcs, p0, kc, j0 + cols / nr * nr, cols % nr, nr, pb + cols / nr * nr * kc);
+    }
+    for (int64_t ic = i0; ic < i1; ic += mc) {
+      const int64_t rows = std::min(mc, i1 - ic);
+      const int64_t groups = (rows + mr - 1) / mr;
+      PackA(a, ars, acs, ic, rows, p0, kc, mr, pa);
+      for (int64_t jp = 0; jp < panels; ++jp) {
+        const int64_t j = j0 + jp * nr;
+        const int64_t live_cols = std::min(nr, j1 - j);
+        const bool in_place = direct && live_cols == nr;
+        const float* panel = in_place ? b + p0 * brs + j : pb + jp * nr * kc;
+        const int64_t ldb = in_place ? brs : nr;
+        for (int64_t g = 0; g < groups; ++g) {
+          const int64_t i = ic + g * mr;
+          const int64_t live = std::min(mr, i1 - i);
+          float* tile = c + i * n + j;
+          if (live == mr && live_cols == nr) {
+            kern.gemm_tile(kc, pa + g * mr * kc, panel, ldb, tile, n, load);
+            continue;
+          }
+          if (load) {
+            for (int64_t r = 0; r < live; ++r)
+              std::memcpy(edge + r * nr, tile + r * n, static_cast<size_t>(live_cols) * 4);
+          }
+          kern.gemm_tile(kc, pa + g * mr * kc, panel, ldb, edge, nr, load);
+          for (int64_t r = 0; r < live; ++r)
+            std::memcpy(tile + r * n, edge + r * nr, static_cast<size_t>(live_cols) * 4);
         }
-        if (load) {
-          for (int64_t r = 0; r < live; ++r) std::memcpy(edge + r * nr, tile + r * n, cols * 4);
-        }
-        kern.gemm_tile(kc, pa + g * mr * kc, panel, ldb, edge, nr, load);
-        for (int64_t r = 0; r < live; ++r) std::memcpy(tile + r * n, edge + r * nr, cols * 4);
       }
     }
   }
@@ -141,14 +156,31 @@ void BatchedGemm(const MatrixView& a, const MatrixView& b, float* c, int64_t bat
     std::fill(c, c + batch * m * n, 0.0f);
     return;
   }
-  const int64_t mc = kern.gemm_mr * kMcTiles;
-  const int64_t mblocks = (m + mc - 1) / mc, nblocks = (n + kNc - 1) / kNc;
-  const int64_t per_batch = mblocks * nblocks;
+  // The split into output blocks: batches first, then whichever of rows or columns costs less
+  // repacking (splitting rows repacks B per block, splitting columns repacks A), about one block
+  // per thread. The split never changes a bit: each element's whole chain runs in one block,
+  // with the same k blocks.
+  const int64_t threads = ctx.pool == nullptr ? 1 : static_cast<int64_t>(ctx.pool->size());
+  int64_t rb = 1, cb = 1;
+  if (batch < threads) {
+    const int64_t want = (threads + batch - 1) / batch;
+    const int64_t mr = kern.gemm_mr, nr = kern.gemm_nr;
+    if (m < n) {
+      cb = std::min(want, (n + nr - 1) / nr);
+    } else {
+      rb = std::min(want, (m + mr - 1) / mr);
+    }
+  }
+  const int64_t rstep = RoundUp((m + rb - 1) / rb, kern.gemm_mr);
+  const int64_t cstep = RoundUp((n + cb - 1) / cb, kern.gemm_nr);
+  rb = (m + rstep - 1) / rstep;
+  cb = (n + cstep - 1) / cstep;
+  const int64_t per_batch = rb * cb;
   ForBlocks(ctx, batch * per_batch, [&](int64_t blk) {
     const int64_t bi = blk / per_batch, rest = blk % per_batch;
-    const int64_t i0 = (rest / nblocks) * mc, j0 = (rest % nblocks) * kNc;
+    const int64_t i0 = (rest / cb) * rstep, j0 = (rest % cb) * cstep;
     GemmBlock(kern, a.data + bi * a.batch, a.rows, a.cols, b.data + bi * b.batch, b.rows, b.cols,
-              c + bi * m * n, n, k, i0, std::min(m, i0 + mc), j0, std::min(n, j0 + kNc));
+              c + bi * m * n, n, k, i0, std::min(m, i0 + rstep), j0, std::min(n, j0 + cstep));
   });
 }
 
