@@ -48,8 +48,8 @@ Scratch& ThreadScratch() {
 
 // Packs rows [i0, i0 + rows) x k [p0, p0 + kc) of A into groups of mr rows: out[g][p][r],
 // +0 past the last row.
-void PackA(const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t rows, int64_t p0,
-           int64_t kc, int64_t mr, float* out) {
+void PackA(const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t rows, int64_t p0, int64_t kc,
+           int64_t mr, float* out) {
   for (int64_t g = 0; g < rows; g += mr) {
     float* dst = out + g * kc;
     const int64_t live = std::min(mr, rows - g);
@@ -63,8 +63,8 @@ void PackA(const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t rows, int
 
 // Packs k [p0, p0 + kc) x columns [j0, j0 + cols) of B into panels of nr columns:
 // out[panel][p][q], +0 past the last column.
-void PackB(const float* b, int64_t rs, int64_t cs, int64_t p0, int64_t kc, int64_t j0,
-           int64_t cols, int64_t nr, float* out) {
+void PackB(const float* b, int64_t rs, int64_t cs, int64_t p0, int64_t kc, int64_t j0, int64_t cols,
+           int64_t nr, float* out) {
   for (int64_t j = 0; j < cols; j += nr) {
     float* dst = out + j * kc;
     const int64_t live = std::min(nr, cols - j);
