@@ -26,6 +26,7 @@ PassOutput FoldConstants(const ir::Module& module);                  // fold-con
 PassOutput Simplify(const ir::Module& module);                       // simplify
 PassOutput Fuse(const ir::Module& module);                           // fuse
 PassOutput CombineAllReduces(const ir::Module& module);              // combine-all-reduce
+PassOutput MergeDots(const ir::Module& module);                      // merge-dots
 
 }  // namespace detrain::passes
 

@@ -26,6 +26,7 @@ const PassEntry kPasses[] = {
     {"simplify", Simplify},
     {"fuse", Fuse},
     {"combine-all-reduce", CombineAllReduces},
+    {"merge-dots", MergeDots},
 };
 
 // Former passes that could never change the canonical text, and where their work happens now.
@@ -85,7 +86,7 @@ std::string DumpName(size_t index, std::string_view pass) {
 }  // namespace
 
 const char kDefaultPipeline[] =
-    "inline,cse,fold-constants,simplify,cse,fold-constants,fuse,combine-all-reduce,cse";
+    "inline,cse,fold-constants,simplify,cse,fold-constants,merge-dots,fuse,combine-all-reduce,cse";
 
 std::vector<std::string> KnownPasses() {
   std::vector<std::string> names;

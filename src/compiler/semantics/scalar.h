@@ -141,10 +141,13 @@ DETRAIN_HD inline float FloatUnary(UnaryOp op, float x) {
       return FlipSign(x);
     case UnaryOp::kSign:
       return IsNan(x) || x == 0.0f ? x : (x > 0 ? 1.0f : -1.0f);
+    // A NaN passes through unchanged, signalling ones too, as in RoundNearestEven (roundss and
+    // vroundps quiet a signalling NaN, glibc's portable floorf does not: the rule cannot be
+    // left to the library).
     case UnaryOp::kFloor:
-      return ::floorf(x);
+      return IsNan(x) ? x : ::floorf(x);
     case UnaryOp::kCeil:
-      return ::ceilf(x);
+      return IsNan(x) ? x : ::ceilf(x);
     case UnaryOp::kRoundNearestEven:
       return RoundNearestEven(x);
     case UnaryOp::kExp:

@@ -242,7 +242,7 @@ Instruction* Generator::PassPatternOf(ElementType t, Instruction* x) {
   const Shape s = x->shape;
   const bool f32 = t == ElementType::kF32;
   const Opcode unary = f32 ? Opcode::kExp : Opcode::kNegate;
-  switch (Pick(18)) {
+  switch (Pick(19)) {
     case 0:
       return Chance(2) ? b_->Multiply(x, Splat(s, 1.0f, 1)) : b_->Multiply(Splat(s, 1.0f, 1), x);
     case 1:
@@ -321,6 +321,28 @@ Instruction* Generator::PassPatternOf(ElementType t, Instruction* x) {
       return b_->Binary(f32 ? Opcode::kMaximum : Opcode::kMinimum, x, RandomConstant(s));
     case 17:
       return b_->Unary(f32 ? Opcode::kLog : Opcode::kAbs, b_->Binary(Opcode::kSubtract, x, x));
+    case 18: {  // per-shard dots sharing one weight (merge-dots): row slices or other rows
+      if (s.rank() == 0 || s.dim(0) < 2) return nullptr;
+      const int64_t rows = s.dim(0), cols = s.ElementCount() / rows;
+      const int64_t n = 1 + static_cast<int64_t>(Pick(3));
+      if (!Fits({rows, n}) || !Fits({cols, n})) return nullptr;
+      Instruction* x2 = s.rank() == 2 ? x : b_->Reshape(x, {rows, cols});
+      const bool transposed = Chance(2);
+      Instruction* w = SameShape(
+          Shape(t, transposed ? std::vector<int64_t>{n, cols} : std::vector<int64_t>{cols, n}));
+      ir::DotDims dims;
+      dims.lhs_contracting = {1};
+      dims.rhs_contracting = {transposed ? 1 : 0};
+      const int64_t split = 1 + static_cast<int64_t>(Pick(static_cast<uint64_t>(rows - 1)));
+      std::vector<Instruction*> parts;
+      for (const auto& [lo, hi] : {std::pair{int64_t{0}, split}, std::pair{split, rows}}) {
+        Instruction* lhs = b_->Slice(x2, {{lo, hi, 1}, {0, cols, 1}});
+        if (Chance(3)) lhs = b_->Unary(Opcode::kNegate, lhs);  // not a slice: concatenated
+        parts.push_back(b_->Dot(lhs, w, dims));
+      }
+      if (Chance(2)) std::swap(parts[0], parts[1]);
+      return b_->Concatenate(parts, 0);
+    }
   }
   return nullptr;
 }
