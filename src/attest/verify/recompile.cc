@@ -211,6 +211,16 @@ std::string LineageDifference(const std::string& have, const std::string& want) 
 Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   driver::CompileOptions copts;
   if (Check c = ResolveData(b, o, &copts.data_files)) return c;
+  // The pass pipeline the run used (its stage-3 record), so that a later detrain whose default
+  // pipeline gained a pass still reproduces this bundle's stages (schemas/bundle.md §9).
+  for (const json& s : b.manifest["stages"]) {
+    if (!s.is_object() || s.value("stage", "") != "opt-hlo" || !s.contains("transform")) continue;
+    const json& t = s["transform"];
+    if (t.is_object() && t.contains("options") && t["options"].is_object() &&
+        t["options"].contains("pipeline") && t["options"]["pipeline"].is_string()) {
+      copts.pipeline = t["options"]["pipeline"].get<std::string>();
+    }
+  }
   const std::string program = JoinPath(b.dir, b.manifest["program"]["path"].get<std::string>());
   if (!RegularFileSize(program).ok()) {
     return Fail("manifest.json: field \"program.path\": \"" +
