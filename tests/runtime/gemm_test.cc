@@ -116,6 +116,39 @@ TEST(Gemm, ZerosInfinitiesAndNansAreTheChainsBits) {
   }
 }
 
+// The transposed product (gemm.h `swapped`): out = (A B)^T computed as B^T A^T; every element,
+// NaN payloads included, must be the defined chain of A's row and B's column.
+TEST(Gemm, SwappedProductKeepsTheDefinedOperandOrder) {
+  const float inf = std::numeric_limits<float>::infinity();
+  float n1, n2;
+  const uint32_t p1 = 0x7fc11111u, p2 = 0xffc22222u;
+  std::memcpy(&n1, &p1, 4);
+  std::memcpy(&n2, &p2, 4);
+  for (Isa isa : Isas()) {
+    const int64_t m = 37, n = 45, k = 210;
+    Lcg g{7};
+    std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+    for (float& v : a) v = g.Next();
+    for (float& v : b) v = g.Next();
+    for (size_t i = 0; i < a.size(); i += 11) a[i] = i % 3 == 0 ? n1 : inf;
+    for (size_t i = 0; i < b.size(); i += 13) b[i] = i % 2 == 0 ? n2 : -inf;
+    std::vector<float> out(static_cast<size_t>(n * m));
+    ThreadPool pool(2);
+    ExecContext ctx{&pool, isa};
+    // A' = B^T: A'(i, p) = b[p * n + i]; B' = A^T: B'(p, j) = a[j * k + p].
+    BatchedGemm(MatrixView{b.data(), 1, n, 0}, MatrixView{a.data(), 1, k, 0}, out.data(), 1, n, m,
+                k, ctx, /*swapped=*/true);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const float want = semantics::FmaChain(a.data() + i * k, 1, b.data() + j, n, k);
+        bad += Bits(want) != Bits(out[static_cast<size_t>(j * m + i)]);
+      }
+    }
+    EXPECT_EQ(bad, 0) << IsaName(isa);
+  }
+}
+
 TEST(Gemm, EmptyKIsPositiveZero) {
   std::vector<float> c(6, 7.0f);
   ExecContext ctx{nullptr, Isa::kScalar};

@@ -68,10 +68,7 @@ Status CpuDevice::Load(const plan::v2::Plan& plan) {
     return FailedPrecondition("cannot allocate a " + std::to_string(bytes) + "-byte arena");
   std::memset(arena_, 0, bytes);
   kernels_.clear();
-  for (const plan::v2::Kernel& k : plan.kernels()) {
-    DETRAIN_ASSIGN_OR_RETURN(auto kernel, PrepareKernel(k, buffers_));
-    kernels_.push_back(std::move(kernel));
-  }
+  DETRAIN_ASSIGN_OR_RETURN(kernels_, PrepareKernels(plan, buffers_));
   return Status::Ok();
 }
 

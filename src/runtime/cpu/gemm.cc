@@ -88,7 +88,7 @@ void PackB(const float* b, int64_t rs, int64_t cs, int64_t p0, int64_t kc, int64
 // is packed once per k block and shared by every row block; A's per row block.
 void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs, const float* b,
                int64_t brs, int64_t bcs, float* c, int64_t n, int64_t k, int64_t i0, int64_t i1,
-               int64_t j0, int64_t j1) {
+               int64_t j0, int64_t j1, bool swapped) {
   const int64_t mr = kern.gemm_mr, nr = kern.gemm_nr;
   const int64_t mc = mr * kMcTiles;
   const int64_t cols = j1 - j0;
@@ -141,7 +141,10 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
   for (int64_t i = i0; i < i1; ++i) {
     for (int64_t j = j0; j < j1; ++j) {
       float& v = c[i * n + j];
-      if (v != v) v = semantics::FmaChain(a + i * ars, acs, b + j * bcs, brs, k);
+      if (v != v) {
+        v = swapped ? semantics::FmaChain(b + j * bcs, brs, a + i * ars, acs, k)
+                    : semantics::FmaChain(a + i * ars, acs, b + j * bcs, brs, k);
+      }
     }
   }
 }
@@ -149,7 +152,7 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
 }  // namespace
 
 void BatchedGemm(const MatrixView& a, const MatrixView& b, float* c, int64_t batch, int64_t m,
-                 int64_t n, int64_t k, const ExecContext& ctx) {
+                 int64_t n, int64_t k, const ExecContext& ctx, bool swapped) {
   if (batch <= 0 || m <= 0 || n <= 0) return;
   const IsaKernels& kern = KernelsFor(ctx.isa);
   if (k == 0) {
@@ -180,7 +183,8 @@ void BatchedGemm(const MatrixView& a, const MatrixView& b, float* c, int64_t bat
     const int64_t bi = blk / per_batch, rest = blk % per_batch;
     const int64_t i0 = (rest / cb) * rstep, j0 = (rest % cb) * cstep;
     GemmBlock(kern, a.data + bi * a.batch, a.rows, a.cols, b.data + bi * b.batch, b.rows, b.cols,
-              c + bi * m * n, n, k, i0, std::min(m, i0 + rstep), j0, std::min(n, j0 + cstep));
+              c + bi * m * n, n, k, i0, std::min(m, i0 + rstep), j0, std::min(n, j0 + cstep),
+              swapped);
   });
 }
 

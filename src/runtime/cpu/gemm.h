@@ -33,8 +33,14 @@ struct MatrixView {
 
 // C[b] = A[b] B[b] for b < batch: A is m x k, B is k x n, C is m x n row-major and dense (batch
 // stride m * n). C must not overlap A or B.
+//
+// `swapped`: the product is the transpose of the dot being computed (C = (B^T A^T)^T computed as
+// A B with A = the dot's rhs^T, B = its lhs^T), so C(i, j)'s defined chain is
+// fmaf(B(p, j), A(i, p), acc). Every non-NaN result is the same either way (a product is
+// commutative and fmaf rounds once); an element that comes out NaN is recomputed in the
+// defined operand order, which picks the payload.
 void BatchedGemm(const MatrixView& a, const MatrixView& b, float* c, int64_t batch, int64_t m,
-                 int64_t n, int64_t k, const ExecContext& ctx);
+                 int64_t n, int64_t k, const ExecContext& ctx, bool swapped = false);
 
 }  // namespace detrain::runtime::cpu
 

@@ -49,6 +49,18 @@ class CpuKernel {
 Result<std::unique_ptr<CpuKernel>> PrepareKernel(const plan::v2::Kernel& kernel,
                                                  const std::vector<ArrayRef>& buffers);
 
+// Every kernel of `plan` prepared (PrepareKernel), with one exact rewrite: a 2-D transpose of a
+// dot's result that nothing else reads runs inside the dot, which writes the transposed layout
+// directly (FoldDotTranspose; the transpose's kernel becomes nullptr). Each element is the
+// same chain with the defined NaN rule (gemm.h), so no value changes; the dot's own buffer is
+// never written, which nothing can observe.
+Result<std::vector<std::unique_ptr<CpuKernel>>> PrepareKernels(
+    const plan::v2::Plan& plan, const std::vector<ArrayRef>& buffers);
+
+// Whether kernel `transpose` of `plan` was folded into its dot (kernels_linalg.cc).
+bool FoldDotTranspose(const plan::v2::Plan& plan, const std::vector<ArrayRef>& buffers,
+                      const std::vector<std::unique_ptr<CpuKernel>>& kernels, int32_t transpose);
+
 // Runs fn(block) for block in [0, blocks) on the pool (inline when there is one block).
 void ForBlocks(const ExecContext& ctx, int64_t blocks, const std::function<void(int64_t)>& fn);
 

@@ -53,6 +53,14 @@ class DotKernel : public CpuKernel {
     const uint8_t* a = arena + lhs_.offset;
     const uint8_t* b = arena + rhs_.offset;
     uint8_t* c = arena + out_.offset;
+    if (transposed_out_) {
+      // out = transpose(A B) = B^T A^T: A' = B^T (rows n, k), B' = A^T (k, columns m).
+      MatrixView va{reinterpret_cast<const float*>(b), (*rhs_view_)[2], (*rhs_view_)[1], 0};
+      MatrixView vb{reinterpret_cast<const float*>(a), (*lhs_view_)[2], (*lhs_view_)[1], 0};
+      BatchedGemm(va, vb, reinterpret_cast<float*>(arena + transposed_out_->offset), 1, n_, m_, k_,
+                  ctx, /*swapped=*/true);
+      return Status::Ok();
+    }
     if (out_.type == ir::ElementType::kF32 && lhs_view_ && rhs_view_) {
       MatrixView va{reinterpret_cast<const float*>(a), (*lhs_view_)[1], (*lhs_view_)[2],
                     (*lhs_view_)[0]};
@@ -102,6 +110,8 @@ class DotKernel : public CpuKernel {
   // Strides (batch, rows, columns) of A = lhs as [b, m, k] and B = rhs as [b, k, n], read in
   // place; nullopt where a copy is needed.
   std::optional<std::array<int64_t, 3>> lhs_view_, rhs_view_;
+  // Set by FoldDotTranspose: the transpose's result, written instead of out_.
+  std::optional<ArrayRef> transposed_out_;
   int64_t batch_ = 0, m_ = 0, n_ = 0, k_ = 0;
 };
 
@@ -189,6 +199,11 @@ class ConvolutionKernel : public CpuKernel {
   std::vector<plan::v2::WindowDim> window_;
 };
 
+bool Overlap(const ArrayRef& x, const ArrayRef& y) {
+  return x.bytes > 0 && y.bytes > 0 && x.offset < y.offset + y.bytes &&
+         y.offset < x.offset + x.bytes;
+}
+
 bool InRange(int64_t d, size_t rank) { return d >= 0 && d < static_cast<int64_t>(rank); }
 
 }  // namespace
@@ -257,6 +272,56 @@ Result<std::unique_ptr<CpuKernel>> MakeConvolution(const plan::v2::Kernel& k, Ar
   kernel->kernel_ = std::move(w);
   kernel->out_ = std::move(out);
   return std::unique_ptr<CpuKernel>(std::move(kernel));
+}
+
+bool FoldDotTranspose(const plan::v2::Plan& plan, const std::vector<ArrayRef>& buffers,
+                      const std::vector<std::unique_ptr<CpuKernel>>& kernels, int32_t t) {
+  const plan::v2::Kernel& tk = plan.kernels(t);
+  if (!tk.has_transpose() || tk.operands_size() != 1 || tk.operands(0).buffers_size() != 1 ||
+      tk.outputs_size() != 1)
+    return false;
+  const std::vector<int64_t> perm(tk.transpose().permutation().begin(),
+                                  tk.transpose().permutation().end());
+  if (perm != std::vector<int64_t>{1, 0}) return false;
+  const int32_t b = tk.operands(0).buffers(0);
+  const int32_t d = plan.buffers(b).defined_by();
+  if (d < 0 || d >= t) return false;
+  const plan::v2::Kernel& dk = plan.kernels(d);
+  auto* dot = dynamic_cast<DotKernel*>(kernels[static_cast<size_t>(d)].get());
+  if (dot == nullptr || dot->out_.type != ir::ElementType::kF32 || dot->batch_ != 1 ||
+      !dot->lhs_view_ || !dot->rhs_view_ || dot->transposed_out_ || dot->out_.dims.size() != 2 ||
+      dk.shard_lo() != tk.shard_lo() || dk.shard_hi() != tk.shard_hi())
+    return false;
+  // The dot's result must be read by the transpose alone and be no result of the plan.
+  for (int32_t o : plan.outputs()) {
+    if (o == b) return false;
+  }
+  for (const plan::v2::Kernel& k : plan.kernels()) {
+    if (k.id() == t) continue;
+    for (const auto& op : k.operands()) {
+      for (int32_t x : op.buffers()) {
+        if (x == b) return false;
+      }
+    }
+  }
+  // Writing the transpose's buffer at the dot's time must not disturb the dot's operands or any
+  // buffer a kernel between the two reads or writes (buffer assignment may share memory between
+  // values whose lifetimes do not meet).
+  const ArrayRef& out = buffers[static_cast<size_t>(tk.outputs(0))];
+  if (Overlap(out, dot->lhs_) || Overlap(out, dot->rhs_)) return false;
+  for (int32_t i = d + 1; i < t; ++i) {
+    const plan::v2::Kernel& k = plan.kernels(i);
+    for (const auto& op : k.operands()) {
+      for (int32_t x : op.buffers()) {
+        if (Overlap(out, buffers[static_cast<size_t>(x)])) return false;
+      }
+    }
+    for (int32_t x : k.outputs()) {
+      if (Overlap(out, buffers[static_cast<size_t>(x)])) return false;
+    }
+  }
+  dot->transposed_out_ = out;
+  return true;
 }
 
 }  // namespace detrain::runtime::cpu
