@@ -1,4 +1,5 @@
-// merge-dots — dots that share their right operand become one dot over the concatenated rows.
+// merge-dots — dots (and convolutions) that share their right operand become one over the
+// concatenated rows (batch).
 //
 // What it does: in the entry computation, groups the dots that have the same rhs instruction,
 // the same attributes and element type, no batch dimensions, an lhs whose dimension 0 is not
@@ -13,7 +14,9 @@
 // A dot's output element is the fma chain of one lhs row with one rhs column in ascending k
 // (kFmaChain, compiler/semantics/orders.h), and neither the row nor the column nor the order
 // changes, so every element keeps its bits; the backend gets one large GEMM, which packs the
-// shared weight once instead of once per shard (docs/passes.md).
+// shared weight once instead of once per shard (docs/passes.md). Convolutions whose lhs and
+// result are batch-major (dim_labels "b...->b...") merge the same way along the batch: an
+// output element reads one batch element of the lhs, in the same window order.
 // Grouping follows canonical order; a dot joins its group only if its lhs does not depend on
 // a member, and groups are merged one at a time on the rewritten graph, so no merge creates a
 // cycle. Groups are capped at kMaxGroup members.
@@ -50,7 +53,22 @@ bool DependsOn(const Instruction* x, const std::unordered_set<const Instruction*
   return false;
 }
 
+// A convolution whose lhs and result both have the batch as dimension 0 (dim_labels
+// "b..._...->b...").
+bool BatchMajorConvolution(const Instruction& conv) {
+  const ir::AttrValue* labels = conv.FindAttr(Attr::kDimLabels);
+  if (labels == nullptr) return false;
+  const std::string& l = labels->s;
+  const size_t arrow = l.find("->");
+  return !l.empty() && l[0] == 'b' && arrow != std::string::npos && arrow + 2 < l.size() &&
+         l[arrow + 2] == 'b';
+}
+
 bool Mergeable(const Instruction& dot) {
+  if (dot.opcode == Opcode::kConvolution) {
+    return dot.operands.size() == 2 && dot.operands[0]->shape.rank() >= 1 &&
+           BatchMajorConvolution(dot);
+  }
   if (dot.opcode != Opcode::kDot || dot.operands.size() != 2) return false;
   if (!dot.IntsAttr(Attr::kLhsBatchDims).empty() || !dot.IntsAttr(Attr::kRhsBatchDims).empty())
     return false;
@@ -65,6 +83,7 @@ bool Mergeable(const Instruction& dot) {
 // Dots with equal keys may share a group.
 std::string GroupKey(const Instruction& dot) {
   std::string key = std::to_string(reinterpret_cast<uintptr_t>(dot.operands[1]));
+  key += std::string(ir::OpcodeName(dot.opcode));
   key += ir::ElementTypeName(dot.shape.type());
   for (const auto& [attr, value] : dot.attrs) {
     key += "|" + ir::FormatAttrValue(attr, value, [](const ir::Computation*) { return ""; });
@@ -135,7 +154,7 @@ std::vector<Instruction*> Merge(ir::Computation& c, const std::vector<Instructio
   const Instruction& first = *members.front();
   std::vector<int64_t> dims = first.shape.dims();
   dims[0] = rows;
-  Instruction* dot = AddInstruction(c, Opcode::kDot, ir::Shape(first.shape.type(), dims),
+  Instruction* dot = AddInstruction(c, first.opcode, ir::Shape(first.shape.type(), dims),
                                     {lhs, first.operands[1]}, first.attrs);
   std::vector<Instruction*> parts;
   int64_t offset = 0;

@@ -134,33 +134,51 @@ class ConvolutionKernel : public CpuKernel {
     for (int64_t t : taps_dims) taps *= t;
     for (int64_t p : pos_dims) positions *= p;
     const int64_t kk = taps * features;
-    // im2col: A[p][t * features + z].
-    std::vector<float> a(static_cast<size_t>(positions * kk));
-    ForBlocks(ctx, positions, [&](int64_t p) {
+    // im2col: A[p][t * features + z]. Scratch is the kernel's own, sized once: no allocation
+    // in the step loop after the first run.
+    std::vector<float>& a = im2col_;
+    a.resize(static_cast<size_t>(positions * kk));
+    // Blocks of positions (not one task each); a feature run is copied with memcpy when the
+    // feature dimension is innermost.
+    const int64_t fstride = in_strides[static_cast<size_t>(s_.in_feature())];
+    constexpr int64_t kPositionsPerBlock = 64;
+    ForBlocks(ctx, (positions + kPositionsPerBlock - 1) / kPositionsPerBlock, [&](int64_t blk) {
       std::vector<int64_t> pidx(pos_dims.size()), tidx(ns, 0);
-      int64_t rest = p;
-      for (size_t d = pos_dims.size(); d-- > 0;) pidx[d] = rest % pos_dims[d], rest /= pos_dims[d];
-      for (int64_t t = 0; t < taps; ++t) {
-        bool inside = true;
-        int64_t base = pidx[0] * in_strides[static_cast<size_t>(s_.in_batch())];
-        for (size_t s = 0; s < ns; ++s) {
-          const auto& wd = window_[s];
-          int64_t pos = pidx[s + 1] * wd.stride() + tidx[s] * wd.rhs_dilate() - wd.pad_lo();
-          int64_t limit = in_.dims[static_cast<size_t>(s_.in_spatial(static_cast<int>(s)))];
-          inside =
-              inside && pos >= 0 && pos % wd.lhs_dilate() == 0 && pos / wd.lhs_dilate() < limit;
-          if (inside)
-            base += (pos / wd.lhs_dilate()) *
-                    in_strides[static_cast<size_t>(s_.in_spatial(static_cast<int>(s)))];
+      const int64_t p0 = blk * kPositionsPerBlock;
+      const int64_t p1 = std::min(positions, p0 + kPositionsPerBlock);
+      for (int64_t p = p0; p < p1; ++p) {
+        int64_t rest = p;
+        for (size_t d = pos_dims.size(); d-- > 0;)
+          pidx[d] = rest % pos_dims[d], rest /= pos_dims[d];
+        std::fill(tidx.begin(), tidx.end(), 0);
+        for (int64_t t = 0; t < taps; ++t) {
+          bool inside = true;
+          int64_t base = pidx[0] * in_strides[static_cast<size_t>(s_.in_batch())];
+          for (size_t s = 0; s < ns; ++s) {
+            const auto& wd = window_[s];
+            int64_t pos = pidx[s + 1] * wd.stride() + tidx[s] * wd.rhs_dilate() - wd.pad_lo();
+            int64_t limit = in_.dims[static_cast<size_t>(s_.in_spatial(static_cast<int>(s)))];
+            inside =
+                inside && pos >= 0 && pos % wd.lhs_dilate() == 0 && pos / wd.lhs_dilate() < limit;
+            if (inside)
+              base += (pos / wd.lhs_dilate()) *
+                      in_strides[static_cast<size_t>(s_.in_spatial(static_cast<int>(s)))];
+          }
+          float* row = a.data() + p * kk + t * features;
+          if (!inside) {
+            std::fill(row, row + features, 0.0f);
+          } else if (fstride == 1) {
+            std::memcpy(row, in + base, static_cast<size_t>(features) * 4);
+          } else {
+            for (int64_t z = 0; z < features; ++z) row[z] = in[base + z * fstride];
+          }
+          NextIndex(tidx, taps_dims);
         }
-        float* row = a.data() + p * kk + t * features;
-        const int64_t fstride = in_strides[static_cast<size_t>(s_.in_feature())];
-        for (int64_t z = 0; z < features; ++z) row[z] = inside ? in[base + z * fstride] : 0.0f;
-        NextIndex(tidx, taps_dims);
       }
     });
     // W[t * features + z][f].
-    std::vector<float> wm(static_cast<size_t>(kk * out_features));
+    std::vector<float>& wm = weights_;
+    wm.resize(static_cast<size_t>(kk * out_features));
     std::vector<int64_t> tidx(ns, 0);
     for (int64_t t = 0; t < taps; ++t) {
       int64_t base = 0;
@@ -175,7 +193,23 @@ class ConvolutionKernel : public CpuKernel {
       }
       NextIndex(tidx, taps_dims);
     }
-    std::vector<float> c(static_cast<size_t>(positions * out_features));
+    // The result is [positions, features] row-major when the batch and spatial dimensions are
+    // in order with the feature innermost (b01f): the GEMM writes it in place.
+    bool direct = out_strides[static_cast<size_t>(s_.out_feature())] == 1;
+    for (size_t d = pos_dims.size(), stride = static_cast<size_t>(out_features);
+         direct && d-- > 0;) {
+      size_t od = d == 0 ? static_cast<size_t>(s_.out_batch())
+                         : static_cast<size_t>(s_.out_spatial(static_cast<int>(d - 1)));
+      direct = out_strides[od] == static_cast<int64_t>(stride);
+      stride *= static_cast<size_t>(pos_dims[d]);
+    }
+    if (direct) {
+      BatchedGemm(MatrixView{a.data(), kk, 1, 0}, MatrixView{wm.data(), out_features, 1, 0}, out, 1,
+                  positions, out_features, kk, ctx);
+      return Status::Ok();
+    }
+    std::vector<float>& c = result_;
+    c.resize(static_cast<size_t>(positions * out_features));
     BatchedGemm(MatrixView{a.data(), kk, 1, 0}, MatrixView{wm.data(), out_features, 1, 0}, c.data(),
                 1, positions, out_features, kk, ctx);
     for (int64_t p = 0; p < positions; ++p) {
@@ -195,6 +229,7 @@ class ConvolutionKernel : public CpuKernel {
   }
 
   ArrayRef in_, kernel_, out_;
+  mutable std::vector<float> im2col_, weights_, result_;  // scratch (Run is one at a time)
   plan::v2::ConvolutionSpec s_;
   std::vector<plan::v2::WindowDim> window_;
 };
