@@ -1,0 +1,147 @@
+// detrain's side of the peer benchmark (bench/peers/run.sh, bench/peers/README.md): the time of one
+// full train step of a program, measured as the JAX and PyTorch scripts next to this file measure
+// theirs, printed as the same JSON lines.
+//
+//   bench_peer_step PROGRAM.dt --threads T [--steps N] [--warmup W] [--model NAME]
+//
+// first_call_ms: from the start of the process's work to the end of the first step = compile
+//   (driver::Compile, every stage) + executor creation (plan loading) + the first step. The
+//   arguments (the tests' synthetic values of the right shapes, runtime::TrainStepArguments) are
+//   made between the two and their time is reported apart (args_ms), not counted.
+// step_ms: the median of N steps after W warm-up steps, each one full executor Run (forward,
+//   backward, shard-tree gradient sum, optimizer update) on the same arguments.
+// peak_rss_mib: getrusage(RUSAGE_SELF).ru_maxrss at the end.
+// Single-threaded driver; the executor's own pool has T threads.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "base/isa.h"
+#include "compiler/ir/parser.h"
+#include "compiler/ir/verifier.h"
+#include "driver/compile.h"
+#include "runtime/executor.h"
+#include "runtime/runtime_test_util.h"
+
+namespace detrain {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+struct Flags {
+  std::string program;
+  std::string model;  // the JSON "model" field; default: the program's directory name
+  int threads = 1;
+  int steps = 20;
+  int warmup = 3;
+};
+
+bool ParseFlags(int argc, char** argv, Flags& f) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    const char* v = nullptr;
+    if (a == "--threads" && (v = value())) {
+      f.threads = std::atoi(v);
+    } else if (a == "--steps" && (v = value())) {
+      f.steps = std::atoi(v);
+    } else if (a == "--warmup" && (v = value())) {
+      f.warmup = std::atoi(v);
+    } else if (a == "--model" && (v = value())) {
+      f.model = v;
+    } else if (!a.empty() && a[0] != '-' && f.program.empty()) {
+      f.program = a;
+    } else {
+      return false;
+    }
+  }
+  if (f.model.empty() && !f.program.empty()) {
+    std::string dir = f.program.substr(0, f.program.find_last_of('/'));
+    f.model = dir.substr(dir.find_last_of('/') + 1);
+  }
+  return !f.program.empty() && f.threads >= 1 && f.steps >= 1 && f.warmup >= 0;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int Fail(const char* what, const Status& s) {
+  std::fprintf(stderr, "bench_peer_step: %s: %s\n", what, s.message().c_str());
+  return 1;
+}
+
+int Main(const Flags& f) {
+  Clock::time_point t0 = Clock::now();
+  auto compiled = driver::Compile(f.program, {});
+  if (!compiled.ok()) return Fail("compile", compiled.status());
+  double compile_ms = MsSince(t0);
+
+  // Not timed: the synthetic arguments need the step's parameter shapes, read from stage "hlo".
+  Clock::time_point ta = Clock::now();
+  auto step = ir::ParseAndVerify(compiled->stages.Find("hlo")->bytes);
+  if (!step.ok()) return Fail("parse hlo", step.status());
+  std::vector<std::vector<ir::Literal>> args = {runtime::TrainStepArguments(**step, 12345)};
+  double args_ms = MsSince(ta);
+
+  Clock::time_point tc = Clock::now();
+  runtime::ExecutorOptions options;
+  options.threads = f.threads;
+  auto executor = runtime::Executor::Create(compiled->stages.Find("plan")->bytes, options);
+  if (!executor.ok()) return Fail("executor", executor.status());
+  double create_ms = MsSince(tc);
+  Clock::time_point tf = Clock::now();
+  auto first = (*executor)->Run(args);
+  if (!first.ok()) return Fail("first step", first.status());
+  double first_step_ms = MsSince(tf);
+  double first_call_ms = compile_ms + create_ms + first_step_ms;
+
+  for (int i = 0; i < f.warmup; ++i) {
+    if (auto r = (*executor)->Run(args); !r.ok()) return Fail("warm-up step", r.status());
+  }
+  std::vector<double> times;
+  for (int i = 0; i < f.steps; ++i) {
+    Clock::time_point ts = Clock::now();
+    auto r = (*executor)->Run(args);
+    times.push_back(MsSince(ts));
+    if (!r.ok()) return Fail("step", r.status());
+  }
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf(
+      "{\"framework\": \"detrain\", \"model\": \"%s\", \"threads\": %d, \"isa\": \"%s\", "
+      "\"first_call_ms\": %.3f, \"compile_ms\": %.3f, \"create_ms\": %.3f, "
+      "\"first_step_ms\": %.3f, \"args_ms\": %.3f, \"step_ms\": %.4f, \"step_min_ms\": %.4f, "
+      "\"steps\": %d, \"warmup\": %d, \"peak_rss_mib\": %.1f}\n",
+      f.model.c_str(), f.threads, std::string(IsaName((*executor)->isa())).c_str(), first_call_ms,
+      compile_ms, create_ms, first_step_ms, args_ms, Median(times),
+      *std::min_element(times.begin(), times.end()), f.steps, f.warmup,
+      static_cast<double>(usage.ru_maxrss) / 1024.0);
+  return 0;
+}
+
+}  // namespace
+}  // namespace detrain
+
+int main(int argc, char** argv) {
+  detrain::Flags flags;
+  if (!detrain::ParseFlags(argc, argv, flags)) {
+    std::fprintf(stderr,
+                 "usage: bench_peer_step PROGRAM.dt --threads T [--steps N] [--warmup W] "
+                 "[--model NAME]\n");
+    return 2;
+  }
+  return detrain::Main(flags);
+}
