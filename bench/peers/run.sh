@@ -106,6 +106,7 @@ if [[ -z ${SKIP_SGEMM:-} ]]; then
         echo "sgemm $lib ${t}t FAILED"
     done
   done
+  echo
   /usr/bin/env python3 bench/peers/summarize.py /dev/null "$sgemm" | sed -n '/SGEMM/,$p'
   # Hook for detrain's own GEMM (bench/gemm_bench.cc), when it is built: same CPU sets.
   if [[ -x $build/bench/bench_gemm ]]; then
