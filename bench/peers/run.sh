@@ -110,9 +110,11 @@ if [[ -z ${SKIP_SGEMM:-} ]]; then
   /usr/bin/env python3 bench/peers/summarize.py /dev/null "$sgemm" | sed -n '/SGEMM/,$p'
   # Hook for detrain's own GEMM (bench/gemm_bench.cc), when it is built: same CPU sets.
   if [[ -x $build/bench/bench_gemm ]]; then
+    isa=1  # bench_gemm's ISA argument: the best this CPU has (2 AVX-512, 1 AVX2)
+    grep -qw avx512f /proc/cpuinfo && isa=2
     for t in $threads_list; do
       echo "detrain bench_gemm under taskset -c $(cpus "$t") (its t argument is the pool size):"
-      taskset -c "$(cpus "$t")" "$build/bench/bench_gemm" --benchmark_filter="t:$t/" \
+      taskset -c "$(cpus "$t")" "$build/bench/bench_gemm" --benchmark_filter="/t:$t/isa:$isa/" \
         --benchmark_repetitions=5 --benchmark_report_aggregates_only=true 2>&1 |
         grep -E '_median' || true
     done
