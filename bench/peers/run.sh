@@ -9,7 +9,7 @@
 # Environment (all optional):
 #   BUILD_DIR=build   PEERS_VENV=build/peers-venv (made by setup.sh when missing)
 #   STEPS=20 WARMUP=3 timed / untimed steady-state steps per process
-#   MODELS="mlp digits charlm"  THREADS="1 2"  FRAMEWORKS="detrain jax torch torch.compile"
+#   MODELS="mlp digits charlm" (MODELS= : no train steps)  THREADS="1 2"  FRAMEWORKS="detrain jax torch torch.compile"
 #   SKIP_SGEMM=1  SKIP_DETERMINISM=1
 #   PEERS_OUT=DIR where the JSON lines go (default build/peers-results/DATE)
 # Threads: T=1 runs everyone under `taskset -c 0`, T=2 under `taskset -c 0,1` (the only control
@@ -23,7 +23,7 @@ build=${BUILD_DIR:-build}
 venv=${PEERS_VENV:-build/peers-venv}
 steps=${STEPS:-20}
 warmup=${WARMUP:-3}
-models=${MODELS:-mlp digits charlm}
+models=${MODELS-mlp digits charlm}
 threads_list=${THREADS:-1 2}
 frameworks=${FRAMEWORKS:-detrain jax torch torch.compile}
 out=${PEERS_OUT:-$build/peers-results/$(date +%Y%m%d-%H%M%S)}
@@ -94,7 +94,7 @@ for ((r = 1; r <= rounds; r++)); do
   done
 done
 echo
-/usr/bin/env python3 bench/peers/summarize.py "$results"
+[[ -s $results ]] && /usr/bin/env python3 bench/peers/summarize.py "$results"
 
 # --- SGEMM: the peers' BLAS at 1024^3 and at the MLP step's shapes.
 if [[ -z ${SKIP_SGEMM:-} ]]; then
