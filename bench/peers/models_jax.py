@@ -170,7 +170,8 @@ def main():
     if args.determinism:
         for _ in range(5):
             step()
-        leaves = [np.asarray(v).ravel() for v in state["params"].values()]  # sorted by name (a pytree)
+        # Sorted by name (jit returns the dict as a pytree, keys sorted), as models_torch.py.
+        leaves = [np.asarray(v).ravel() for v in state["params"].values()]
         np.save(args.determinism, np.concatenate(leaves))
         return
     common.measure("jax", args, step, IMPORT_MS, setup_ms, version=jax.__version__,

@@ -9,7 +9,8 @@
 # Environment (all optional):
 #   BUILD_DIR=build   PEERS_VENV=build/peers-venv (made by setup.sh when missing)
 #   STEPS=20 WARMUP=3 timed / untimed steady-state steps per process
-#   MODELS="mlp digits charlm"  THREADS="1 2"  FRAMEWORKS="detrain jax torch torch.compile"
+#   MODELS="mlp digits charlm" (MODELS= : no train steps)  THREADS="1 2"
+#   FRAMEWORKS="detrain jax torch torch.compile"
 #   SKIP_SGEMM=1  SKIP_DETERMINISM=1
 #   PEERS_OUT=DIR where the JSON lines go (default build/peers-results/DATE)
 # Threads: T=1 runs everyone under `taskset -c 0`, T=2 under `taskset -c 0,1` (the only control
@@ -23,7 +24,7 @@ build=${BUILD_DIR:-build}
 venv=${PEERS_VENV:-build/peers-venv}
 steps=${STEPS:-20}
 warmup=${WARMUP:-3}
-models=${MODELS:-mlp digits charlm}
+models=${MODELS-mlp digits charlm}
 threads_list=${THREADS:-1 2}
 frameworks=${FRAMEWORKS:-detrain jax torch torch.compile}
 out=${PEERS_OUT:-$build/peers-results/$(date +%Y%m%d-%H%M%S)}
@@ -38,12 +39,14 @@ if [[ ! -f $build/build.ninja ]]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$out/configure.log" 2>&1 ||
     { cat "$out/configure.log"; exit 1; }
 fi
-ninja -C "$build" -j "${JOBS:-1}" bench_peer_step > "$out/build.log" 2>&1 || { cat "$out/build.log"; exit 1; }
+ninja -C "$build" -j "${JOBS:-1}" bench_peer_step > "$out/build.log" 2>&1 ||
+  { cat "$out/build.log"; exit 1; }
 [[ -f $build/bench-data/mlp/x.npy ]] || "$py" bench/mlp/make_data.py "$build/bench-data/mlp"
 digits_gz=/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz
 if [[ ! -f examples/digits/digits.csv ]]; then
   [[ -f $digits_gz ]] || { echo "no examples/digits/digits.csv: run tools/setup.sh"; exit 2; }
-  gunzip -c "$digits_gz" > examples/digits/digits.csv.tmp && mv examples/digits/digits.csv.tmp examples/digits/digits.csv
+  gunzip -c "$digits_gz" > examples/digits/digits.csv.tmp &&
+    mv examples/digits/digits.csv.tmp examples/digits/digits.csv
 fi
 
 program() {
@@ -73,8 +76,10 @@ one() {  # one measurement: framework model threads -> one JSON line on stdout
 }
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-echo "peers: $(grep -E '^(jax|jaxlib|optax|numpy|torch)==' "$venv/versions.txt" 2>/dev/null | tr '\n' ' ')"
-echo "detrain: $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo '+dirty'); $rounds rounds, $steps steps after $warmup warm-up; results in $out"
+echo "peers: $(grep -E '^(jax|jaxlib|optax|numpy|torch)==' "$venv/versions.txt" 2>/dev/null |
+  tr '\n' ' ')"
+echo "detrain: $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo '+dirty');" \
+  "$rounds rounds, $steps steps after $warmup warm-up; results in $out"
 
 # --- Train steps, interleaved: each round runs every configuration once.
 results=$out/results.jsonl
@@ -94,7 +99,7 @@ for ((r = 1; r <= rounds; r++)); do
   done
 done
 echo
-/usr/bin/env python3 bench/peers/summarize.py "$results"
+[[ -s $results ]] && /usr/bin/env python3 bench/peers/summarize.py "$results"
 
 # --- SGEMM: the peers' BLAS at 1024^3 and at the MLP step's shapes.
 if [[ -z ${SKIP_SGEMM:-} ]]; then
@@ -106,12 +111,15 @@ if [[ -z ${SKIP_SGEMM:-} ]]; then
         echo "sgemm $lib ${t}t FAILED"
     done
   done
+  echo
   /usr/bin/env python3 bench/peers/summarize.py /dev/null "$sgemm" | sed -n '/SGEMM/,$p'
   # Hook for detrain's own GEMM (bench/gemm_bench.cc), when it is built: same CPU sets.
   if [[ -x $build/bench/bench_gemm ]]; then
+    isa=1  # bench_gemm's ISA argument: the best this CPU has (2 AVX-512, 1 AVX2)
+    grep -qw avx512f /proc/cpuinfo && isa=2
     for t in $threads_list; do
       echo "detrain bench_gemm under taskset -c $(cpus "$t") (its t argument is the pool size):"
-      taskset -c "$(cpus "$t")" "$build/bench/bench_gemm" --benchmark_filter="t:$t/" \
+      taskset -c "$(cpus "$t")" "$build/bench/bench_gemm" --benchmark_filter="/t:$t/isa:$isa/" \
         --benchmark_repetitions=5 --benchmark_report_aggregates_only=true 2>&1 |
         grep -E '_median' || true
     done
@@ -131,7 +139,8 @@ if [[ -z ${SKIP_DETERMINISM:-} ]]; then
       peer "$t" "$script" --model mlp --threads "$t" --determinism "$out/det-$f-${t}t.npy" \
         2>> "$out/stderr.log" || echo "determinism $f ${t}t FAILED"
     done
-    (cd bench/peers && "$py" compare_params.py "$f 1t vs 2t" "$out/det-$f-1t.npy" "$out/det-$f-2t.npy") |
+    (cd bench/peers &&
+      "$py" compare_params.py "$f 1t vs 2t" "$out/det-$f-1t.npy" "$out/det-$f-2t.npy") |
       tee -a "$out/determinism.jsonl" || echo "determinism $f: comparison FAILED"
   done
   rm -f "$out"/det-*.npy

@@ -26,6 +26,9 @@ fi
 "${pip[@]}" freeze |
   grep -iE '^(jax|jaxlib|optax|numpy|torch|scipy|ml.dtypes|opt.einsum|chex)(==| @)' |
   tee "$venv/versions.txt"
-"$venv/bin/python" -c 'import numpy, torch, jax; print("torch", torch.__version__, "threads", torch.get_num_threads()); print("jax devices", jax.devices()); numpy.show_config()' 2>&1 |
-  grep -iE 'torch|jax|openblas|mkl|name' | head -20 | tee -a "$venv/versions.txt"
+"$venv/bin/python" -c 'import numpy, torch, jax
+blas = numpy.show_config(mode="dicts")["Build Dependencies"]["blas"]
+print("numpy blas:", blas.get("name"), blas.get("version"))
+print("torch mkl:", torch.backends.mkl.is_available(), "jax devices:", jax.devices())' |
+  tee -a "$venv/versions.txt"
 echo "peers venv: $venv"
