@@ -4,6 +4,7 @@
 #include "runtime/executor.h"
 
 #include <cstring>
+#include <span>
 
 #include "base/thread_pool.h"
 #include "compiler/semantics/semantics.h"
@@ -241,7 +242,9 @@ Result<std::vector<std::vector<ir::Literal>>> Executor::Run(
         std::make_unique<cpu::CpuDevice>(static_cast<int>(devices.size()), s.pool.get(), s.isa));
     DETRAIN_RETURN_IF_ERROR(devices.back()->Load(s.plan));
   }
-  auto run_one = [&](const std::vector<std::vector<ir::Literal>>& replica_args,
+  // replica_args: a view, so that an unreplicated run reads its arguments in place (copying a
+  // step's state would cost as much as the step's elementwise work).
+  auto run_one = [&](std::span<const std::vector<ir::Literal>> replica_args,
                      std::vector<std::vector<ir::Literal>>* results) -> Status {
     const size_t nb = s.buffers.size();
     std::vector<std::vector<char>> present(static_cast<size_t>(nd), std::vector<char>(nb, 0));
@@ -271,17 +274,14 @@ Result<std::vector<std::vector<ir::Literal>>> Executor::Run(
         }
       }
     }
-    std::vector<uint8_t> staging;
     auto ensure = [&](int d, int32_t b) -> Status {
       if (present[static_cast<size_t>(d)][static_cast<size_t>(b)]) return Status::Ok();
       for (int e = 0; e < nd; ++e) {
         if (!present[static_cast<size_t>(e)][static_cast<size_t>(b)]) continue;
         const ArrayRef& ref = s.buffers[static_cast<size_t>(b)];
-        staging.resize(static_cast<size_t>(ref.bytes));
-        DETRAIN_RETURN_IF_ERROR(
-            devices[static_cast<size_t>(e)]->CopyOut(b, staging.data(), ref.bytes));
-        DETRAIN_RETURN_IF_ERROR(
-            devices[static_cast<size_t>(d)]->CopyIn(b, staging.data(), ref.bytes));
+        // Arena to arena: both devices are in this process.
+        DETRAIN_RETURN_IF_ERROR(devices[static_cast<size_t>(d)]->CopyIn(
+            b, devices[static_cast<size_t>(e)]->arena() + ref.offset, ref.bytes));
         present[static_cast<size_t>(d)][static_cast<size_t>(b)] = 1;
         ++s.stats.transfers;
         s.stats.transfer_bytes += ref.bytes;
@@ -329,7 +329,8 @@ Result<std::vector<std::vector<ir::Literal>>> Executor::Run(
     DETRAIN_RETURN_IF_ERROR(run_one(args, &results));
   } else {
     // Without collectives, replicas are independent runs.
-    for (size_t r = 0; r < replicas; ++r) DETRAIN_RETURN_IF_ERROR(run_one({args[r]}, &results));
+    for (size_t r = 0; r < replicas; ++r)
+      DETRAIN_RETURN_IF_ERROR(run_one(std::span(args).subspan(r, 1), &results));
   }
   return results;
 }

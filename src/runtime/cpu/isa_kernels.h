@@ -24,11 +24,14 @@ inline int64_t ChunkScratchBytes(const DecodedProgram& program) {
 
 // Where a program's inputs live. inputs[i] is input i's buffer, with input_elements[i]
 // elements: either the index space's size or 1 (a scalar, read at every index). `reduced` is the
-// fused reduction's result (output space), or null.
+// fused reduction's result (output space), or null. `fixed`, when not null, holds per op either
+// null (evaluate the op) or kChunk elements of the op's value, the same at every index (an op of
+// scalars only: see UniformOps in program.h), which the chunk reads instead of evaluating it.
 struct ChunkIo {
   const uint8_t* const* inputs = nullptr;
   const int64_t* input_elements = nullptr;
   const uint8_t* reduced = nullptr;
+  const uint8_t* const* fixed = nullptr;
 };
 
 // Evaluates `program` at indices [start, start + n), n <= kChunk, writing the result elements to

