@@ -155,5 +155,51 @@ ENTRY main {
   }
 }
 
+// Data movement: f32[a, b, c] (element i = i, NaN payloads included as bit patterns) through
+// transposes of every permutation (tiled when a source-contiguous dim is not innermost, with
+// partial tiles), a reversed transpose, strided slices, broadcasts and a dynamic slice.
+ir::Literal Iota(std::vector<int64_t> dims) {
+  return F32(std::move(dims), [](int64_t i) { return 0x7f800001u + static_cast<uint32_t>(i); });
+}
+
+TEST(RuntimeKernels, Transposes) {
+  const std::vector<std::vector<int64_t>> perms = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                                   {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  for (const auto& p : perms) {
+    const int64_t dims[3] = {5, 37, 70};
+    auto d = [&](int i) { return std::to_string(dims[p[static_cast<size_t>(i)]]); };
+    std::string perm =
+        std::to_string(p[0]) + "," + std::to_string(p[1]) + "," + std::to_string(p[2]);
+    SCOPED_TRACE(perm);
+    Check("HloModule m\nENTRY main {\n  a = f32[5,37,70] parameter(0)\n  ROOT t = f32[" + d(0) +
+              "," + d(1) + "," + d(2) + "] transpose(a), dimensions={" + perm + "}\n}",
+          {Iota({5, 37, 70})});
+  }
+  Check(R"(HloModule m
+ENTRY main {
+  a = f32[300,45] parameter(0)
+  t = f32[45,300] transpose(a), dimensions={1,0}
+  ROOT r = f32[45,300] reverse(t), dimensions={0,1}
+})",
+        {Iota({300, 45})});
+}
+
+TEST(RuntimeKernels, SlicesAndBroadcasts) {
+  Check(R"(HloModule m
+ENTRY main {
+  a = f32[40,33] parameter(0)
+  v = f32[33] parameter(1)
+  i = s32[] parameter(2)
+  s = f32[13,8] slice(a), slice={[1:40:3], [2:33:4]}
+  c = f32[40,20] slice(a), slice={[0:40], [5:25]}
+  b = f32[7,33,3] broadcast(v), dimensions={1}
+  w = f32[7,40,33] broadcast(a), dimensions={1,2}
+  z = s32[] constant(0)
+  d = f32[9,33] dynamic-slice(a, i, z), dynamic_slice_sizes={9,33}
+  ROOT t = (f32[13,8], f32[40,20], f32[7,33,3], f32[7,40,33], f32[9,33]) tuple(s, c, b, w, d)
+})",
+        {Iota({40, 33}), Iota({33}), ir::Literal::Scalar<int32_t>(ir::ElementType::kS32, 35)});
+}
+
 }  // namespace
 }  // namespace detrain::runtime
