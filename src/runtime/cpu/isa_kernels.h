@@ -46,11 +46,16 @@ using EvalChunkFn = void (*)(const DecodedProgram& program, const ChunkIo& io, i
 using GemmTileFn = void (*)(int64_t kc, const float* a, const float* b, int64_t ldb, float* c,
                             int64_t ldc, bool load);
 
+// dst[i * dst_stride + j] = src[j * src_stride + i] for i < ni, j < nj (4-byte elements, bits).
+using Transpose32Fn = void (*)(const uint32_t* src, int64_t src_stride, uint32_t* dst,
+                               int64_t dst_stride, int64_t ni, int64_t nj);
+
 struct IsaKernels {
   EvalChunkFn eval_chunk;
   GemmTileFn gemm_tile;
   int64_t gemm_mr;
   int64_t gemm_nr;
+  Transpose32Fn transpose32;
 };
 
 // The loops for `isa`, which must be supported here (see base/isa.h ClampIsa).

@@ -8,6 +8,7 @@
 
 #include "runtime/cpu/checked.h"
 #include "runtime/cpu/copy.h"
+#include "runtime/cpu/isa_kernels.h"
 #include "runtime/cpu/kernels.h"
 
 namespace detrain::runtime::cpu {
@@ -70,15 +71,17 @@ void AffineRows(const T* src, T* dst, const std::vector<int64_t>& dims,
 }
 
 // A transpose-like copy: the collapsed dim p (not the innermost) reads the source contiguously,
-// the innermost dim reads it with a stride. Copied in kTile x kTile tiles of (p, inner), so that
-// both the rows read and the rows written stay in L1. Unit u is tile row u % p_tiles of the
-// index `u / p_tiles` over the other dims.
-constexpr int64_t kTile = 16;
+// the innermost dim reads it with a stride. Copied in strips of kTile values of p (4-byte
+// elements: by the ISA's Transpose32, 8 x 8 register blocks), so that the kTile rows written and
+// the source lines read stay in L1 even at strides of 4 KiB (which map to one cache set). Unit u
+// is strip u % p_tiles of the index `u / p_tiles` over the other dims.
+constexpr int64_t kTile = 8;
 
 template <typename T>
 void TransposeUnits(const T* src, T* dst, const std::vector<int64_t>& dims,
                     const std::vector<int64_t>& step, const std::vector<int64_t>& out_strides,
-                    size_t p, int64_t base, int64_t unit0, int64_t unit1) {
+                    size_t p, int64_t base, int64_t unit0, int64_t unit1,
+                    Transpose32Fn transpose32) {
   const size_t rank = dims.size();
   const int64_t inner = dims[rank - 1], s_in = step[rank - 1], dp = dims[p];
   const int64_t op = out_strides[p];
@@ -93,6 +96,12 @@ void TransposeUnits(const T* src, T* dst, const std::vector<int64_t>& dims,
       doff += i * out_strides[d];
     }
     const int64_t i0 = u % p_tiles * kTile, i1 = std::min(dp, i0 + kTile);
+    if constexpr (sizeof(T) == 4) {
+      if (transpose32 != nullptr) {
+        transpose32(src + soff + i0, s_in, dst + doff + i0 * op, op, i1 - i0, inner);
+        continue;
+      }
+    }
     for (int64_t j0 = 0; j0 < inner; j0 += kTile) {
       const int64_t j1 = std::min(inner, j0 + kTile);
       for (int64_t i = i0; i < i1; ++i) {
@@ -117,9 +126,10 @@ void AffineCopy(const uint8_t* in, uint8_t* out, const std::vector<int64_t>& dim
     const int64_t p_tiles = (dims[static_cast<size_t>(transpose_dim)] + kTile - 1) / kTile;
     const int64_t units = elements / (dims[static_cast<size_t>(transpose_dim)] * inner) * p_tiles;
     const int64_t per_block = std::max<int64_t>(1, kBlockElements / (kTile * inner));
+    const Transpose32Fn transpose32 = KernelsFor(ctx.isa).transpose32;
     ForBlocks(ctx, (units + per_block - 1) / per_block, [&](int64_t b) {
       TransposeUnits<T>(src, dst, dims, step, out_strides, static_cast<size_t>(transpose_dim), base,
-                        b * per_block, std::min(units, (b + 1) * per_block));
+                        b * per_block, std::min(units, (b + 1) * per_block), transpose32);
     });
     return;
   }
