@@ -93,6 +93,18 @@ void Check(const std::string& hlo, const std::vector<ir::Literal>& args) {
         ASSERT_TRUE(got.ok()) << got.status().message();
         ExpectSameBits(FlattenLiteral(*expected), (*got)[0]);
       }
+      // RunInto: borrowed arguments, and results overwritten in place from the second run on.
+      std::vector<const ir::Literal*> borrowed;
+      for (const ir::Literal& a : args) borrowed.push_back(&a);
+      std::vector<ir::Literal> into;
+      const char* first = nullptr;
+      for (int run = 0; run < 2; ++run) {
+        Status st = (*executor)->RunInto(borrowed, &into);
+        ASSERT_TRUE(st.ok()) << st.message();
+        ExpectSameBits(FlattenLiteral(*expected), into);
+        if (run == 0) first = into[0].bytes().data();
+      }
+      EXPECT_EQ(first, into[0].bytes().data()) << "RunInto reallocated a result";
     }
   }
 }
