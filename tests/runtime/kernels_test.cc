@@ -213,5 +213,33 @@ ENTRY main {
         {Iota({40, 33}), Iota({33}), ir::Literal::Scalar<int32_t>(ir::ElementType::kS32, 35)});
 }
 
+// reduce-window through the per-dim tap lists: padding (low and high, and a window wider than
+// the padded operand at the edge), stride, both dilations, maximum (with ±0 and NaN payloads)
+// and add (a window of more than 64 taps: two leaves of the canonical reduce).
+TEST(RuntimeKernels, ReduceWindow) {
+  Check(R"(HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[3,17,13,2] parameter(0)
+  lo = f32[] constant(-inf)
+  z = f32[] constant(-0)
+  p = f32[3,9,7,2] reduce-window(x, lo), to_apply=max, window={size=1x2x3x1 stride=1x2x2x1 pad=0_0x1_1x1_2x0_0}
+  d = f32[3,7,4,2] reduce-window(x, lo), to_apply=max, window={size=1x3x2x1 stride=1x2x3x1 pad=0_0x1_0x0_1x0_0 lhs_dilate=1x1x1x1 rhs_dilate=1x2x2x1}
+  h = f32[3,34,26,2] reduce-window(x, z), to_apply=add, window={size=1x2x2x1 stride=1x1x1x1 pad=0_0x1_1x1_1x0_0 lhs_dilate=1x2x2x1}
+  s = f32[3,2,2,2] reduce-window(x, z), to_apply=add, window={size=1x9x9x1 stride=1x8x4x1}
+  ROOT t = (f32[3,9,7,2], f32[3,7,4,2], f32[3,34,26,2], f32[3,2,2,2]) tuple(p, d, h, s)
+})",
+        {PairsA({3, 17, 13, 2})});
+}
+
 }  // namespace
 }  // namespace detrain::runtime
