@@ -241,5 +241,26 @@ ENTRY main {
         {PairsA({3, 17, 13, 2})});
 }
 
+// Placement by rows: pad with negative, interior and high padding (rows clipped at both ends),
+// concatenate, dynamic-update-slice with a clamped start.
+TEST(RuntimeKernels, Placement) {
+  Check(R"(HloModule m
+ENTRY main {
+  a = f32[6,9,5] parameter(0)
+  b = f32[6,9,3] parameter(1)
+  i = s32[] parameter(2)
+  v = f32[] constant(-0)
+  p = f32[10,14,15] pad(a, v), padding=1_3x-2_7x3_-1_2
+  q = f32[6,9,4] pad(a, v), padding=0_0x0_0x-2_1
+  w = f32[6,9,12] pad(a, v), padding=0_0x0_0x-1_0_2
+  c = f32[6,9,8] concatenate(a, b), dimensions={2}
+  z = s32[] constant(0)
+  u = f32[6,9,5] dynamic-update-slice(a, b, z, i, i)
+  ROOT t = (f32[10,14,15], f32[6,9,4], f32[6,9,12], f32[6,9,8], f32[6,9,5]) tuple(p, q, w, c, u)
+})",
+        {PairsA({6, 9, 5}), PairsB({6, 9, 3}),
+         ir::Literal::Scalar<int32_t>(ir::ElementType::kS32, 4)});
+}
+
 }  // namespace
 }  // namespace detrain::runtime

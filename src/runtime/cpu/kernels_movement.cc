@@ -198,27 +198,59 @@ class AffineCopyKernel : public CpuKernel {
 };
 
 // Copies `src` (dims) into `dst` (dst_dims) at dst index = lo + src index * (interior + 1),
-// skipping elements that fall outside.
+// skipping elements that fall outside. By rows of the innermost dim: the row's elements that land
+// inside form one range of source indices, copied with one memcpy when the innermost dim has no
+// interior padding.
 void Place(const uint8_t* src, const std::vector<int64_t>& dims, uint8_t* dst,
            const std::vector<int64_t>& dst_dims, const std::vector<int64_t>& lo,
            const std::vector<int64_t>& interior, int size) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
   if (n == 0) return;
-  auto strides = RowMajorStrides(dst_dims);
-  std::vector<int64_t> idx(dims.size(), 0);
-  int64_t i = 0;
-  do {
+  const size_t rank = dims.size();
+  if (rank == 0) {
+    std::memcpy(dst, src, static_cast<size_t>(size));
+    return;
+  }
+  const auto strides = RowMajorStrides(dst_dims);
+  const size_t last = rank - 1;
+  const int64_t inner = dims[last], step = interior[last] + 1, l = lo[last], dl = dst_dims[last];
+  // The source indices j of a row with 0 <= l + j * step < dl.
+  const int64_t j_lo = l >= 0 ? 0 : (-l + step - 1) / step;
+  const int64_t j_hi = l > dl - 1 ? 0 : std::min(inner, (dl - 1 - l) / step + 1);
+  if (j_hi <= j_lo) return;
+  std::vector<int64_t> idx(last, 0), outer(dims.begin(), dims.end() - 1);
+  for (int64_t r = 0; r < n / inner; ++r) {
     bool inside = true;
     int64_t off = 0;
-    for (size_t d = 0; d < idx.size(); ++d) {
+    for (size_t d = 0; d < last; ++d) {
       int64_t p = lo[d] + idx[d] * (interior[d] + 1);
       inside = inside && p >= 0 && p < dst_dims[d];
       off += p * strides[d];
     }
-    if (inside) std::memcpy(dst + off * size, src + i * size, static_cast<size_t>(size));
-    ++i;
-  } while (NextIndex(idx, dims));
+    if (inside) {
+      const uint8_t* s = src + (r * inner + j_lo) * size;
+      uint8_t* o = dst + (off + l + j_lo * step) * size;
+      if (step == 1) {
+        std::memcpy(o, s, static_cast<size_t>((j_hi - j_lo) * size));
+      } else {
+        for (int64_t j = j_lo; j < j_hi; ++j, s += size, o += step * size)
+          std::memcpy(o, s, static_cast<size_t>(size));
+      }
+    }
+    NextIndex(idx, outer);
+  }
+}
+
+// out[0, elements) = the `size`-byte value at v.
+void FillValue(uint8_t* out, const uint8_t* v, int size, int64_t elements) {
+  if (size == 4) {
+    uint32_t x;
+    std::memcpy(&x, v, 4);
+    std::fill(reinterpret_cast<uint32_t*>(out), reinterpret_cast<uint32_t*>(out) + elements, x);
+    return;
+  }
+  for (int64_t i = 0; i < elements; ++i) std::memcpy(out + i * size, v, static_cast<size_t>(size));
 }
 
 class PlaceKernel : public CpuKernel {
@@ -229,8 +261,7 @@ class PlaceKernel : public CpuKernel {
     const size_t rank = out_.dims.size();
     std::vector<int64_t> zeros(rank, 0);
     if (kind_ == kPad) {
-      for (int64_t i = 0; i < out_.elements; ++i)
-        std::memcpy(out + i * size_, arena + in_[1].offset, static_cast<size_t>(size_));
+      FillValue(out, arena + in_[1].offset, size_, out_.elements);
       Place(arena + in_[0].offset, in_[0].dims, out, out_.dims, lo_, interior_, size_);
     } else if (kind_ == kConcatenate) {
       std::vector<int64_t> lo(rank, 0);
