@@ -4,6 +4,7 @@
 #include "runtime/executor.h"
 
 #include <cstring>
+#include <span>
 
 #include "base/thread_pool.h"
 #include "compiler/semantics/semantics.h"
@@ -231,9 +232,32 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
 
 Result<std::vector<std::vector<ir::Literal>>> Executor::Run(
     const std::vector<std::vector<ir::Literal>>& args) {
+  std::vector<std::vector<const ir::Literal*>> borrowed(args.size());
+  for (size_t r = 0; r < args.size(); ++r) {
+    for (const ir::Literal& a : args[r]) borrowed[r].push_back(&a);
+  }
+  std::vector<std::vector<ir::Literal>> results;
+  DETRAIN_RETURN_IF_ERROR(RunBorrowed(borrowed, &results));
+  return results;
+}
+
+Status Executor::RunInto(const std::vector<const ir::Literal*>& args,
+                         std::vector<ir::Literal>* results) {
+  if (state_->plan.replicated())
+    return InvalidArgument("RunInto runs one replica; this plan is replicated");
+  std::vector<std::vector<ir::Literal>> out(1);
+  out[0] = std::move(*results);
+  Status status = RunBorrowed({args}, &out);
+  *results = std::move(out[0]);
+  return status;
+}
+
+Status Executor::RunBorrowed(const std::vector<std::vector<const ir::Literal*>>& args,
+                             std::vector<std::vector<ir::Literal>>* results) {
   State& s = *state_;
   const size_t replicas = args.size();
   if (replicas == 0) return InvalidArgument("at least one replica is needed");
+  results->resize(replicas);
   const int nd = s.plan.replicated() ? static_cast<int>(replicas) : s.options.devices;
   auto& devices = s.devices;
   while (static_cast<int>(devices.size()) < nd) {  // a replicated plan: one device per replica
@@ -241,8 +265,10 @@ Result<std::vector<std::vector<ir::Literal>>> Executor::Run(
         std::make_unique<cpu::CpuDevice>(static_cast<int>(devices.size()), s.pool.get(), s.isa));
     DETRAIN_RETURN_IF_ERROR(devices.back()->Load(s.plan));
   }
-  auto run_one = [&](const std::vector<std::vector<ir::Literal>>& replica_args,
-                     std::vector<std::vector<ir::Literal>>* results) -> Status {
+  // Arguments are borrowed and results written over (*results)[first..]: copying a step's state
+  // or allocating its results anew would cost as much as the step's elementwise work.
+  auto run_one = [&](std::span<const std::vector<const ir::Literal*>> replica_args,
+                     size_t first) -> Status {
     const size_t nb = s.buffers.size();
     std::vector<std::vector<char>> present(static_cast<size_t>(nd), std::vector<char>(nb, 0));
     auto device_of = [&](size_t r, int d) { return s.plan.replicated() ? static_cast<int>(r) : d; };
@@ -256,7 +282,7 @@ Result<std::vector<std::vector<ir::Literal>>> Executor::Run(
       for (int i = 0; i < s.plan.parameters_size(); ++i) {
         const pb::EntryParameter& p = s.plan.parameters(i);
         const ArrayRef& b = s.buffers[static_cast<size_t>(p.buffers(0))];
-        DETRAIN_RETURN_IF_ERROR(CheckArgument(b, a[static_cast<size_t>(i)], p));
+        DETRAIN_RETURN_IF_ERROR(CheckArgument(b, *a[static_cast<size_t>(i)], p));
         uint32_t mask =
             s.plan.replicated()
                 ? 1u
@@ -266,22 +292,19 @@ Result<std::vector<std::vector<ir::Literal>>> Executor::Run(
           int dev = device_of(r, d);
           if (s.plan.replicated() && d != 0) continue;
           DETRAIN_RETURN_IF_ERROR(devices[static_cast<size_t>(dev)]->CopyIn(
-              b.id, a[static_cast<size_t>(i)].bytes().data(), b.bytes));
+              b.id, a[static_cast<size_t>(i)]->bytes().data(), b.bytes));
           present[static_cast<size_t>(dev)][static_cast<size_t>(b.id)] = 1;
         }
       }
     }
-    std::vector<uint8_t> staging;
     auto ensure = [&](int d, int32_t b) -> Status {
       if (present[static_cast<size_t>(d)][static_cast<size_t>(b)]) return Status::Ok();
       for (int e = 0; e < nd; ++e) {
         if (!present[static_cast<size_t>(e)][static_cast<size_t>(b)]) continue;
         const ArrayRef& ref = s.buffers[static_cast<size_t>(b)];
-        staging.resize(static_cast<size_t>(ref.bytes));
-        DETRAIN_RETURN_IF_ERROR(
-            devices[static_cast<size_t>(e)]->CopyOut(b, staging.data(), ref.bytes));
-        DETRAIN_RETURN_IF_ERROR(
-            devices[static_cast<size_t>(d)]->CopyIn(b, staging.data(), ref.bytes));
+        // Arena to arena: both devices are in this process.
+        DETRAIN_RETURN_IF_ERROR(devices[static_cast<size_t>(d)]->CopyIn(
+            b, devices[static_cast<size_t>(e)]->arena() + ref.offset, ref.bytes));
         present[static_cast<size_t>(d)][static_cast<size_t>(b)] = 1;
         ++s.stats.transfers;
         s.stats.transfer_bytes += ref.bytes;
@@ -310,28 +333,33 @@ Result<std::vector<std::vector<ir::Literal>>> Executor::Run(
     }
     for (size_t r = 0; r < replica_args.size(); ++r) {
       int dev = device_of(r, 0);
-      std::vector<ir::Literal> out;
-      for (int32_t b : s.plan.outputs()) {
+      std::vector<ir::Literal>& out = (*results)[first + r];
+      out.resize(static_cast<size_t>(s.plan.outputs_size()));
+      for (int o = 0; o < s.plan.outputs_size(); ++o) {
+        const int32_t b = s.plan.outputs(o);
         DETRAIN_RETURN_IF_ERROR(ensure(dev, b));
         const ArrayRef& ref = s.buffers[static_cast<size_t>(b)];
-        ir::Literal lit(ir::Shape(ref.type, ref.dims));
+        ir::Literal& lit = out[static_cast<size_t>(o)];
+        if (lit.shape().is_tuple() || lit.shape().type() != ref.type ||
+            lit.shape().dims() != ref.dims ||
+            lit.bytes().size() != static_cast<size_t>(ref.bytes)) {  // e.g. a default literal
+          lit = ir::Literal(ir::Shape(ref.type, ref.dims));
+        }
         DETRAIN_RETURN_IF_ERROR(
             devices[static_cast<size_t>(dev)]->CopyOut(b, lit.mutable_bytes().data(), ref.bytes));
-        out.push_back(std::move(lit));
       }
-      results->push_back(std::move(out));
     }
     return Status::Ok();
   };
-  std::vector<std::vector<ir::Literal>> results;
   if (s.plan.replicated()) {
     // All replicas in lockstep, each on its own device.
-    DETRAIN_RETURN_IF_ERROR(run_one(args, &results));
+    DETRAIN_RETURN_IF_ERROR(run_one(args, 0));
   } else {
     // Without collectives, replicas are independent runs.
-    for (size_t r = 0; r < replicas; ++r) DETRAIN_RETURN_IF_ERROR(run_one({args[r]}, &results));
+    for (size_t r = 0; r < replicas; ++r)
+      DETRAIN_RETURN_IF_ERROR(run_one(std::span(args).subspan(r, 1), r));
   }
-  return results;
+  return Status::Ok();
 }
 
 std::vector<ir::Literal> FlattenLiteral(const ir::Literal& literal) {

@@ -53,12 +53,20 @@ class Executor {
   Result<std::vector<std::vector<ir::Literal>>> Run(
       const std::vector<std::vector<ir::Literal>>& args);
 
+  // Run for one replica (an unreplicated plan) without copies: the arguments are borrowed, and
+  // `results` is resized to the entry's result arrays, each literal already there with its
+  // result's shape overwritten in place. A train loop that keeps `results` between steps (and
+  // feeds them back as arguments) allocates nothing per step.
+  Status RunInto(const std::vector<const ir::Literal*>& args, std::vector<ir::Literal>* results);
+
   const plan::v2::Plan& plan() const;
   const ExecutorStats& stats() const;
   Isa isa() const;
 
  private:
   Executor();
+  Status RunBorrowed(const std::vector<std::vector<const ir::Literal*>>& args,
+                     std::vector<std::vector<ir::Literal>>* results);
   struct State;
   std::unique_ptr<State> state_;
 };

@@ -1,6 +1,7 @@
 // See cpu_device.h.
 #include "runtime/cpu/cpu_device.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -54,7 +55,10 @@ CpuDevice::CpuDevice(int index, ThreadPool* pool, Isa isa) : index_(index) {
   ctx_.isa = isa;
 }
 
-CpuDevice::~CpuDevice() { std::free(arena_); }
+CpuDevice::~CpuDevice() {
+  std::free(arena_);
+  std::free(scratch_);
+}
 
 std::string CpuDevice::Name() const { return "cpu:" + std::to_string(index_); }
 
@@ -68,7 +72,19 @@ Status CpuDevice::Load(const plan::v2::Plan& plan) {
     return FailedPrecondition("cannot allocate a " + std::to_string(bytes) + "-byte arena");
   std::memset(arena_, 0, bytes);
   kernels_.clear();
+  int64_t scratch = 0;
   DETRAIN_ASSIGN_OR_RETURN(kernels_, PrepareKernels(plan, buffers_));
+  for (const auto& kernel : kernels_) {
+    if (kernel) scratch = std::max(scratch, kernel->ScratchBytes());
+  }
+  DETRAIN_RETURN_IF_ERROR(CheckTotalBytes(scratch, "the kernels' scratch space"));
+  std::free(scratch_);
+  const size_t scratch_alloc = static_cast<size_t>((scratch + 63) / 64 * 64 + 64);
+  scratch_ = static_cast<uint8_t*>(std::aligned_alloc(64, scratch_alloc));
+  if (scratch_ == nullptr)
+    return FailedPrecondition("cannot allocate " + std::to_string(scratch) + " bytes of scratch");
+  ctx_.scratch = scratch_;
+  ctx_.scratch_bytes = scratch;
   return Status::Ok();
 }
 

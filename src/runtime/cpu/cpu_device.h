@@ -37,6 +37,7 @@ class CpuDevice : public Device {
   ExecContext ctx_;
   const plan::v2::Plan* plan_ = nullptr;
   uint8_t* arena_ = nullptr;
+  uint8_t* scratch_ = nullptr;  // ctx_.scratch: the kernels' shared scratch space
   std::vector<ArrayRef> buffers_;
   std::vector<std::unique_ptr<CpuKernel>> kernels_;
 };

@@ -24,11 +24,14 @@ inline int64_t ChunkScratchBytes(const DecodedProgram& program) {
 
 // Where a program's inputs live. inputs[i] is input i's buffer, with input_elements[i]
 // elements: either the index space's size or 1 (a scalar, read at every index). `reduced` is the
-// fused reduction's result (output space), or null.
+// fused reduction's result (output space), or null. `fixed`, when not null, holds per op either
+// null (evaluate the op) or kChunk elements of the op's value, the same at every index (an op of
+// scalars only: see UniformOps in program.h), which the chunk reads instead of evaluating it.
 struct ChunkIo {
   const uint8_t* const* inputs = nullptr;
   const int64_t* input_elements = nullptr;
   const uint8_t* reduced = nullptr;
+  const uint8_t* const* fixed = nullptr;
 };
 
 // Evaluates `program` at indices [start, start + n), n <= kChunk, writing the result elements to
@@ -43,11 +46,16 @@ using EvalChunkFn = void (*)(const DecodedProgram& program, const ChunkIo& io, i
 using GemmTileFn = void (*)(int64_t kc, const float* a, const float* b, int64_t ldb, float* c,
                             int64_t ldc, bool load);
 
+// dst[i * dst_stride + j] = src[j * src_stride + i] for i < ni, j < nj (4-byte elements, bits).
+using Transpose32Fn = void (*)(const uint32_t* src, int64_t src_stride, uint32_t* dst,
+                               int64_t dst_stride, int64_t ni, int64_t nj);
+
 struct IsaKernels {
   EvalChunkFn eval_chunk;
   GemmTileFn gemm_tile;
   int64_t gemm_mr;
   int64_t gemm_nr;
+  Transpose32Fn transpose32;
 };
 
 // The loops for `isa`, which must be supported here (see base/isa.h ClampIsa).

@@ -22,10 +22,14 @@
 
 namespace detrain::runtime::cpu {
 
-// What a kernel runs with: the device's thread pool and ISA path.
+// What a kernel runs with: the device's thread pool and ISA path, and the device's scratch
+// space (at least the largest CpuKernel::ScratchBytes() of its plan, 64-byte aligned; shared by
+// all kernels, which run one at a time), so that no kernel allocates while a step runs.
 struct ExecContext {
   ThreadPool* pool = nullptr;
   Isa isa = Isa::kScalar;
+  uint8_t* scratch = nullptr;
+  int64_t scratch_bytes = 0;
 };
 
 // A checked array buffer of the plan.
@@ -42,6 +46,8 @@ class CpuKernel {
  public:
   virtual ~CpuKernel() = default;
   virtual Status Run(uint8_t* arena, const ExecContext& ctx) const = 0;
+  // Bytes of ctx.scratch that Run uses.
+  virtual int64_t ScratchBytes() const { return 0; }
 };
 
 // Checks `kernel` against `buffers` and prepares it. Alias kernels (parameters, tuples) and

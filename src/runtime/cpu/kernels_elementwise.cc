@@ -2,7 +2,9 @@
 // elements (isa_kernels.h); reduction fusions evaluate `pre` over the reduce operand's space,
 // reduce it (reduce_core.h), then `program` over the output space with REDUCED reading the
 // reduction. Chunks are independent, so threads and ISA paths change no bit.
+#include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "runtime/cpu/checked.h"
 #include "runtime/cpu/isa_kernels.h"
@@ -12,59 +14,138 @@
 namespace detrain::runtime::cpu {
 namespace {
 
-// Runs a program over `elements` indices into out.
-void RunProgram(const DecodedProgram& p, const std::vector<const uint8_t*>& inputs,
-                const std::vector<int64_t>& input_elements, const uint8_t* reduced,
-                int64_t elements, uint8_t* out, const ExecContext& ctx) {
-  const IsaKernels& k = KernelsFor(ctx.isa);
-  ChunkIo io{inputs.data(), input_elements.data(), reduced};
-  const int64_t chunks = (elements + kChunk - 1) / kChunk;
-  constexpr int64_t kChunksPerBlock = 8;
-  const int64_t blocks = (chunks + kChunksPerBlock - 1) / kChunksPerBlock;
-  const size_t scratch_bytes = static_cast<size_t>(ChunkScratchBytes(p));
-  ForBlocks(ctx, blocks, [&](int64_t block) {
-    thread_local std::vector<uint64_t> scratch;
-    if (scratch.size() * 8 < scratch_bytes) scratch.resize(scratch_bytes / 8 + 1);
-    for (int64_t c = block * kChunksPerBlock; c < std::min(chunks, (block + 1) * kChunksPerBlock);
-         ++c) {
-      int64_t start = c * kChunk;
-      k.eval_chunk(p, io, start, std::min(kChunk, elements - start), out,
-                   reinterpret_cast<uint8_t*>(scratch.data()), ctx.isa);
-    }
-  });
+int64_t AlignUp(int64_t n) { return (n + 63) / 64 * 64; }
+
+void FillColumn(uint64_t* column, uint64_t bits, int size) {
+  uint8_t* d = reinterpret_cast<uint8_t*>(column);
+  for (int64_t i = 0; i < kChunk; ++i) std::memcpy(d + i * size, &bits, static_cast<size_t>(size));
 }
+
+// A program prepared for one index space: its uniform ops (UniformOps) are evaluated once per run
+// and read by every chunk as a filled column, instead of being refilled or recomputed per chunk.
+class ChunkProgram {
+ public:
+  void Prepare(DecodedProgram p, const std::vector<int64_t>& input_elements) {
+    p_ = std::move(p);
+    uniform_ = UniformOps(p_, input_elements);
+    const size_t n = p_.ops.size();
+    // A uniform op needs a column when an evaluated op or the result reads it.
+    std::vector<uint8_t> needed(n, 0);
+    needed[static_cast<size_t>(p_.result)] = uniform_[static_cast<size_t>(p_.result)];
+    for (size_t i = 0; i < n; ++i) {
+      if (uniform_[i]) continue;
+      for (int32_t a : p_.ops[i].args) {
+        if (uniform_[static_cast<size_t>(a)]) needed[static_cast<size_t>(a)] = 1;
+      }
+    }
+    column_of_.assign(n, -1);
+    int64_t columns = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (needed[i]) column_of_[i] = columns++;
+    }
+    values_.assign(n, 0);
+    columns_.assign(static_cast<size_t>(columns * kChunk), 0);
+    fixed_.assign(n, nullptr);
+    scalars_.assign(static_cast<size_t>(p_.num_inputs), 0);
+  }
+
+  const DecodedProgram& program() const { return p_; }
+
+  // Runs the program over `elements` indices into out (inputs as ChunkIo's).
+  void Run(const uint8_t* const* inputs, const int64_t* input_elements, const uint8_t* reduced,
+           int64_t elements, uint8_t* out, const ExecContext& ctx) const {
+    for (size_t i = 0; i < scalars_.size(); ++i) {
+      if (input_elements[i] != 1) continue;
+      const int size = ir::ElementTypeByteSize(InputType(static_cast<int32_t>(i)));
+      std::memcpy(&scalars_[i], inputs[i], static_cast<size_t>(size));
+    }
+    EvalUniform(p_, uniform_, scalars_.data(), values_.data());
+    for (size_t i = 0; i < p_.ops.size(); ++i) {
+      if (column_of_[i] < 0) continue;
+      uint64_t* column = columns_.data() + column_of_[i] * kChunk;
+      FillColumn(column, values_[i], ir::ElementTypeByteSize(p_.ops[i].type));
+      fixed_[i] = reinterpret_cast<const uint8_t*>(column);
+    }
+    const IsaKernels& k = KernelsFor(ctx.isa);
+    ChunkIo io{inputs, input_elements, reduced, fixed_.data()};
+    const int64_t chunks = (elements + kChunk - 1) / kChunk;
+    constexpr int64_t kChunksPerBlock = 8;
+    const int64_t blocks = (chunks + kChunksPerBlock - 1) / kChunksPerBlock;
+    const size_t scratch_bytes = static_cast<size_t>(ChunkScratchBytes(p_));
+    ForBlocks(ctx, blocks, [&](int64_t block) {
+      // Per thread, grown once: never reallocated in the step loop.
+      thread_local std::vector<uint64_t> scratch;
+      if (scratch.size() * 8 < scratch_bytes) scratch.resize(scratch_bytes / 8 + 1);
+      const int64_t c1 = std::min(chunks, (block + 1) * kChunksPerBlock);
+      for (int64_t c = block * kChunksPerBlock; c < c1; ++c) {
+        int64_t start = c * kChunk;
+        k.eval_chunk(p_, io, start, std::min(kChunk, elements - start), out,
+                     reinterpret_cast<uint8_t*>(scratch.data()), ctx.isa);
+      }
+    });
+  }
+
+ private:
+  ir::ElementType InputType(int32_t input) const {
+    for (const DecodedOp& d : p_.ops) {
+      if (d.kind == plan::v2::ScalarOp::INPUT && d.input == input) return d.type;
+    }
+    return ir::ElementType::kPred;  // an input the program never reads: its bits do not matter
+  }
+
+  DecodedProgram p_;
+  std::vector<uint8_t> uniform_;
+  std::vector<int64_t> column_of_;  // per op: its column in columns_, or -1
+  // Per-run state (Run is called from one thread at a time per kernel), sized at Prepare.
+  mutable std::vector<uint64_t> values_, scalars_, columns_;
+  mutable std::vector<const uint8_t*> fixed_;
+};
 
 class ElementwiseKernel : public CpuKernel {
  public:
   Status Run(uint8_t* arena, const ExecContext& ctx) const override {
-    std::vector<const uint8_t*> inputs;
-    for (const ArrayRef& a : in_) inputs.push_back(arena + a.offset);
+    for (size_t i = 0; i < in_.size(); ++i) inputs_[i] = arena + in_[i].offset;
     const uint8_t* reduced = nullptr;
-    std::vector<uint8_t> pre_values, reduced_values;
     if (reduce_) {
-      pre_values.resize(static_cast<size_t>(reduce_->operand_elements() * type_size_));
-      RunProgram(pre_, inputs, input_elements_, nullptr, reduce_->operand_elements(),
-                 pre_values.data(), ctx);
-      std::vector<uint64_t> scalars(in_.size(), 0);
+      std::vector<uint8_t> fallback;  // only when run without a device's scratch
+      uint8_t* scratch = ctx.scratch;
+      if (ctx.scratch_bytes < ScratchBytes()) {
+        fallback.resize(static_cast<size_t>(ScratchBytes()));
+        scratch = fallback.data();
+      }
+      uint8_t* pre_values = scratch;
+      uint8_t* reduced_values = scratch + AlignUp(reduce_->operand_elements() * type_size_);
+      pre_.Run(inputs_.data(), input_elements_.data(), nullptr, reduce_->operand_elements(),
+               pre_values, ctx);
       for (size_t i = 0; i < in_.size(); ++i) {
         if (in_[i].elements >= 1)
-          std::memcpy(&scalars[i], inputs[i], static_cast<size_t>(in_[i].bytes / in_[i].elements));
+          std::memcpy(&scalars_[i], inputs_[i],
+                      static_cast<size_t>(in_[i].bytes / in_[i].elements));
       }
-      uint64_t init = EvalScalar(init_, scalars.data());
-      reduced_values.resize(static_cast<size_t>(reduce_->output_elements() * type_size_));
-      reduce_->Run(pre_values.data(), init, reduced_values.data(), ctx);
-      reduced = reduced_values.data();
+      uint64_t init = EvalScalar(init_, scalars_.data());
+      reduce_->Run(pre_values, init, reduced_values, ctx);
+      reduced = reduced_values;
     }
-    RunProgram(program_, inputs, input_elements_, reduced, out_.elements, arena + out_.offset, ctx);
+    program_.Run(inputs_.data(), input_elements_.data(), reduced, out_.elements,
+                 arena + out_.offset, ctx);
     return Status::Ok();
+  }
+
+  int64_t ScratchBytes() const override {
+    if (!reduce_) return 0;
+    return AlignUp(reduce_->operand_elements() * type_size_) +
+           AlignUp(reduce_->output_elements() * type_size_);
   }
 
   std::vector<ArrayRef> in_;
   std::vector<int64_t> input_elements_;
   ArrayRef out_;
-  DecodedProgram program_, pre_, init_;
+  ChunkProgram program_, pre_;
+  DecodedProgram init_;
   std::optional<ReduceCore> reduce_;
   int64_t type_size_ = 0;
+  mutable std::vector<const uint8_t*> inputs_;
+  mutable std::vector<uint64_t> scalars_;
 };
 
 // Every INPUT of `p` must hold `space` elements or be a scalar.
@@ -94,36 +175,41 @@ Result<std::unique_ptr<CpuKernel>> MakeElementwise(const plan::v2::Kernel& k,
   }
   const plan::v2::ElementwiseSpec& spec = k.elementwise();
   int64_t space = out.elements;
+  DecodedProgram program;
   if (spec.has_reduce()) {
     if (spec.pre().ops_size() == 0)
       return InvalidArgument("plan: a reduction fusion without its pre program");
-    DETRAIN_ASSIGN_OR_RETURN(kernel->pre_, DecodeProgram(spec.pre(), types));
+    DETRAIN_ASSIGN_OR_RETURN(DecodedProgram pre, DecodeProgram(spec.pre(), types));
     DETRAIN_ASSIGN_OR_RETURN(kernel->init_, DecodeProgram(spec.init(), types));
-    ir::ElementType rtype = kernel->pre_.ops[static_cast<size_t>(kernel->pre_.result)].type;
+    ir::ElementType rtype = pre.ops[static_cast<size_t>(pre.result)].type;
     if (kernel->init_.ops[static_cast<size_t>(kernel->init_.result)].type != rtype) {
       return InvalidArgument("plan: reduction init of the wrong type");
     }
     DETRAIN_ASSIGN_OR_RETURN(ReduceCore core, ReduceCore::Make(spec.reduce(), rtype));
     if (core.output_elements() != out.elements)
       return InvalidArgument("plan: reduction fusion output size mismatch");
-    DETRAIN_ASSIGN_OR_RETURN(kernel->program_, DecodeProgram(spec.program(), types, true, rtype));
+    DETRAIN_ASSIGN_OR_RETURN(program, DecodeProgram(spec.program(), types, true, rtype));
     kernel->type_size_ = ir::ElementTypeByteSize(rtype);
     space = core.operand_elements();
     kernel->reduce_ = std::move(core);
-    DETRAIN_RETURN_IF_ERROR(CheckInputs(k, kernel->pre_, in, space));
+    DETRAIN_RETURN_IF_ERROR(CheckInputs(k, pre, in, space));
+    kernel->pre_.Prepare(std::move(pre), kernel->input_elements_);
     for (const DecodedOp& op : kernel->init_.ops) {
       if (op.kind == plan::v2::ScalarOp::INPUT && in[static_cast<size_t>(op.input)].elements < 1) {
         return InvalidArgument("plan: kernel " + k.name() + ": an empty reduction init");
       }
     }
   } else {
-    DETRAIN_ASSIGN_OR_RETURN(kernel->program_, DecodeProgram(spec.program(), types));
+    DETRAIN_ASSIGN_OR_RETURN(program, DecodeProgram(spec.program(), types));
   }
-  DETRAIN_RETURN_IF_ERROR(CheckInputs(k, kernel->program_, in, out.elements));
-  if (kernel->program_.ops[static_cast<size_t>(kernel->program_.result)].type != out.type) {
+  DETRAIN_RETURN_IF_ERROR(CheckInputs(k, program, in, out.elements));
+  if (program.ops[static_cast<size_t>(program.result)].type != out.type) {
     return InvalidArgument("plan: kernel " + k.name() +
                            ": the program's result type is not the output's");
   }
+  kernel->program_.Prepare(std::move(program), kernel->input_elements_);
+  kernel->inputs_.assign(in.size(), nullptr);
+  kernel->scalars_.assign(in.size(), 0);
   kernel->in_ = std::move(in);
   kernel->out_ = out;
   return std::unique_ptr<CpuKernel>(std::move(kernel));

@@ -1,6 +1,7 @@
 // reduce and reduce-window: the canonical pairwise-64 order (semantics/orders.h); reduce-window
 // skips padding and holes and reduces the window's remaining elements in row-major tap order,
 // as the interpreter does.
+#include <algorithm>
 #include <cstring>
 
 #include "compiler/semantics/semantics.h"
@@ -31,55 +32,50 @@ class ReduceKernel : public CpuKernel {
   ArrayRef in_, init_, out_;
 };
 
+// reduce-window. The taps of a window that fall inside the operand are, per dim, a list of
+// input positions depending only on that dim's output index (validity is separable: padding and
+// dilation holes are per dim), so a window's values in row-major tap order are the row-major
+// product of the per-dim lists, precomputed at load (offsets_[d] for output index o of dim d are
+// offsets_[d][begin_[d][o] .. begin_[d][o + 1])).
 class ReduceWindowKernel : public CpuKernel {
  public:
   Status Run(uint8_t* arena, const ExecContext& ctx) const override {
     const uint8_t* in = arena + in_.offset;
     uint8_t* out = arena + out_.offset;
     uint64_t init_bits = ReadScalar(arena + init_.offset, ir::ElementTypeByteSize(init_.type));
-    const auto strides = RowMajorStrides(in_.dims);
     ir::DispatchElementType(in_.type, [&](auto tag) {
       using T = typename decltype(tag)::type;
       T init;
       std::memcpy(&init, &init_bits, sizeof(T));
-      auto combine = [&](T a, T b) { return Combine<T>(combiner_, a, b); };
-      constexpr int64_t kPerBlock = 64;
-      ForBlocks(ctx, (out_.elements + kPerBlock - 1) / kPerBlock, [&](int64_t block) {
-        std::vector<T> values, scratch;
-        std::vector<int64_t> oidx(out_.dims.size()), tidx(taps_dims_.size());
-        for (int64_t o = block * kPerBlock; o < std::min(out_.elements, (block + 1) * kPerBlock);
-             ++o) {
-          int64_t rest = o;
-          for (size_t d = oidx.size(); d-- > 0;)
-            oidx[d] = rest % out_.dims[d], rest /= out_.dims[d];
-          values.clear();
-          std::fill(tidx.begin(), tidx.end(), 0);
-          for (int64_t t = 0; t < taps_; ++t) {
-            bool inside = true;
-            int64_t off = 0;
-            for (size_t d = 0; d < oidx.size() && inside; ++d) {
-              const auto& w = window_[d];
-              int64_t pos = oidx[d] * w.stride() + tidx[d] * w.rhs_dilate() - w.pad_lo();
-              inside = pos >= 0 && pos % w.lhs_dilate() == 0 && pos / w.lhs_dilate() < in_.dims[d];
-              off += (pos / w.lhs_dilate()) * strides[d];
-            }
-            if (inside) {
-              T v;
-              std::memcpy(&v, in + off * static_cast<int64_t>(sizeof(T)), sizeof(T));
-              values.push_back(v);
-            }
-            NextIndex(tidx, taps_dims_);
-          }
-          scratch.resize(
-              static_cast<size_t>(semantics::ReduceLeafCount(static_cast<int64_t>(values.size()))) +
-              1);
-          T r = semantics::CanonicalReduce<T>(
-              static_cast<int64_t>(values.size()), init,
-              [&](int64_t i) { return values[static_cast<size_t>(i)]; }, combine, scratch.data());
-          std::memcpy(out + o * static_cast<int64_t>(sizeof(T)), &r, sizeof(T));
-        }
-      });
+      WithCombiner<T>(combiner_, [&](auto combine) { RunTyped<T>(in, out, init, combine, ctx); });
     });
+    return Status::Ok();
+  }
+
+  // Builds the per-dim tap lists from the spec (window_, taps_dims_, in_, out_ set).
+  Status Prepare() {
+    const size_t rank = out_.dims.size();
+    if (rank > kMaxRank)
+      return InvalidArgument("plan: a reduce-window of rank " + std::to_string(rank));
+    const auto strides = RowMajorStrides(in_.dims);
+    offsets_.assign(rank, {});
+    begin_.assign(rank, {});
+    int64_t table = 0;
+    for (size_t d = 0; d < rank; ++d) table += out_.dims[d] * taps_dims_[d];
+    if (table > (int64_t{1} << 26))
+      return InvalidArgument("plan: a reduce-window of " + std::to_string(table) + " taps per dim");
+    for (size_t d = 0; d < rank; ++d) {
+      const auto& w = window_[d];
+      for (int64_t o = 0; o < out_.dims[d]; ++o) {
+        begin_[d].push_back(static_cast<int64_t>(offsets_[d].size()));
+        for (int64_t t = 0; t < taps_dims_[d]; ++t) {
+          int64_t pos = o * w.stride() + t * w.rhs_dilate() - w.pad_lo();
+          if (pos >= 0 && pos % w.lhs_dilate() == 0 && pos / w.lhs_dilate() < in_.dims[d])
+            offsets_[d].push_back(pos / w.lhs_dilate() * strides[d]);
+        }
+      }
+      begin_[d].push_back(static_cast<int64_t>(offsets_[d].size()));
+    }
     return Status::Ok();
   }
 
@@ -88,6 +84,53 @@ class ReduceWindowKernel : public CpuKernel {
   std::vector<int64_t> taps_dims_;
   int64_t taps_ = 1;
   DecodedProgram combiner_;
+
+ private:
+  static constexpr size_t kMaxRank = 16;
+
+  template <typename T, typename Combine>
+  void RunTyped(const uint8_t* in, uint8_t* out, T init, Combine combine,
+                const ExecContext& ctx) const {
+    const size_t rank = out_.dims.size();
+    constexpr int64_t kPerBlock = 256;
+    ForBlocks(ctx, (out_.elements + kPerBlock - 1) / kPerBlock, [&](int64_t block) {
+      // Per thread, grown once: never reallocated in the step loop.
+      thread_local std::vector<T> values, scratch;
+      const int64_t o1 = std::min(out_.elements, (block + 1) * kPerBlock);
+      for (int64_t o = block * kPerBlock; o < o1; ++o) {
+        const int64_t* list[kMaxRank];
+        int64_t count[kMaxRank], at[kMaxRank];
+        int64_t rest = o, n = 1;
+        for (size_t d = rank; d-- > 0;) {
+          const int64_t od = rest % out_.dims[d];
+          rest /= out_.dims[d];
+          list[d] = offsets_[d].data() + begin_[d][static_cast<size_t>(od)];
+          count[d] = begin_[d][static_cast<size_t>(od) + 1] - begin_[d][static_cast<size_t>(od)];
+          n *= count[d];
+          at[d] = 0;
+        }
+        if (values.size() < static_cast<size_t>(n)) values.resize(static_cast<size_t>(n));
+        const size_t leaves = static_cast<size_t>(semantics::ReduceLeafCount(n)) + 1;
+        if (scratch.size() < leaves) scratch.resize(leaves);
+        for (int64_t i = 0; i < n; ++i) {  // the row-major product of the lists
+          int64_t off = 0;
+          for (size_t d = 0; d < rank; ++d) off += list[d][at[d]];
+          std::memcpy(&values[static_cast<size_t>(i)], in + off * static_cast<int64_t>(sizeof(T)),
+                      sizeof(T));
+          for (size_t d = rank; d-- > 0;) {
+            if (++at[d] < count[d]) break;
+            at[d] = 0;
+          }
+        }
+        T r = semantics::CanonicalReduce<T>(
+            n, init, [&](int64_t i) { return values[static_cast<size_t>(i)]; }, combine,
+            scratch.data());
+        std::memcpy(out + o * static_cast<int64_t>(sizeof(T)), &r, sizeof(T));
+      }
+    });
+  }
+
+  std::vector<std::vector<int64_t>> offsets_, begin_;
 };
 
 }  // namespace
@@ -129,6 +172,7 @@ Result<std::unique_ptr<CpuKernel>> MakeReduceWindow(const plan::v2::Kernel& k, A
   kernel->in_ = std::move(in);
   kernel->init_ = std::move(init);
   kernel->out_ = std::move(out);
+  DETRAIN_RETURN_IF_ERROR(kernel->Prepare());
   return std::unique_ptr<CpuKernel>(std::move(kernel));
 }
 

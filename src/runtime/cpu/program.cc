@@ -166,60 +166,99 @@ Result<DecodedProgram> DecodeProgram(const pb::ScalarProgram& program,
   return out;
 }
 
+namespace {
+
+// Op `d`'s bits, given the bits v of the ops before it.
+uint64_t EvalOp(const DecodedOp& d, const uint64_t* v, const uint64_t* inputs) {
+  auto arg = [&](int a) { return v[d.args[a]]; };
+  switch (d.kind) {
+    case pb::ScalarOp::INPUT:
+      return inputs[d.input];
+    case pb::ScalarOp::CONSTANT:
+      return d.constant;
+    case pb::ScalarOp::UNARY:
+      return ir::DispatchElementType(d.type, [&](auto t) {
+        using T = typename decltype(t)::type;
+        return ToBits<T>(semantics::ApplyUnary<T>(d.unary, FromBits<T>(arg(0))));
+      });
+    case pb::ScalarOp::BINARY:
+      return ir::DispatchElementType(d.type, [&](auto t) {
+        using T = typename decltype(t)::type;
+        return ToBits<T>(
+            semantics::ApplyBinary<T>(d.binary, FromBits<T>(arg(0)), FromBits<T>(arg(1))));
+      });
+    case pb::ScalarOp::COMPARE:
+      return ir::DispatchElementType(d.arg_type, [&](auto t) {
+        using T = typename decltype(t)::type;
+        return static_cast<uint64_t>(
+            semantics::Compare<T>(d.direction, FromBits<T>(arg(0)), FromBits<T>(arg(1))));
+      });
+    case pb::ScalarOp::SELECT:
+      return (arg(0) & 0xff) != 0 ? arg(1) : arg(2);
+    case pb::ScalarOp::CLAMP:
+      return ir::DispatchElementType(d.type, [&](auto t) {
+        using T = typename decltype(t)::type;
+        return ToBits<T>(
+            semantics::Clamp<T>(FromBits<T>(arg(0)), FromBits<T>(arg(1)), FromBits<T>(arg(2))));
+      });
+    case pb::ScalarOp::CONVERT:
+      return Convert(d.type, d.arg_type, arg(0));
+    case pb::ScalarOp::BITCAST:
+      return arg(0);
+    default:
+      return 0;  // REDUCED never reaches a scalar evaluation
+  }
+}
+
+}  // namespace
+
 uint64_t EvalScalar(const DecodedProgram& program, const uint64_t* inputs) {
-  std::vector<uint64_t> v(program.ops.size());
+  // Combiners and inits are a few ops: a stack array avoids an allocation per call.
+  constexpr size_t kSmall = 32;
+  uint64_t small[kSmall] = {};
+  std::vector<uint64_t> large;
+  uint64_t* v = small;
+  if (program.ops.size() > kSmall) {
+    large.resize(program.ops.size());
+    v = large.data();
+  }
+  for (size_t i = 0; i < program.ops.size(); ++i) v[i] = EvalOp(program.ops[i], v, inputs);
+  return v[static_cast<size_t>(program.result)];
+}
+
+std::vector<uint8_t> UniformOps(const DecodedProgram& program,
+                                const std::vector<int64_t>& input_elements) {
+  std::vector<uint8_t> uniform(program.ops.size(), 0);
   for (size_t i = 0; i < program.ops.size(); ++i) {
     const DecodedOp& d = program.ops[i];
-    auto arg = [&](int a) { return v[static_cast<size_t>(d.args[a])]; };
     switch (d.kind) {
       case pb::ScalarOp::INPUT:
-        v[i] = inputs[d.input];
+        uniform[i] = input_elements[static_cast<size_t>(d.input)] == 1;
         break;
       case pb::ScalarOp::CONSTANT:
-        v[i] = d.constant;
+        uniform[i] = 1;
         break;
-      case pb::ScalarOp::UNARY:
-        v[i] = ir::DispatchElementType(d.type, [&](auto t) {
-          using T = typename decltype(t)::type;
-          return ToBits<T>(semantics::ApplyUnary<T>(d.unary, FromBits<T>(arg(0))));
-        });
+      case pb::ScalarOp::REDUCED:
         break;
-      case pb::ScalarOp::BINARY:
-        v[i] = ir::DispatchElementType(d.type, [&](auto t) {
-          using T = typename decltype(t)::type;
-          return ToBits<T>(
-              semantics::ApplyBinary<T>(d.binary, FromBits<T>(arg(0)), FromBits<T>(arg(1))));
-        });
-        break;
-      case pb::ScalarOp::COMPARE:
-        v[i] = ir::DispatchElementType(d.arg_type, [&](auto t) {
-          using T = typename decltype(t)::type;
-          return static_cast<uint64_t>(
-              semantics::Compare<T>(d.direction, FromBits<T>(arg(0)), FromBits<T>(arg(1))));
-        });
-        break;
-      case pb::ScalarOp::SELECT:
-        v[i] = (arg(0) & 0xff) != 0 ? arg(1) : arg(2);
-        break;
-      case pb::ScalarOp::CLAMP:
-        v[i] = ir::DispatchElementType(d.type, [&](auto t) {
-          using T = typename decltype(t)::type;
-          return ToBits<T>(
-              semantics::Clamp<T>(FromBits<T>(arg(0)), FromBits<T>(arg(1)), FromBits<T>(arg(2))));
-        });
-        break;
-      case pb::ScalarOp::CONVERT:
-        v[i] = Convert(d.type, d.arg_type, arg(0));
-        break;
-      case pb::ScalarOp::BITCAST:
-        v[i] = arg(0);
-        break;
-      default:
-        v[i] = 0;
-        break;  // REDUCED never reaches a scalar evaluation
+      default: {
+        const int arity = d.kind == pb::ScalarOp::UNARY || d.kind == pb::ScalarOp::CONVERT ||
+                                  d.kind == pb::ScalarOp::BITCAST
+                              ? 1
+                          : d.kind == pb::ScalarOp::SELECT || d.kind == pb::ScalarOp::CLAMP ? 3
+                                                                                            : 2;
+        uniform[i] = 1;
+        for (int a = 0; a < arity; ++a) uniform[i] &= uniform[static_cast<size_t>(d.args[a])];
+      }
     }
   }
-  return v[static_cast<size_t>(program.result)];
+  return uniform;
+}
+
+void EvalUniform(const DecodedProgram& program, const std::vector<uint8_t>& uniform,
+                 const uint64_t* inputs, uint64_t* values) {
+  for (size_t i = 0; i < program.ops.size(); ++i) {
+    if (uniform[i]) values[i] = EvalOp(program.ops[i], values, inputs);
+  }
 }
 
 }  // namespace detrain::runtime::cpu

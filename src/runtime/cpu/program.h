@@ -53,6 +53,16 @@ Result<DecodedProgram> DecodeProgram(const plan::v2::ScalarProgram& program,
 // Evaluates a program on scalar inputs (bits zero-extended to 64); returns the result's bits.
 uint64_t EvalScalar(const DecodedProgram& program, const uint64_t* inputs);
 
+// Which ops of `program` have the same value at every index of an index space in which input i
+// has input_elements[i] elements (1: a scalar): constants, scalar inputs, and ops of such ops.
+std::vector<uint8_t> UniformOps(const DecodedProgram& program,
+                                const std::vector<int64_t>& input_elements);
+
+// Evaluates the ops with uniform[i] set (their arguments are uniform too) on scalar inputs:
+// values[i] gets op i's bits. Other entries of `values` are left as they are.
+void EvalUniform(const DecodedProgram& program, const std::vector<uint8_t>& uniform,
+                 const uint64_t* inputs, uint64_t* values);
+
 // A reduction combiner (a program of inputs 0 = accumulator, 1 = element) applied to typed
 // scalars: the op itself when the program is one binary op of its two inputs, else EvalScalar.
 template <typename T>

@@ -18,27 +18,6 @@ T Load(const uint8_t* p, int64_t i) {
   return v;
 }
 
-// Runs body(combine) with `combine` the combiner, its common ops fixed at compile time so the
-// reduce loop inlines them.
-template <typename T, typename Body>
-void WithCombiner(const DecodedProgram& c, Body&& body) {
-  if (c.direct && !c.swapped) {
-    switch (c.direct_op) {
-      case BinaryOp::kAdd:
-        return body([](T a, T b) { return semantics::ApplyBinary<T>(BinaryOp::kAdd, a, b); });
-      case BinaryOp::kMaximum:
-        return body([](T a, T b) { return semantics::ApplyBinary<T>(BinaryOp::kMaximum, a, b); });
-      case BinaryOp::kMinimum:
-        return body([](T a, T b) { return semantics::ApplyBinary<T>(BinaryOp::kMinimum, a, b); });
-      case BinaryOp::kMultiply:
-        return body([](T a, T b) { return semantics::ApplyBinary<T>(BinaryOp::kMultiply, a, b); });
-      default:
-        break;
-    }
-  }
-  return body([&c](T a, T b) { return Combine<T>(c, a, b); });
-}
-
 }  // namespace
 
 Result<ReduceCore> ReduceCore::Make(const plan::v2::ReduceSpec& spec, ir::ElementType type) {

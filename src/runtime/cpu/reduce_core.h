@@ -12,11 +12,34 @@
 
 #include "base/status.h"
 #include "compiler/ir/element_type.h"
+#include "compiler/semantics/semantics.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/program.h"
 #include "schemas/cpu_plan.pb.h"
 
 namespace detrain::runtime::cpu {
+
+// Runs body(combine) with `combine` the combiner, its common ops (add, maximum, minimum,
+// multiply of (accumulator, element)) fixed at compile time so that reduce loops inline them.
+template <typename T, typename Body>
+void WithCombiner(const DecodedProgram& c, Body&& body) {
+  using ir::BinaryOp;
+  if (c.direct && !c.swapped) {
+    switch (c.direct_op) {
+      case BinaryOp::kAdd:
+        return body([](T a, T b) { return semantics::ApplyBinary<T>(BinaryOp::kAdd, a, b); });
+      case BinaryOp::kMaximum:
+        return body([](T a, T b) { return semantics::ApplyBinary<T>(BinaryOp::kMaximum, a, b); });
+      case BinaryOp::kMinimum:
+        return body([](T a, T b) { return semantics::ApplyBinary<T>(BinaryOp::kMinimum, a, b); });
+      case BinaryOp::kMultiply:
+        return body([](T a, T b) { return semantics::ApplyBinary<T>(BinaryOp::kMultiply, a, b); });
+      default:
+        break;
+    }
+  }
+  return body([&c](T a, T b) { return Combine<T>(c, a, b); });
+}
 
 class ReduceCore {
  public:

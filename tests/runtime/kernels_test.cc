@@ -1,0 +1,266 @@
+// The CPU kernels' fast paths on the inputs that decide their bits, executor == interpreter bit
+// for bit on every ISA path and threads 1 and 2: f32 arithmetic and maximum/minimum on every pair
+// of special values (NaN payloads, signed zeros, infinities, subnormals) in full and partial
+// vector blocks; scalar operands read as uniform columns; transposes, slices and broadcasts of
+// the shape classes the movement kernels specialize; reduce-window and its gradient. The random
+// modules of conformance_test.cc rarely meet these cases (a maximum of +0 and -0, say).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/plan.h"
+#include "compiler/interp/interpreter.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/passes/pipeline.h"
+#include "runtime/executor.h"
+#include "runtime_test_util.h"
+
+namespace detrain::runtime {
+namespace {
+
+// The f32 values whose pairs the arithmetic fast paths must get right.
+const std::vector<uint32_t> kSpecials = {
+    0x00000000u,  // +0
+    0x80000000u,  // -0
+    0x3f800000u,  // 1
+    0xbfc00000u,  // -1.5
+    0x7f800000u,  // +inf
+    0xff800000u,  // -inf
+    0x7fc00001u,  // quiet NaN with a payload
+    0xffa12345u,  // signaling NaN, negative
+    0x00000001u,  // the smallest subnormal
+    0x807fffffu,  // the largest negative subnormal
+    0x7f7fffffu,  // the largest finite
+};
+
+// f32[dims] with element i = f(i)'s bits.
+template <typename F>
+ir::Literal F32(std::vector<int64_t> dims, F f) {
+  ir::Literal lit(ir::Shape(ir::ElementType::kF32, std::move(dims)));
+  for (int64_t i = 0; i < lit.element_count(); ++i) {
+    uint32_t bits = f(i);
+    std::memcpy(lit.mutable_bytes().data() + i * 4, &bits, 4);
+  }
+  return lit;
+}
+
+// Every pair of specials, one pair per block of 64 elements (at element 17 of block p: a vector
+// block with a special pair holds no other, so that recomputing a flagged block cannot hide a
+// wrong fast result of another pair); the other elements are ordinary values.
+constexpr int64_t kPairElements = 121 * 64 + 37;
+uint32_t Ordinary(int64_t i, uint32_t base) {
+  return base + static_cast<uint32_t>(i * 7919 % 100000);
+}
+ir::Literal PairsA(std::vector<int64_t> dims) {
+  return F32(std::move(dims), [](int64_t i) {
+    return i % 64 == 17 && i / 64 < 121 ? kSpecials[static_cast<size_t>(i / 64 % 11)]
+                                        : Ordinary(i, 0x3e000000u);
+  });
+}
+ir::Literal PairsB(std::vector<int64_t> dims) {
+  return F32(std::move(dims), [](int64_t i) {
+    return i % 64 == 17 && i / 64 < 121 ? kSpecials[static_cast<size_t>(i / 64 / 11)]
+                                        : Ordinary(i, 0xbe800000u);
+  });
+}
+ir::Literal Scalar(uint32_t bits) {
+  return F32({}, [bits](int64_t) { return bits; });
+}
+
+// Compiles `hlo` through the default pipeline and the plan and compares the executor with the
+// interpreter on `args`, for every ISA and threads 1 and 2.
+void Check(const std::string& hlo, const std::vector<ir::Literal>& args) {
+  auto module = ir::ParseAndVerify(hlo);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  auto expected = interp::Evaluate(**module, args);
+  ASSERT_TRUE(expected.ok()) << expected.status().message();
+  auto optimized = passes::RunPipeline(**module, passes::kDefaultPipeline, {});
+  ASSERT_TRUE(optimized.ok()) << optimized.status().message();
+  auto plan = codegen::cpu::BuildPlan(*optimized->module);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  for (Isa isa : SupportedIsas()) {
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::string(IsaName(isa)) + " threads " + std::to_string(threads));
+      ExecutorOptions options;
+      options.isa = isa;
+      options.threads = threads;
+      auto executor = Executor::Create(*plan, options);
+      ASSERT_TRUE(executor.ok()) << executor.status().message();
+      for (int run = 0; run < 2; ++run) {  // a second run reuses every prepared buffer
+        auto got = (*executor)->Run({args});
+        ASSERT_TRUE(got.ok()) << got.status().message();
+        ExpectSameBits(FlattenLiteral(*expected), (*got)[0]);
+      }
+      // RunInto: borrowed arguments, and results overwritten in place from the second run on.
+      std::vector<const ir::Literal*> borrowed;
+      for (const ir::Literal& a : args) borrowed.push_back(&a);
+      std::vector<ir::Literal> into;
+      const char* first = nullptr;
+      for (int run = 0; run < 2; ++run) {
+        Status st = (*executor)->RunInto(borrowed, &into);
+        ASSERT_TRUE(st.ok()) << st.message();
+        ExpectSameBits(FlattenLiteral(*expected), into);
+        if (run == 0) first = into[0].bytes().data();
+      }
+      EXPECT_EQ(first, into[0].bytes().data()) << "RunInto reallocated a result";
+    }
+  }
+}
+
+// One binary op of every pair of specials; the last chunk of 512 and its last vector block are
+// partial.
+TEST(RuntimeKernels, FloatBinaryOnSpecialPairs) {
+  for (const char* op : {"add", "subtract", "multiply", "divide", "maximum", "minimum"}) {
+    SCOPED_TRACE(op);
+    Check(std::string(R"(HloModule m
+ENTRY main {
+  a = f32[7781] parameter(0)
+  b = f32[7781] parameter(1)
+  ROOT r = f32[7781] )") +
+              op + "(a, b)\n}",
+          {PairsA({kPairElements}), PairsB({kPairElements})});
+  }
+}
+
+// Fused programs: sqrt and clamp, and the operands in both orders (the NaN of the first operand
+// wins, so a swapped operand order would show).
+TEST(RuntimeKernels, FusedFloatProgram) {
+  Check(R"(HloModule m
+ENTRY main {
+  a = f32[7781] parameter(0)
+  b = f32[7781] parameter(1)
+  s = f32[7781] sqrt(a)
+  m = f32[7781] maximum(b, s)
+  n = f32[7781] minimum(m, a)
+  d = f32[7781] divide(n, b)
+  e = f32[7781] subtract(b, d)
+  c = f32[7781] clamp(a, e, b)
+  ROOT t = (f32[7781], f32[7781]) tuple(c, e)
+})",
+        {PairsA({7781}), PairsB({7781})});
+}
+
+// Scalar operands (broadcast into the loop fusion): read from a column filled once per run,
+// including programs of scalars only (an op of two scalars, broadcast).
+TEST(RuntimeKernels, ScalarOperands) {
+  for (uint32_t s : {0x80000000u, 0x00000000u, 0x7fc00001u, 0x40490fdbu}) {
+    SCOPED_TRACE(s);
+    Check(R"(HloModule m
+ENTRY main {
+  a = f32[1030] parameter(0)
+  s = f32[] parameter(1)
+  t = f32[] parameter(2)
+  bs = f32[1030] broadcast(s), dimensions={}
+  u = f32[] multiply(s, t)
+  w = f32[] sqrt(u)
+  bw = f32[1030] broadcast(w), dimensions={}
+  x = f32[1030] maximum(a, bs)
+  y = f32[1030] add(bw, x)
+  c = f32[] constant(-0)
+  bc = f32[1030] broadcast(c), dimensions={}
+  z = f32[1030] minimum(bc, y)
+  ROOT r = (f32[1030], f32[1030]) tuple(z, bw)
+})",
+          {PairsA({1030}), Scalar(s), Scalar(0x3fc00000u)});
+  }
+}
+
+// Data movement: f32[a, b, c] (element i = i, NaN payloads included as bit patterns) through
+// transposes of every permutation (tiled when a source-contiguous dim is not innermost, with
+// partial tiles), a reversed transpose, strided slices, broadcasts and a dynamic slice.
+ir::Literal Iota(std::vector<int64_t> dims) {
+  return F32(std::move(dims), [](int64_t i) { return 0x7f800001u + static_cast<uint32_t>(i); });
+}
+
+TEST(RuntimeKernels, Transposes) {
+  const std::vector<std::vector<int64_t>> perms = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                                   {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  for (const auto& p : perms) {
+    const int64_t dims[3] = {5, 37, 70};
+    auto d = [&](int i) { return std::to_string(dims[p[static_cast<size_t>(i)]]); };
+    std::string perm =
+        std::to_string(p[0]) + "," + std::to_string(p[1]) + "," + std::to_string(p[2]);
+    SCOPED_TRACE(perm);
+    Check("HloModule m\nENTRY main {\n  a = f32[5,37,70] parameter(0)\n  ROOT t = f32[" + d(0) +
+              "," + d(1) + "," + d(2) + "] transpose(a), dimensions={" + perm + "}\n}",
+          {Iota({5, 37, 70})});
+  }
+  Check(R"(HloModule m
+ENTRY main {
+  a = f32[300,45] parameter(0)
+  t = f32[45,300] transpose(a), dimensions={1,0}
+  ROOT r = f32[45,300] reverse(t), dimensions={0,1}
+})",
+        {Iota({300, 45})});
+}
+
+TEST(RuntimeKernels, SlicesAndBroadcasts) {
+  Check(R"(HloModule m
+ENTRY main {
+  a = f32[40,33] parameter(0)
+  v = f32[33] parameter(1)
+  i = s32[] parameter(2)
+  s = f32[13,8] slice(a), slice={[1:40:3], [2:33:4]}
+  c = f32[40,20] slice(a), slice={[0:40], [5:25]}
+  b = f32[7,33,3] broadcast(v), dimensions={1}
+  w = f32[7,40,33] broadcast(a), dimensions={1,2}
+  z = s32[] constant(0)
+  d = f32[9,33] dynamic-slice(a, i, z), dynamic_slice_sizes={9,33}
+  ROOT t = (f32[13,8], f32[40,20], f32[7,33,3], f32[7,40,33], f32[9,33]) tuple(s, c, b, w, d)
+})",
+        {Iota({40, 33}), Iota({33}), ir::Literal::Scalar<int32_t>(ir::ElementType::kS32, 35)});
+}
+
+// reduce-window through the per-dim tap lists: padding (low and high, and a window wider than
+// the padded operand at the edge), stride, both dilations, maximum (with ±0 and NaN payloads)
+// and add (a window of more than 64 taps: two leaves of the canonical reduce).
+TEST(RuntimeKernels, ReduceWindow) {
+  Check(R"(HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[3,17,13,2] parameter(0)
+  lo = f32[] constant(-inf)
+  z = f32[] constant(-0)
+  p = f32[3,9,7,2] reduce-window(x, lo), to_apply=max, window={size=1x2x3x1 stride=1x2x2x1 pad=0_0x1_1x1_2x0_0}
+  d = f32[3,7,4,2] reduce-window(x, lo), to_apply=max, window={size=1x3x2x1 stride=1x2x3x1 pad=0_0x1_0x0_1x0_0 lhs_dilate=1x1x1x1 rhs_dilate=1x2x2x1}
+  h = f32[3,34,26,2] reduce-window(x, z), to_apply=add, window={size=1x2x2x1 stride=1x1x1x1 pad=0_0x1_1x1_1x0_0 lhs_dilate=1x2x2x1}
+  s = f32[3,2,2,2] reduce-window(x, z), to_apply=add, window={size=1x9x9x1 stride=1x8x4x1}
+  ROOT t = (f32[3,9,7,2], f32[3,7,4,2], f32[3,34,26,2], f32[3,2,2,2]) tuple(p, d, h, s)
+})",
+        {PairsA({3, 17, 13, 2})});
+}
+
+// Placement by rows: pad with negative, interior and high padding (rows clipped at both ends),
+// concatenate, dynamic-update-slice with a clamped start.
+TEST(RuntimeKernels, Placement) {
+  Check(R"(HloModule m
+ENTRY main {
+  a = f32[6,9,5] parameter(0)
+  b = f32[6,9,3] parameter(1)
+  i = s32[] parameter(2)
+  v = f32[] constant(-0)
+  p = f32[10,14,15] pad(a, v), padding=1_3x-2_7x3_-1_2
+  q = f32[6,9,4] pad(a, v), padding=0_0x0_0x-2_1
+  w = f32[6,9,12] pad(a, v), padding=0_0x0_0x-1_0_2
+  c = f32[6,9,8] concatenate(a, b), dimensions={2}
+  z = s32[] constant(0)
+  u = f32[6,9,5] dynamic-update-slice(a, b, z, i, i)
+  ROOT t = (f32[10,14,15], f32[6,9,4], f32[6,9,12], f32[6,9,8], f32[6,9,5]) tuple(p, q, w, c, u)
+})",
+        {PairsA({6, 9, 5}), PairsB({6, 9, 3}),
+         ir::Literal::Scalar<int32_t>(ir::ElementType::kS32, 4)});
+}
+
+}  // namespace
+}  // namespace detrain::runtime
