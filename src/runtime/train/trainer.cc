@@ -162,7 +162,13 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
   r.key = step_key;
   DETRAIN_ASSIGN_OR_RETURN(r.batch, data_->BatchOf(t));
   r.learning_rate = frontend::LearningRateAt(config_.optimizer.learning_rate, t);
-  std::vector<ir::Literal> args;
+  // The state is passed in place (borrowed) and the results land in literals kept between
+  // steps, swapped into the state afterwards: a step copies and allocates no state.
+  const ir::Literal learning_rate =
+      ir::Literal::Scalar<float>(ir::ElementType::kF32, r.learning_rate);
+  const ir::Literal key =
+      ir::Literal::FromVector<uint32_t>(ir::ElementType::kU32, {2}, {step_key.hi, step_key.lo});
+  std::vector<const ir::Literal*> args;
   size_t next_state = 0;
   for (const plan::v2::EntryParameter& p : step_->plan().parameters()) {
     switch (RoleOf(p.role())) {
@@ -170,27 +176,26 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
       case ParamRole::kOptimizerState:
       case ParamRole::kStep:
         if (next_state >= state->size()) return Internal("trainer: state too short");
-        args.push_back((*state)[next_state++].value);
+        args.push_back(&(*state)[next_state++].value);
         break;
       case ParamRole::kLearningRate:
-        args.push_back(ir::Literal::Scalar<float>(ir::ElementType::kF32, r.learning_rate));
+        args.push_back(&learning_rate);
         break;
       case ParamRole::kBatch:
-        args.push_back(r.batch.features);
+        args.push_back(&r.batch.features);
         break;
       case ParamRole::kLabels:
-        args.push_back(r.batch.labels);
+        args.push_back(&r.batch.labels);
         break;
       case ParamRole::kKey:
-        args.push_back(ir::Literal::FromVector<uint32_t>(ir::ElementType::kU32, {2},
-                                                         {step_key.hi, step_key.lo}));
+        args.push_back(&key);
         break;
       case ParamRole::kInput:
         return Internal("trainer: the train step has an untyped input " + p.name());
     }
   }
-  DETRAIN_ASSIGN_OR_RETURN(std::vector<std::vector<ir::Literal>> out, step_->Run({args}));
-  std::vector<ir::Literal>& results = out[0];
+  std::vector<ir::Literal>& results = step_results_;
+  DETRAIN_RETURN_IF_ERROR(step_->RunInto(args, &results));
   if (results.size() != state->size() + 1) {
     return Internal("trainer: the train step returned " + std::to_string(results.size()) +
                     " arrays for a state of " + std::to_string(state->size()));
@@ -214,7 +219,7 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
     }
     return r;
   }
-  for (size_t i = 0; i < state->size(); ++i) (*state)[i].value = std::move(results[i]);
+  for (size_t i = 0; i < state->size(); ++i) std::swap((*state)[i].value, results[i]);
   return r;
 }
 

@@ -92,6 +92,7 @@ class Trainer {
   std::string init_plan_;
   TrainingData* data_ = nullptr;
   std::unique_ptr<Executor> step_;
+  std::vector<ir::Literal> step_results_;  // the results of Step, reused by RunInto
   std::unique_ptr<Executor> eval_;
   TrainState layout_;
   std::optional<Batch> validation_;
