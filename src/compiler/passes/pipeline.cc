@@ -51,6 +51,10 @@ const PassEntry* FindPass(std::string_view name) {
   return nullptr;
 }
 
+// A bound on the passes one pipeline may run: the default has 10; a spec read from a bundle
+// (verify) is hostile input and must not run for hours.
+constexpr size_t kMaxPipelinePasses = 64;
+
 Result<std::vector<const PassEntry*>> ParseSpec(std::string_view spec) {
   std::vector<const PassEntry*> passes;
   size_t start = 0;
@@ -72,6 +76,10 @@ Result<std::vector<const PassEntry*>> ParseSpec(std::string_view spec) {
                              std::string(spec) + "'; known passes: " + known);
     }
     passes.push_back(p);
+    if (passes.size() > kMaxPipelinePasses) {
+      return InvalidArgument("pipeline has more than " + std::to_string(kMaxPipelinePasses) +
+                             " passes (a bundle's recorded pipeline is input too)");
+    }
     start = comma + 1;
   }
   return passes;

@@ -25,6 +25,16 @@ TEST(Pipeline, UnknownPassIsAnErrorNamingItAndTheKnownPasses) {
   EXPECT_FALSE(RunPipeline(*module, "cse,", {}).ok());
 }
 
+TEST(Pipeline, AtMost64Passes) {
+  auto module = testing::PassTargetedModule(1, false);
+  std::string spec = "cse";
+  for (int i = 1; i < 64; ++i) spec += ",cse";
+  EXPECT_TRUE(RunPipeline(*module, spec, {}).ok());
+  auto result = RunPipeline(*module, spec + ",cse", {});
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("more than 64 passes"), std::string::npos);
+}
+
 TEST(Pipeline, FormerPassesAreRejectedSayingWhy) {
   // dce, schedule and assign-buffers never changed the canonical text; they left the pipeline.
   auto module = testing::PassTargetedModule(1, false);
