@@ -40,20 +40,6 @@ std::string BucketKey(const Instruction& ar) {
   return key;  // compared for equality only
 }
 
-// Whether `x` depends on any instruction of `members` (x itself included).
-bool DependsOn(const Instruction* x, const std::unordered_set<const Instruction*>& members) {
-  std::unordered_set<const Instruction*> seen;
-  std::vector<const Instruction*> stack = {x};
-  while (!stack.empty()) {
-    const Instruction* i = stack.back();
-    stack.pop_back();
-    if (members.count(i)) return true;
-    if (!seen.insert(i).second) continue;
-    for (const Instruction* op : i->operands) stack.push_back(op);
-  }
-  return false;
-}
-
 struct Bucket {
   std::vector<Instruction*> members;
   std::unordered_set<const Instruction*> set;

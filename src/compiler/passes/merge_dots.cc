@@ -39,20 +39,6 @@ using ir::Opcode;
 
 constexpr size_t kMaxGroup = 64;
 
-// Whether `x` depends on any instruction of `members` (x itself included).
-bool DependsOn(const Instruction* x, const std::unordered_set<const Instruction*>& members) {
-  std::unordered_set<const Instruction*> seen;
-  std::vector<const Instruction*> stack = {x};
-  while (!stack.empty()) {
-    const Instruction* i = stack.back();
-    stack.pop_back();
-    if (members.count(i)) return true;
-    if (!seen.insert(i).second) continue;
-    for (const Instruction* op : i->operands) stack.push_back(op);
-  }
-  return false;
-}
-
 // A convolution whose lhs and result both have the batch as dimension 0 (dim_labels
 // "b..._...->b...").
 bool BatchMajorConvolution(const Instruction& conv) {

@@ -65,6 +65,20 @@ Status RewriteComputation(Computation& computation, const RewriteRule& rule) {
   return Status::Ok();
 }
 
+bool DependsOn(const ir::Instruction* x,
+               const std::unordered_set<const ir::Instruction*>& members) {
+  std::unordered_set<const ir::Instruction*> seen;
+  std::vector<const ir::Instruction*> stack = {x};
+  while (!stack.empty()) {
+    const ir::Instruction* i = stack.back();
+    stack.pop_back();
+    if (members.count(i)) return true;
+    if (!seen.insert(i).second) continue;
+    for (const ir::Instruction* op : i->operands) stack.push_back(op);
+  }
+  return false;
+}
+
 Instruction* AddInstruction(Computation& computation, ir::Opcode op, ir::Shape shape,
                             std::vector<Instruction*> operands, ir::AttrMap attrs) {
   auto instr = std::make_unique<Instruction>();

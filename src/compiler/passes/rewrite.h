@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "base/status.h"
@@ -40,6 +41,9 @@ Result<std::vector<ir::Computation*>> MutableComputations(ir::Module& module);
 // root follows its replacement.
 using RewriteRule = std::function<Result<ir::Instruction*>(ir::Instruction*)>;
 Status RewriteComputation(ir::Computation& computation, const RewriteRule& rule);
+
+// Whether `x` depends on any instruction of `members` (x itself included), through operands.
+bool DependsOn(const ir::Instruction* x, const std::unordered_set<const ir::Instruction*>& members);
 
 // Adds an instruction to `computation` (shape given; not inferred).
 ir::Instruction* AddInstruction(ir::Computation& computation, ir::Opcode op, ir::Shape shape,
