@@ -129,10 +129,13 @@ int Main(const Flags& f) {
       "{\"framework\": \"detrain\", \"model\": \"%s\", \"threads\": %d, \"isa\": \"%s\", "
       "\"first_call_ms\": %.3f, \"compile_ms\": %.3f, \"create_ms\": %.3f, "
       "\"first_step_ms\": %.3f, \"args_ms\": %.3f, \"step_ms\": %.4f, \"step_min_ms\": %.4f, "
-      "\"steps\": %d, \"warmup\": %d, \"peak_rss_mib\": %.1f}\n",
+      "\"steps\": %d, \"warmup\": %d, \"folded_transposes\": %lld, \"folded_dot_trees\": %lld, "
+      "\"peak_rss_mib\": %.1f}\n",
       f.model.c_str(), f.threads, std::string(IsaName((*executor)->isa())).c_str(), first_call_ms,
       compile_ms, create_ms, first_step_ms, args_ms, Median(times),
       *std::min_element(times.begin(), times.end()), f.steps, f.warmup,
+      static_cast<long long>((*executor)->stats().folded_transposes),
+      static_cast<long long>((*executor)->stats().folded_dot_trees),
       static_cast<double>(usage.ru_maxrss) / 1024.0);
   return 0;
 }

@@ -224,9 +224,12 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
   s.pool = std::make_unique<ThreadPool>(static_cast<size_t>(options.threads));
   // Loading prepares every kernel: a bad plan is reported here rather than at the first run.
   for (int i = 0; i < (s.plan.replicated() ? 1 : d); ++i) {
-    s.devices.push_back(std::make_unique<cpu::CpuDevice>(i, s.pool.get(), s.isa));
+    s.devices.push_back(std::make_unique<cpu::CpuDevice>(
+        i, s.pool.get(), s.isa, /*whole_plan=*/s.plan.replicated() || d == 1));
     DETRAIN_RETURN_IF_ERROR(s.devices.back()->Load(s.plan));
   }
+  s.stats.folded_transposes = s.devices[0]->folds().transposes;
+  s.stats.folded_dot_trees = s.devices[0]->folds().dot_trees;
   return e;
 }
 
@@ -261,8 +264,9 @@ Status Executor::RunBorrowed(const std::vector<std::vector<const ir::Literal*>>&
   const int nd = s.plan.replicated() ? static_cast<int>(replicas) : s.options.devices;
   auto& devices = s.devices;
   while (static_cast<int>(devices.size()) < nd) {  // a replicated plan: one device per replica
-    devices.push_back(
-        std::make_unique<cpu::CpuDevice>(static_cast<int>(devices.size()), s.pool.get(), s.isa));
+    devices.push_back(std::make_unique<cpu::CpuDevice>(static_cast<int>(devices.size()),
+                                                       s.pool.get(), s.isa,
+                                                       /*whole_plan=*/true));
     DETRAIN_RETURN_IF_ERROR(devices.back()->Load(s.plan));
   }
   // Arguments are borrowed and results written over (*results)[first..]: copying a step's state

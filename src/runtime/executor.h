@@ -38,6 +38,11 @@ struct ExecutorStats {
   int64_t kernel_launches = 0;  // summed over devices
   int64_t transfers = 0;        // buffers copied between devices
   int64_t transfer_bytes = 0;
+  // Exact kernel rewrites made when the plan was loaded (device 0; cpu/kernels.h
+  // PrepareKernels): dots computing a transpose's layout, and add trees of dots run as one
+  // GemmTree.
+  int64_t folded_transposes = 0;
+  int64_t folded_dot_trees = 0;
 };
 
 class Executor {

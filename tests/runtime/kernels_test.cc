@@ -71,7 +71,9 @@ ir::Literal Scalar(uint32_t bits) {
 
 // Compiles `hlo` through the default pipeline and the plan and compares the executor with the
 // interpreter on `args`, for every ISA and threads 1 and 2.
-void Check(const std::string& hlo, const std::vector<ir::Literal>& args) {
+// `dot_trees`, when >= 0, is how many add trees of dots the one-device executor must have
+// rewritten into GemmTree kernels (ExecutorStats::folded_dot_trees).
+void Check(const std::string& hlo, const std::vector<ir::Literal>& args, int64_t dot_trees = -1) {
   auto module = ir::ParseAndVerify(hlo);
   ASSERT_TRUE(module.ok()) << module.status().message();
   auto expected = interp::Evaluate(**module, args);
@@ -88,6 +90,7 @@ void Check(const std::string& hlo, const std::vector<ir::Literal>& args) {
       options.threads = threads;
       auto executor = Executor::Create(*plan, options);
       ASSERT_TRUE(executor.ok()) << executor.status().message();
+      if (dot_trees >= 0) EXPECT_EQ((*executor)->stats().folded_dot_trees, dot_trees);
       for (int run = 0; run < 2; ++run) {  // a second run reuses every prepared buffer
         auto got = (*executor)->Run({args});
         ASSERT_TRUE(got.ok()) << got.status().message();
@@ -260,6 +263,94 @@ ENTRY main {
 })",
         {PairsA({6, 9, 5}), PairsB({6, 9, 3}),
          ir::Literal::Scalar<int32_t>(ir::ElementType::kS32, 4)});
+}
+
+// The shard tree of weight gradients: S per-shard dots x_s^T dy_s (k = the shard's rows, which
+// may differ), added pairwise by shard and scaled by a constant, as the train step emits them.
+// `transposed`: each dot computes dy_s^T x_s and a transpose gives the gradient's layout (so the
+// leaves are swapped products). `extra`: the first dot's result is also a result of the module,
+// so the tree must not be rewritten.
+std::string ShardGradientTree(const std::vector<int64_t>& rows, int64_t m, int64_t n,
+                              bool transposed, const std::string& epilogue, bool extra) {
+  int64_t total = 0;
+  for (int64_t r : rows) total += r;
+  auto shape = [](int64_t a, int64_t b) {
+    return "f32[" + std::to_string(a) + "," + std::to_string(b) + "]";
+  };
+  const std::string mn = shape(m, n);
+  std::string h = "HloModule m\nENTRY main {\n  x = " + shape(total, m) +
+                  " parameter(0)\n  dy = " + shape(total, n) + " parameter(1)\n";
+  std::vector<std::string> values;
+  int64_t at = 0;
+  for (size_t s = 0; s < rows.size(); ++s) {
+    const std::string i = std::to_string(s), lo = std::to_string(at),
+                      hi = std::to_string(at + rows[s]);
+    h += "  x" + i + " = " + shape(rows[s], m) + " slice(x), slice={[" + lo + ":" + hi +
+         "], [0:" + std::to_string(m) + "]}\n";
+    h += "  y" + i + " = " + shape(rows[s], n) + " slice(dy), slice={[" + lo + ":" + hi +
+         "], [0:" + std::to_string(n) + "]}\n";
+    if (transposed) {
+      h += "  d" + i + " = " + shape(n, m) + " dot(y" + i + ", x" + i +
+           "), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n";
+      h += "  g" + i + " = " + mn + " transpose(d" + i + "), dimensions={1,0}\n";
+    } else {
+      h += "  g" + i + " = " + mn + " dot(x" + i + ", y" + i +
+           "), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n";
+    }
+    values.push_back("g" + i);
+    at += rows[s];
+  }
+  int next = 0;
+  while (values.size() > 1) {  // pairwise by index, an odd last value carried up
+    std::vector<std::string> up;
+    for (size_t i = 0; i + 1 < values.size(); i += 2) {
+      const std::string name = "a" + std::to_string(next++);
+      h += "  " + name + " = " + mn + " add(" + values[i] + ", " + values[i + 1] + ")\n";
+      up.push_back(name);
+    }
+    if (values.size() % 2 == 1) up.push_back(values.back());
+    values = up;
+  }
+  h += "  c = f32[] constant(8)\n  b = " + mn + " broadcast(c), dimensions={}\n";
+  const std::string sum = values[0];
+  const std::string result =
+      epilogue == "divide" ? "divide(" + sum + ", b)" : "subtract(b, " + sum + ")";
+  if (extra) {
+    h += "  r = " + mn + " " + result + "\n  ROOT t = (" + mn + ", " + mn + ") tuple(r, g0)\n}";
+  } else {
+    h += "  ROOT r = " + mn + " " + result + "\n}";
+  }
+  return h;
+}
+
+// The add tree of per-shard dots runs as one GemmTree (gemm.h) with the bits of the dots and
+// adds computed apart, NaN payloads included: swapped and plain leaves, unequal k, an odd tree,
+// partial tiles, more than one block of rows, a constant on either side; and it is refused when
+// a dot's result is read elsewhere.
+TEST(RuntimeKernels, ShardTreeOfDotsRunsAsOneGemmTree) {
+  struct Case {
+    std::vector<int64_t> rows;
+    int64_t m, n;
+    bool transposed;
+    std::string epilogue;
+    bool extra;
+    int64_t folds;
+  };
+  const std::vector<Case> cases = {
+      {{3, 5, 2, 6}, 37, 45, true, "divide", false, 1},
+      {{4, 4, 4, 4, 4, 4, 4, 4}, 100, 70, true, "divide", false, 1},
+      {{7, 1, 9}, 29, 33, false, "subtract", false, 1},
+      {{6, 6}, 130, 50, false, "divide", false, 1},
+      {{3, 5, 2, 6}, 37, 45, true, "divide", true, 0},
+  };
+  for (const Case& c : cases) {
+    int64_t total = 0;
+    for (int64_t r : c.rows) total += r;
+    SCOPED_TRACE(std::to_string(c.rows.size()) + " shards, " + std::to_string(c.m) + "x" +
+                 std::to_string(c.n) + (c.transposed ? " transposed" : "") + " " + c.epilogue);
+    Check(ShardGradientTree(c.rows, c.m, c.n, c.transposed, c.epilogue, c.extra),
+          {PairsA({total, c.m}), PairsB({total, c.n})}, c.folds);
+  }
 }
 
 }  // namespace

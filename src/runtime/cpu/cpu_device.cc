@@ -50,7 +50,8 @@ Result<std::vector<ArrayRef>> CheckBuffers(const plan::v2::Plan& plan) {
   return out;
 }
 
-CpuDevice::CpuDevice(int index, ThreadPool* pool, Isa isa) : index_(index) {
+CpuDevice::CpuDevice(int index, ThreadPool* pool, Isa isa, bool whole_plan)
+    : index_(index), whole_plan_(whole_plan) {
   ctx_.pool = pool;
   ctx_.isa = isa;
 }
@@ -73,7 +74,7 @@ Status CpuDevice::Load(const plan::v2::Plan& plan) {
   std::memset(arena_, 0, bytes);
   kernels_.clear();
   int64_t scratch = 0;
-  DETRAIN_ASSIGN_OR_RETURN(kernels_, PrepareKernels(plan, buffers_));
+  DETRAIN_ASSIGN_OR_RETURN(kernels_, PrepareKernels(plan, buffers_, whole_plan_, &folds_));
   for (const auto& kernel : kernels_) {
     if (kernel) scratch = std::max(scratch, kernel->ScratchBytes());
   }

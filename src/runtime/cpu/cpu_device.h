@@ -18,7 +18,9 @@ namespace detrain::runtime::cpu {
 class CpuDevice : public Device {
  public:
   // `pool` must outlive the device; `isa` must be supported here (base/isa.h ClampIsa).
-  CpuDevice(int index, ThreadPool* pool, Isa isa);
+  // `whole_plan`: this device runs every kernel of the plans it loads (one device, or one
+  // replica), which allows rewrites across shards (PrepareKernels).
+  CpuDevice(int index, ThreadPool* pool, Isa isa, bool whole_plan = false);
   ~CpuDevice() override;
 
   std::string Name() const override;
@@ -31,15 +33,19 @@ class CpuDevice : public Device {
   // The checked buffers of the loaded plan (also used by the executor's all-reduce).
   const std::vector<ArrayRef>& buffers() const { return buffers_; }
   uint8_t* arena() { return arena_; }
+  // The exact rewrites PrepareKernels made for the loaded plan.
+  const FoldCounts& folds() const { return folds_; }
 
  private:
   int index_;
+  bool whole_plan_;
   ExecContext ctx_;
   const plan::v2::Plan* plan_ = nullptr;
   uint8_t* arena_ = nullptr;
   uint8_t* scratch_ = nullptr;  // ctx_.scratch: the kernels' shared scratch space
   std::vector<ArrayRef> buffers_;
   std::vector<std::unique_ptr<CpuKernel>> kernels_;
+  FoldCounts folds_;
 };
 
 // Checks every buffer of `plan` (types, dims, sizes, placement inside the arena) and returns them.

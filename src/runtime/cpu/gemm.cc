@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/semantics/orders.h"
+#include "compiler/semantics/scalar.h"
 #include "runtime/cpu/isa_kernels.h"
 
 namespace detrain::runtime::cpu {
@@ -29,7 +30,7 @@ constexpr int64_t kMcTiles = 8;  // tiles of rows packed at once (A: 96 x 192 fl
 // Per-thread packing space, grown once and reused (no allocation in the steady state), 64-byte
 // aligned so that every packed panel row is one cache line for the tile's vector loads.
 struct Scratch {
-  std::vector<float> a, b;
+  std::vector<float> a, b, t;
   static float* Aligned(std::vector<float>& v, size_t n) {
     if (v.size() < n + 16) v.resize(n + 16);
     auto address = reinterpret_cast<uintptr_t>(v.data());
@@ -37,6 +38,7 @@ struct Scratch {
   }
   float* A(size_t n) { return Aligned(a, n); }
   float* B(size_t n) { return Aligned(b, n); }
+  float* T(size_t n) { return Aligned(t, n); }
 };
 
 int64_t RoundUp(int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; }
@@ -47,39 +49,53 @@ Scratch& ThreadScratch() {
 }
 
 // Packs rows [i0, i0 + rows) x k [p0, p0 + kc) of A into groups of mr rows: out[g][p][r],
-// +0 past the last row.
-void PackA(const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t rows, int64_t p0, int64_t kc,
-           int64_t mr, float* out) {
+// +0 past the last row. Row-major A is transposed in register blocks, column-major A copied by
+// rows; other layouts element by element. (Packing moves bits; it computes nothing.)
+void PackA(const IsaKernels& kern, const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t rows,
+           int64_t p0, int64_t kc, int64_t mr, float* out) {
   for (int64_t g = 0; g < rows; g += mr) {
     float* dst = out + g * kc;
     const int64_t live = std::min(mr, rows - g);
     const float* src = a + (i0 + g) * rs + p0 * cs;
-    for (int64_t p = 0; p < kc; ++p) {
-      for (int64_t r = 0; r < live; ++r) dst[p * mr + r] = src[r * rs + p * cs];
-      for (int64_t r = live; r < mr; ++r) dst[p * mr + r] = 0.0f;
+    if (cs == 1) {
+      kern.transpose32(reinterpret_cast<const uint32_t*>(src), rs, reinterpret_cast<uint32_t*>(dst),
+                       mr, kc, live);
+    } else if (rs == 1) {
+      for (int64_t p = 0; p < kc; ++p)
+        std::memcpy(dst + p * mr, src + p * cs, static_cast<size_t>(live) * 4);
+    } else {
+      for (int64_t p = 0; p < kc; ++p) {
+        for (int64_t r = 0; r < live; ++r) dst[p * mr + r] = src[r * rs + p * cs];
+      }
+    }
+    if (live < mr) {
+      for (int64_t p = 0; p < kc; ++p) std::fill(dst + p * mr + live, dst + (p + 1) * mr, 0.0f);
     }
   }
 }
 
 // Packs k [p0, p0 + kc) x columns [j0, j0 + cols) of B into panels of nr columns:
-// out[panel][p][q], +0 past the last column.
-void PackB(const float* b, int64_t rs, int64_t cs, int64_t p0, int64_t kc, int64_t j0, int64_t cols,
-           int64_t nr, float* out) {
+// out[panel][p][q], +0 past the last column. Row-major B is copied by rows, column-major B
+// transposed in register blocks; other layouts element by element.
+void PackB(const IsaKernels& kern, const float* b, int64_t rs, int64_t cs, int64_t p0, int64_t kc,
+           int64_t j0, int64_t cols, int64_t nr, float* out) {
   for (int64_t j = 0; j < cols; j += nr) {
     float* dst = out + j * kc;
     const int64_t live = std::min(nr, cols - j);
     const float* src = b + p0 * rs + (j0 + j) * cs;
-    if (cs == 1 && live == nr) {
-      for (int64_t p = 0; p < kc; ++p) {
-        for (int64_t q = 0; q < nr; ++q) dst[p * nr + q] = src[p * rs + q];
+    if (cs == 1) {
+      for (int64_t p = 0; p < kc; ++p)
+        std::memcpy(dst + p * nr, src + p * rs, static_cast<size_t>(live) * 4);
+    } else if (rs == 1) {
+      kern.transpose32(reinterpret_cast<const uint32_t*>(src), cs, reinterpret_cast<uint32_t*>(dst),
+                       nr, kc, live);
+    } else {
+      for (int64_t q = 0; q < live; ++q) {
+        for (int64_t p = 0; p < kc; ++p) dst[p * nr + q] = src[p * rs + q * cs];
       }
-      continue;
     }
-    for (int64_t q = 0; q < live; ++q) {
-      for (int64_t p = 0; p < kc; ++p) dst[p * nr + q] = src[p * rs + q * cs];
-    }
-    for (int64_t q = live; q < nr; ++q) {
-      for (int64_t p = 0; p < kc; ++p) dst[p * nr + q] = 0.0f;
+    if (live < nr) {
+      for (int64_t p = 0; p < kc; ++p) std::fill(dst + p * nr + live, dst + (p + 1) * nr, 0.0f);
     }
   }
 }
@@ -104,14 +120,15 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
     // only a partial last panel.
     const bool direct = bcs == 1 && i1 - i0 <= kDirectRows;
     if (!direct) {
-      PackB(b, brs, bcs, p0, kc, j0, cols, nr, pb);
+      PackB(kern, b, brs, bcs, p0, kc, j0, cols, nr, pb);
     } else if (cols % nr != 0) {
-      PackB(b, brs, bcs, p0, kc, j0 + cols / nr * nr, cols % nr, nr, pb + cols / nr * nr * kc);
+      PackB(kern, b, brs, bcs, p0, kc, j0 + cols / nr * nr, cols % nr, nr,
+            pb + cols / nr * nr * kc);
     }
     for (int64_t ic = i0; ic < i1; ic += mc) {
       const int64_t rows = std::min(mc, i1 - ic);
       const int64_t groups = (rows + mr - 1) / mr;
-      PackA(a, ars, acs, ic, rows, p0, kc, mr, pa);
+      PackA(kern, a, ars, acs, ic, rows, p0, kc, mr, pa);
       for (int64_t jp = 0; jp < panels; ++jp) {
         const int64_t j = j0 + jp * nr;
         const int64_t live_cols = std::min(nr, j1 - j);
@@ -149,6 +166,122 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
   }
 }
 
+// The split into output blocks: batches first, then whichever of rows or columns costs less
+// repacking (splitting rows repacks B per block, splitting columns repacks A), about one block
+// per thread. The split never changes a bit: each element's whole chain runs in one block, with
+// the same k blocks.
+struct Split {
+  int64_t rb = 1, cb = 1, rstep = 0, cstep = 0;
+};
+
+Split SplitOutput(const IsaKernels& kern, const ExecContext& ctx, int64_t batch, int64_t m,
+                  int64_t n) {
+  const int64_t threads = ctx.pool == nullptr ? 1 : static_cast<int64_t>(ctx.pool->size());
+  Split s;
+  if (batch < threads) {
+    const int64_t want = (threads + batch - 1) / batch;
+    const int64_t mr = kern.gemm_mr, nr = kern.gemm_nr;
+    if (m < n) {
+      s.cb = std::min(want, (n + nr - 1) / nr);
+    } else {
+      s.rb = std::min(want, (m + mr - 1) / mr);
+    }
+  }
+  s.rstep = RoundUp((m + s.rb - 1) / s.rb, kern.gemm_mr);
+  s.cstep = RoundUp((n + s.cb - 1) / s.cb, kern.gemm_nr);
+  s.rb = (m + s.rstep - 1) / s.rstep;
+  s.cb = (n + s.cstep - 1) / s.cstep;
+  return s;
+}
+
+// TileStepKind -> the op (isa_kernels.h).
+constexpr semantics::BinaryOp kStepOps[] = {
+    semantics::BinaryOp::kAdd, semantics::BinaryOp::kSubtract, semantics::BinaryOp::kMultiply,
+    semantics::BinaryOp::kDivide};
+
+// Element (i, j) of one leaf's product by its defined chain (gemm.h: NaN payloads).
+float LeafChain(const GemmLeaf& leaf, int64_t i, int64_t j) {
+  const MatrixView& a = leaf.a;
+  const MatrixView& b = leaf.b;
+  return leaf.swapped
+             ? semantics::FmaChain(b.data + j * b.cols, b.rows, a.data + i * a.rows, a.cols, leaf.k)
+             : semantics::FmaChain(a.data + i * a.rows, a.cols, b.data + j * b.cols, b.rows,
+                                   leaf.k);
+}
+
+// One output block of GemmTree: rows [i0, i1), columns [j0, j1). Every leaf's B is packed once
+// for the block (panels of nr columns, all of its k); A in groups of kMcTiles tiles of rows.
+// Per tile, each leaf's product goes to its own slot of nr x mr values (L1), the tree adds the
+// slots in place, and the result slot is stored once.
+void TreeBlock(const IsaKernels& kern, const GemmLeaf* leaves, int64_t count, const TreeStep* steps,
+               int64_t num_steps, int32_t result, float* c, int64_t n, int64_t i0, int64_t i1,
+               int64_t j0, int64_t j1) {
+  const int64_t mr = kern.gemm_mr, nr = kern.gemm_nr;
+  const int64_t mc = mr * kMcTiles;
+  const int64_t cols = j1 - j0;
+  const int64_t panels = (cols + nr - 1) / nr;
+  int64_t koff[kMaxGemmTreeLeaves + 1] = {0};
+  for (int64_t s = 0; s < count; ++s) koff[s + 1] = koff[s] + leaves[s].k;
+  const int64_t total_k = koff[count];
+  Scratch& scratch = ThreadScratch();
+  float* pa = scratch.A(static_cast<size_t>(mc * total_k));
+  float* pb = scratch.B(static_cast<size_t>(panels * nr * total_k));
+  const int64_t slot = mr * nr;
+  float* tiles = scratch.T(static_cast<size_t>(count * slot));
+  for (int64_t s = 0; s < count; ++s) {
+    const GemmLeaf& leaf = leaves[s];
+    PackB(kern, leaf.b.data, leaf.b.rows, leaf.b.cols, 0, leaf.k, j0, cols, nr,
+          pb + panels * nr * koff[s]);
+  }
+  for (int64_t ic = i0; ic < i1; ic += mc) {
+    const int64_t rows = std::min(mc, i1 - ic);
+    const int64_t groups = (rows + mr - 1) / mr;
+    for (int64_t s = 0; s < count; ++s) {
+      const GemmLeaf& leaf = leaves[s];
+      PackA(kern, leaf.a.data, leaf.a.rows, leaf.a.cols, ic, rows, 0, leaf.k, mr,
+            pa + mc * koff[s]);
+    }
+    for (int64_t jp = 0; jp < panels; ++jp) {
+      const int64_t j = j0 + jp * nr;
+      const int64_t live_cols = std::min(nr, j1 - j);
+      for (int64_t g = 0; g < groups; ++g) {
+        const int64_t i = ic + g * mr;
+        const int64_t live = std::min(mr, i1 - i);
+        for (int64_t s = 0; s < count; ++s) {
+          const int64_t k = leaves[s].k;
+          kern.gemm_tile(k, pa + mc * koff[s] + g * mr * k,
+                         pb + panels * nr * koff[s] + jp * nr * k, nr, tiles + s * slot, nr, false);
+        }
+        for (int64_t st = 0; st < num_steps; ++st) {
+          const TreeStep& step = steps[st];
+          kern.tile_step(step.kind, step.constant_first, tiles + step.dst * slot,
+                         step.src >= 0 ? tiles + step.src * slot : nullptr, step.constant, slot);
+        }
+        const float* sum = tiles + result * slot;
+        for (int64_t r = 0; r < live; ++r)
+          std::memcpy(c + (i + r) * n + j, sum + r * nr, static_cast<size_t>(live_cols) * 4);
+      }
+    }
+  }
+  // Canonical NaNs: every leaf's chain and every sum recomputed for that element, by the rule.
+  float values[kMaxGemmTreeLeaves];
+  for (int64_t i = i0; i < i1; ++i) {
+    for (int64_t j = j0; j < j1; ++j) {
+      float& v = c[i * n + j];
+      if (v == v) continue;
+      for (int64_t s = 0; s < count; ++s) values[s] = LeafChain(leaves[s], i, j);
+      for (int64_t st = 0; st < num_steps; ++st) {
+        const TreeStep& step = steps[st];
+        const float x = values[step.dst];
+        const float y = step.src >= 0 ? values[step.src] : step.constant;
+        values[step.dst] = semantics::ApplyBinary<float>(
+            kStepOps[step.kind], step.constant_first ? y : x, step.constant_first ? x : y);
+      }
+      v = values[result];
+    }
+  }
+}
+
 }  // namespace
 
 void BatchedGemm(const MatrixView& a, const MatrixView& b, float* c, int64_t batch, int64_t m,
@@ -159,32 +292,26 @@ void BatchedGemm(const MatrixView& a, const MatrixView& b, float* c, int64_t bat
     std::fill(c, c + batch * m * n, 0.0f);
     return;
   }
-  // The split into output blocks: batches first, then whichever of rows or columns costs less
-  // repacking (splitting rows repacks B per block, splitting columns repacks A), about one block
-  // per thread. The split never changes a bit: each element's whole chain runs in one block,
-  // with the same k blocks.
-  const int64_t threads = ctx.pool == nullptr ? 1 : static_cast<int64_t>(ctx.pool->size());
-  int64_t rb = 1, cb = 1;
-  if (batch < threads) {
-    const int64_t want = (threads + batch - 1) / batch;
-    const int64_t mr = kern.gemm_mr, nr = kern.gemm_nr;
-    if (m < n) {
-      cb = std::min(want, (n + nr - 1) / nr);
-    } else {
-      rb = std::min(want, (m + mr - 1) / mr);
-    }
-  }
-  const int64_t rstep = RoundUp((m + rb - 1) / rb, kern.gemm_mr);
-  const int64_t cstep = RoundUp((n + cb - 1) / cb, kern.gemm_nr);
-  rb = (m + rstep - 1) / rstep;
-  cb = (n + cstep - 1) / cstep;
-  const int64_t per_batch = rb * cb;
+  const Split split = SplitOutput(kern, ctx, batch, m, n);
+  const int64_t per_batch = split.rb * split.cb;
   ForBlocks(ctx, batch * per_batch, [&](int64_t blk) {
     const int64_t bi = blk / per_batch, rest = blk % per_batch;
-    const int64_t i0 = (rest / cb) * rstep, j0 = (rest % cb) * cstep;
+    const int64_t i0 = (rest / split.cb) * split.rstep, j0 = (rest % split.cb) * split.cstep;
     GemmBlock(kern, a.data + bi * a.batch, a.rows, a.cols, b.data + bi * b.batch, b.rows, b.cols,
-              c + bi * m * n, n, k, i0, std::min(m, i0 + rstep), j0, std::min(n, j0 + cstep),
-              swapped);
+              c + bi * m * n, n, k, i0, std::min(m, i0 + split.rstep), j0,
+              std::min(n, j0 + split.cstep), swapped);
+  });
+}
+
+void GemmTree(const GemmLeaf* leaves, int64_t count, const TreeStep* steps, int64_t num_steps,
+              int32_t result, float* c, int64_t m, int64_t n, const ExecContext& ctx) {
+  if (m <= 0 || n <= 0 || count <= 0 || count > kMaxGemmTreeLeaves) return;
+  const IsaKernels& kern = KernelsFor(ctx.isa);
+  const Split split = SplitOutput(kern, ctx, 1, m, n);
+  ForBlocks(ctx, split.rb * split.cb, [&](int64_t blk) {
+    const int64_t i0 = (blk / split.cb) * split.rstep, j0 = (blk % split.cb) * split.cstep;
+    TreeBlock(kern, leaves, count, steps, num_steps, result, c, n, i0,
+              std::min(m, i0 + split.rstep), j0, std::min(n, j0 + split.cstep));
   });
 }
 

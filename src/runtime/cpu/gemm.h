@@ -42,6 +42,37 @@ struct MatrixView {
 void BatchedGemm(const MatrixView& a, const MatrixView& b, float* c, int64_t batch, int64_t m,
                  int64_t n, int64_t k, const ExecContext& ctx, bool swapped = false);
 
+// One leaf of a GEMM tree: the m x n product of `a` (m x k) and `b` (k x n), with `swapped` as
+// in BatchedGemm (batch strides unused).
+struct GemmLeaf {
+  MatrixView a, b;
+  int64_t k = 0;
+  bool swapped = false;
+};
+
+// One step of a tree over values 0..leaves-1, each value consumed once: value[dst] =
+// value[dst] OP y, or y OP value[dst] when `constant_first`, where y is value[src] (src >= 0) or
+// `constant` (src < 0) and OP the kind's f32 operation with the contract's NaN rule
+// (semantics::ApplyBinary). An add of two values is the shard tree's step; a constant operand is
+// e.g. the division of the sum by the shard count.
+struct TreeStep {
+  int kind = 0;  // isa_kernels.h TileStepKind
+  bool constant_first = false;
+  int32_t dst = 0;
+  int32_t src = -1;
+  float constant = 0.0f;
+};
+
+// C (m x n, row-major, dense) = value[result] after `steps` run over the leaves' products: a sum
+// of per-shard products (the shard tree of weight gradients) computed per output tile while it
+// is in L1, never as full matrices in memory. Every leaf element is its own fma chain (as
+// BatchedGemm) and every sum the same IEEE addition, so C has the bits of the leaves computed
+// apart and added by the tree. A NaN result is recomputed element by element in the defined
+// orders. At most kMaxGemmTreeLeaves leaves; C must not overlap any operand.
+inline constexpr int64_t kMaxGemmTreeLeaves = 64;
+void GemmTree(const GemmLeaf* leaves, int64_t count, const TreeStep* steps, int64_t num_steps,
+              int32_t result, float* c, int64_t m, int64_t n, const ExecContext& ctx);
+
 }  // namespace detrain::runtime::cpu
 
 #endif  // DETRAIN_RUNTIME_CPU_GEMM_H_

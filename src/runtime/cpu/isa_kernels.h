@@ -50,12 +50,20 @@ using GemmTileFn = void (*)(int64_t kc, const float* a, const float* b, int64_t 
 using Transpose32Fn = void (*)(const uint32_t* src, int64_t src_stride, uint32_t* dst,
                                int64_t dst_stride, int64_t ni, int64_t nj);
 
+// For i < n: dst[i] = dst[i] OP y, or y OP dst[i] when `constant_first`, with y = src[i], or the
+// constant c where src is null; OP is the kind's IEEE operation (NaN payloads are the caller's to
+// fix).
+enum TileStepKind : int { kTileAdd = 0, kTileSubtract = 1, kTileMultiply = 2, kTileDivide = 3 };
+using TileStepFn = void (*)(int kind, bool constant_first, float* dst, const float* src, float c,
+                            int64_t n);
+
 struct IsaKernels {
   EvalChunkFn eval_chunk;
   GemmTileFn gemm_tile;
   int64_t gemm_mr;
   int64_t gemm_nr;
   Transpose32Fn transpose32;
+  TileStepFn tile_step;
 };
 
 // The loops for `isa`, which must be supported here (see base/isa.h ClampIsa).

@@ -97,16 +97,26 @@ Result<std::unique_ptr<CpuKernel>> PrepareKernel(const plan::v2::Kernel& k,
   }
 }
 
-Result<std::vector<std::unique_ptr<CpuKernel>>> PrepareKernels(
-    const plan::v2::Plan& plan, const std::vector<ArrayRef>& buffers) {
+Result<std::vector<std::unique_ptr<CpuKernel>>> PrepareKernels(const plan::v2::Plan& plan,
+                                                               const std::vector<ArrayRef>& buffers,
+                                                               bool whole_plan, FoldCounts* folds) {
+  FoldCounts counts;
   std::vector<std::unique_ptr<CpuKernel>> kernels;
   for (const plan::v2::Kernel& k : plan.kernels()) {
     DETRAIN_ASSIGN_OR_RETURN(auto kernel, PrepareKernel(k, buffers));
     kernels.push_back(std::move(kernel));
   }
   for (int32_t i = 0; i < plan.kernels_size(); ++i) {
-    if (FoldDotTranspose(plan, buffers, kernels, i)) kernels[static_cast<size_t>(i)].reset();
+    if (FoldDotTranspose(plan, buffers, kernels, i)) {
+      kernels[static_cast<size_t>(i)].reset();
+      ++counts.transposes;
+    }
   }
+  if (whole_plan) {
+    for (int32_t i = 0; i < plan.kernels_size(); ++i)
+      counts.dot_trees += FoldDotTree(plan, buffers, kernels, i) ? 1 : 0;
+  }
+  if (folds != nullptr) *folds = counts;
   return kernels;
 }
 

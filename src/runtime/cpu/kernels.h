@@ -60,12 +60,31 @@ Result<std::unique_ptr<CpuKernel>> PrepareKernel(const plan::v2::Kernel& kernel,
 // directly (FoldDotTranspose; the transpose's kernel becomes nullptr). Each element is the
 // same chain with the defined NaN rule (gemm.h), so no value changes; the dot's own buffer is
 // never written, which nothing can observe.
-Result<std::vector<std::unique_ptr<CpuKernel>>> PrepareKernels(
-    const plan::v2::Plan& plan, const std::vector<ArrayRef>& buffers);
+//
+// With `whole_plan` (the device runs every kernel: one device, or one replica), a second: an
+// elementwise kernel that is an add tree over f32 dot results nothing else reads (the shard tree
+// of per-shard weight gradients) runs as one GemmTree (gemm.h) over the dots' operands, tile by
+// tile, and the dots' kernels become nullptr (FoldDotTree). Same bits: each leaf element is the
+// dot's chain and each sum the tree's addition.
+struct FoldCounts {
+  int64_t transposes = 0;
+  int64_t dot_trees = 0;
+};
+Result<std::vector<std::unique_ptr<CpuKernel>>> PrepareKernels(const plan::v2::Plan& plan,
+                                                               const std::vector<ArrayRef>& buffers,
+                                                               bool whole_plan,
+                                                               FoldCounts* folds = nullptr);
 
 // Whether kernel `transpose` of `plan` was folded into its dot (kernels_linalg.cc).
 bool FoldDotTranspose(const plan::v2::Plan& plan, const std::vector<ArrayRef>& buffers,
                       const std::vector<std::unique_ptr<CpuKernel>>& kernels, int32_t transpose);
+
+// Whether elementwise kernel `tree` of `plan` was rewritten into a GemmTree over the dots it adds
+// (kernels_linalg.cc). Their operands are then read at `tree`'s place in the schedule: only when
+// nothing that still runs writes them in between, and only a contiguous slice of rows is read in
+// place of its copy.
+bool FoldDotTree(const plan::v2::Plan& plan, const std::vector<ArrayRef>& buffers,
+                 std::vector<std::unique_ptr<CpuKernel>>& kernels, int32_t tree);
 
 // Runs fn(block) for block in [0, blocks) on the pool (inline when there is one block).
 void ForBlocks(const ExecContext& ctx, int64_t blocks, const std::function<void(int64_t)>& fn);
