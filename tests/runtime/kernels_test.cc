@@ -65,6 +65,13 @@ ir::Literal PairsB(std::vector<int64_t> dims) {
                                         : Ordinary(i, 0xbe800000u);
   });
 }
+// Values of both signs over 16 binades: sums of them round differently in any other order.
+ir::Literal Varied(std::vector<int64_t> dims) {
+  return F32(std::move(dims), [](int64_t i) {
+    const uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
+    return (h & 0x80000000u) | (0x3a000000u + (h >> 1) % 0x08000000u);
+  });
+}
 ir::Literal Scalar(uint32_t bits) {
   return F32({}, [bits](int64_t) { return bits; });
 }
@@ -263,6 +270,41 @@ ENTRY main {
 })",
         {PairsA({6, 9, 5}), PairsB({6, 9, 3}),
          ir::Literal::Scalar<int32_t>(ir::ElementType::kS32, 4)});
+}
+
+// Reductions in the canonical order (pairwise-64 leaves, then the tree) however the kernel
+// schedules them: many outputs with their chains interleaved (ragged groups, non-trailing and
+// trailing reduced dims), and few long rows whose leaves are spread over threads (a partial last
+// leaf, a partial last group), with NaN payloads, signed zeros and infinities in the values.
+TEST(RuntimeKernels, ReductionsInterleavedAndSplitKeepTheCanonicalOrder) {
+  Check(R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY main {
+  x = f32[37,270] parameter(0)
+  y = f32[4,4133] parameter(1)
+  z = f32[] constant(-0)
+  r0 = f32[270] reduce(x, z), dimensions={0}, to_apply=add
+  r1 = f32[37] reduce(x, z), dimensions={1}, to_apply=add
+  r2 = f32[4] reduce(y, z), dimensions={1}, to_apply=add
+  r3 = f32[4] reduce(y, z), dimensions={1}, to_apply=max
+  w = f32[4133,3] parameter(2)
+  r4 = f32[3] reduce(w, z), dimensions={0}, to_apply=add
+  v = f32[3,4133] parameter(3)
+  r5 = f32[3] reduce(v, z), dimensions={1}, to_apply=add
+  r6 = f32[3] reduce(v, z), dimensions={1}, to_apply=max
+  r7 = f32[270] reduce(x, z), dimensions={0}, to_apply=max
+  ROOT o = (f32[270], f32[37], f32[4], f32[4], f32[3], f32[3], f32[3], f32[270]) tuple(r0, r1, r2, r3, r4, r5, r6, r7)
+})",
+        {Varied({37, 270}), Varied({4, 4133}), Varied({4133, 3}), PairsB({3, 4133})});
 }
 
 // The shard tree of weight gradients: S per-shard dots x_s^T dy_s (k = the shard's rows, which
