@@ -1,7 +1,25 @@
 // See thread_pool.h.
 #include "base/thread_pool.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace detrain {
+namespace {
+
+// Pauses an idle worker spends watching for the next job before it sleeps.
+constexpr int kSpins = 4096;
+
+inline void Relax() {
+#if defined(__x86_64__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(size_t num_threads) : num_threads_(num_threads) {
   if (num_threads_ == 0) num_threads_ = std::max<size_t>(1, std::thread::hardware_concurrency());
@@ -11,42 +29,39 @@ ThreadPool::ThreadPool(size_t num_threads) : num_threads_(num_threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    stop_.store(true);
   }
   work_cv_.notify_all();
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::RunIndices() {
-  for (;;) {
-    size_t i;
-    const std::function<void(size_t)>* fn;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (fn_ == nullptr || next_ >= n_) return;
-      i = next_++;
-      fn = fn_;
-    }
+void ThreadPool::RunIndices(const std::function<void(size_t)>* fn, size_t n) {
+  for (size_t i = next_.fetch_add(1, std::memory_order_relaxed); i < n;
+       i = next_.fetch_add(1, std::memory_order_relaxed)) {
     (*fn)(i);
+    remaining_.fetch_sub(1, std::memory_order_release);
   }
 }
 
 void ThreadPool::WorkerLoop() {
-  size_t seen_generation = 0;
+  uint64_t seen = 0;
   for (;;) {
-    {
+    for (int spin = 0; spin < kSpins && generation_.load() == seen && !stop_.load(); ++spin)
+      Relax();
+    if (generation_.load() == seen && !stop_.load()) {
       std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait(lock, [&] { return stop_ || generation_ != seen_generation; });
-      if (stop_) return;
-      seen_generation = generation_;
-      ++active_;
+      sleepers_.fetch_add(1);
+      work_cv_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
+      sleepers_.fetch_sub(1);
     }
-    RunIndices();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      --active_;
-    }
-    done_cv_.notify_all();
+    if (stop_.load()) return;
+    busy_.fetch_add(1);
+    // Job g's fields stay put while busy_ > 0; a job already finished is skipped unread (its
+    // caller may have returned, and the next job may be being written).
+    const uint64_t g = generation_.load();
+    if (g != seen && finished_.load() != g) RunIndices(fn_, n_);
+    seen = g;
+    busy_.fetch_sub(1, std::memory_order_release);
   }
 }
 
@@ -56,19 +71,29 @@ void ThreadPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
     for (size_t i = 0; i < n; ++i) fn(i);
     return;
   }
-  {
+  // No worker may still be reading the previous job when this one is written.
+  while (busy_.load(std::memory_order_acquire) != 0) Relax();
+  fn_ = &fn;
+  n_ = n;
+  next_.store(0, std::memory_order_relaxed);
+  remaining_.store(n, std::memory_order_relaxed);
+  generation_.fetch_add(1);  // publishes the job (sequentially consistent, as sleepers_ below)
+  if (sleepers_.load() != 0) {
     std::lock_guard<std::mutex> lock(mu_);
-    fn_ = &fn;
-    n_ = n;
-    next_ = 0;
-    ++generation_;
+    work_cv_.notify_all();
   }
-  work_cv_.notify_all();
-  RunIndices();
-  std::unique_lock<std::mutex> lock(mu_);
-  // All indices are handed out once next_ == n_; wait for workers still running theirs.
-  done_cv_.wait(lock, [&] { return next_ >= n_ && active_ == 0; });
-  fn_ = nullptr;
+  RunIndices(&fn, n);
+  // Every index has been handed out; wait for the ones still running, then for the workers
+  // to leave the job (fn must outlive their last look at it).
+  for (int spin = 0; remaining_.load(std::memory_order_acquire) != 0; ++spin) {
+    if (spin < kSpins) {
+      Relax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  finished_.store(generation_.load());
+  while (busy_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
 }
 
 }  // namespace detrain

@@ -7,11 +7,17 @@
 //
 // Thread safety: ParallelFor may be called from one thread at a time per pool. A pool of size 1
 // runs everything on the calling thread.
+//
+// Hand-off: a train step is hundreds of short kernels, each a ParallelFor, so indices are taken
+// with one atomic increment and idle workers spin briefly (kSpins pauses, tens of microseconds)
+// before they sleep on a condition variable: back-to-back calls find them awake.
 #ifndef DETRAIN_BASE_THREAD_POOL_H_
 #define DETRAIN_BASE_THREAD_POOL_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -35,19 +41,24 @@ class ThreadPool {
 
  private:
   void WorkerLoop();
-  void RunIndices();
+  // Takes and runs indices of the current job until none is left.
+  void RunIndices(const std::function<void(size_t)>* fn, size_t n);
 
   size_t num_threads_;
   std::vector<std::thread> workers_;
-  std::mutex mu_;
+  std::mutex mu_;  // with work_cv_: sleeping and waking idle workers
   std::condition_variable work_cv_;
-  std::condition_variable done_cv_;
-  const std::function<void(size_t)>* fn_ = nullptr;  // guarded by mu_
+  // The current job, written by ParallelFor before it publishes `generation_` (release) and
+  // while no worker is inside a job (`busy_` == 0).
+  const std::function<void(size_t)>* fn_ = nullptr;
   size_t n_ = 0;
-  size_t next_ = 0;    // guarded by mu_
-  size_t active_ = 0;  // workers inside RunIndices
-  size_t generation_ = 0;
-  bool stop_ = false;
+  std::atomic<size_t> next_{0};          // the next index to hand out
+  std::atomic<size_t> remaining_{0};     // indices not yet finished
+  std::atomic<size_t> busy_{0};          // workers between reading a job and leaving it
+  std::atomic<size_t> sleepers_{0};      // workers waiting on work_cv_
+  std::atomic<uint64_t> generation_{0};  // the latest job
+  std::atomic<uint64_t> finished_{0};    // the latest job whose every index has returned
+  std::atomic<bool> stop_{false};
 };
 
 }  // namespace detrain

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <vector>
 
 #include "base/file_io.h"
@@ -124,6 +126,28 @@ TEST(ThreadPoolTest, EveryIndexExactlyOnce) {
       pool.ParallelFor(n, [&](size_t i) { hits[i].fetch_add(1); });
       for (size_t i = 0; i < n; ++i)
         ASSERT_EQ(hits[i].load(), 1) << threads << " " << n << " " << i;
+    }
+  }
+}
+
+// Back-to-back calls of different sizes, each with its own function object on the stack (a
+// worker late for one call must neither run it after it returned nor mix it with the next), and
+// pauses long enough for idle workers to fall asleep between some of them.
+TEST(ThreadPoolTest, BackToBackCallsOfEverySizeAndSleepingWorkers) {
+  for (size_t threads : {2, 3, 4}) {
+    ThreadPool pool(threads);
+    for (int round = 0; round < 20000; ++round) {
+      const size_t n = static_cast<size_t>(round % 7);  // 0 and 1 run inline
+      std::vector<int> hits(n, 0);
+      std::atomic<int> calls{0};
+      pool.ParallelFor(n, [&hits, &calls, n](size_t i) {
+        ASSERT_LT(i, n);
+        ++hits[i];
+        calls.fetch_add(1);
+      });
+      ASSERT_EQ(calls.load(), static_cast<int>(n)) << threads << " " << round;
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i], 1) << threads << " " << round << " " << i;
+      if (round % 5000 == 4999) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   }
 }
