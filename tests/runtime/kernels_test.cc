@@ -72,6 +72,14 @@ ir::Literal Varied(std::vector<int64_t> dims) {
     return (h & 0x80000000u) | (0x3a000000u + (h >> 1) % 0x08000000u);
   });
 }
+// +0 and -0 only, in a pattern where every row and column holds both (the maximum of them is +0
+// and the minimum -0, whatever the order), with an infinity in some rows.
+ir::Literal SignedZeros(std::vector<int64_t> dims) {
+  return F32(std::move(dims), [](int64_t i) {
+    if (i % 97 == 5) return i % 2 == 0 ? 0x7f800000u : 0xff800000u;
+    return (i * 2654435761u) >> 31 ? 0x80000000u : 0x00000000u;
+  });
+}
 ir::Literal Scalar(uint32_t bits) {
   return F32({}, [bits](int64_t) { return bits; });
 }
@@ -288,6 +296,11 @@ max {
   b = f32[] parameter(1)
   ROOT m = f32[] maximum(a, b)
 }
+min {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] minimum(a, b)
+}
 ENTRY main {
   x = f32[37,270] parameter(0)
   y = f32[4,4133] parameter(1)
@@ -302,9 +315,16 @@ ENTRY main {
   r5 = f32[3] reduce(v, z), dimensions={1}, to_apply=add
   r6 = f32[3] reduce(v, z), dimensions={1}, to_apply=max
   r7 = f32[270] reduce(x, z), dimensions={0}, to_apply=max
-  ROOT o = (f32[270], f32[37], f32[4], f32[4], f32[3], f32[3], f32[3], f32[270]) tuple(r0, r1, r2, r3, r4, r5, r6, r7)
+  u = f32[40,70] parameter(4)
+  r8 = f32[70] reduce(u, z), dimensions={0}, to_apply=max
+  r9 = f32[70] reduce(u, z), dimensions={0}, to_apply=min
+  r10 = f32[40] reduce(u, z), dimensions={1}, to_apply=max
+  r11 = f32[40] reduce(u, z), dimensions={1}, to_apply=min
+  r12 = f32[37] reduce(x, z), dimensions={1}, to_apply=min
+  ROOT o = (f32[270], f32[37], f32[4], f32[4], f32[3], f32[3], f32[3], f32[270], f32[70], f32[70], f32[40], f32[40], f32[37]) tuple(r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11, r12)
 })",
-        {Varied({37, 270}), Varied({4, 4133}), Varied({4133, 3}), PairsB({3, 4133})});
+        {Varied({37, 270}), Varied({4, 4133}), Varied({4133, 3}), PairsB({3, 4133}),
+         SignedZeros({40, 70})});
 }
 
 // The shard tree of weight gradients: S per-shard dots x_s^T dy_s (k = the shard's rows, which

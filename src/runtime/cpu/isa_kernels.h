@@ -57,6 +57,17 @@ enum TileStepKind : int { kTileAdd = 0, kTileSubtract = 1, kTileMultiply = 2, kT
 using TileStepFn = void (*)(int kind, bool constant_first, float* dst, const float* src, float c,
                             int64_t n);
 
+// Up to 16 lanes of a reduce (reduce_core.cc): for w < lanes, acc[w] = init, then for i in
+// [begin, end) acc[w] = op(acc[w], in[bases[w] + (offsets ? offsets[i] : i)]) with op one of
+// kReduceAdd / kReduceMax / kReduceMin, as the scalar combiner computes it. Returns the lanes
+// (bit w) that met a NaN, whose values the caller must recompute by the scalar rule; or
+// kReduceLanesUnhandled when this path has no vector form for the call (nothing written).
+enum ReduceLanesOp : int { kReduceAdd = 0, kReduceMax = 1, kReduceMin = 2 };
+inline constexpr uint32_t kReduceLanesUnhandled = 0xffffffffu;
+using ReduceLanesFn = uint32_t (*)(int op, const float* in, const int64_t* bases, int64_t lanes,
+                                   const int64_t* offsets, int64_t begin, int64_t end, float init,
+                                   float* acc);
+
 struct IsaKernels {
   EvalChunkFn eval_chunk;
   GemmTileFn gemm_tile;
@@ -64,6 +75,7 @@ struct IsaKernels {
   int64_t gemm_nr;
   Transpose32Fn transpose32;
   TileStepFn tile_step;
+  ReduceLanesFn reduce_lanes;
 };
 
 // The loops for `isa`, which must be supported here (see base/isa.h ClampIsa).

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "compiler/semantics/semantics.h"
 #include "runtime/cpu/checked.h"
+#include "runtime/cpu/isa_kernels.h"
 
 namespace detrain::runtime::cpu {
 namespace {
@@ -36,6 +38,11 @@ Result<ReduceCore> ReduceCore::Make(const plan::v2::ReduceSpec& spec, ir::Elemen
   DETRAIN_ASSIGN_OR_RETURN(r.combiner_, DecodeProgram(spec.combiner().program(), {type, type}));
   if (r.combiner_.ops[static_cast<size_t>(r.combiner_.result)].type != type) {
     return InvalidArgument("plan: reduce combiner of the wrong type");
+  }
+  if (type == ir::ElementType::kF32 && r.combiner_.direct && !r.combiner_.swapped) {
+    if (r.combiner_.direct_op == BinaryOp::kAdd) r.lanes_op_ = kReduceAdd;
+    if (r.combiner_.direct_op == BinaryOp::kMaximum) r.lanes_op_ = kReduceMax;
+    if (r.combiner_.direct_op == BinaryOp::kMinimum) r.lanes_op_ = kReduceMin;
   }
   std::vector<int64_t> dims(spec.operand_dims().begin(), spec.operand_dims().end());
   DETRAIN_ASSIGN_OR_RETURN(r.operand_elements_, CheckedElementCount(dims));
@@ -120,6 +127,7 @@ void ReduceCore::Run(const uint8_t* in, uint64_t init_bits, uint8_t* out,
       return std::min(per_output_, (l + 1) * semantics::kReduceLeafSize);
     };
     constexpr int64_t kLanes = 16;
+    const IsaKernels& kern = KernelsFor(ctx.isa);
     WithCombiner<T>(combiner_, [&](auto combine) {
       const int64_t threads = ctx.pool == nullptr ? 1 : static_cast<int64_t>(ctx.pool->size());
       if (output_elements_ < 4 * threads && leaves >= 2 * kLanes) {
@@ -132,6 +140,29 @@ void ReduceCore::Run(const uint8_t* in, uint64_t init_bits, uint8_t* out,
             T acc[kLanes];
             if (l1 - l0 == kLanes && leaf_end(l1 - 1) - (l1 - 1) * semantics::kReduceLeafSize ==
                                          semantics::kReduceLeafSize) {
+              uint32_t redo = kReduceLanesUnhandled;
+              if constexpr (std::is_same_v<T, float>) {
+                if (lanes_op_ >= 0 && reduced_offsets_.empty()) {
+                  int64_t bases[kLanes];
+                  for (int64_t q = 0; q < kLanes; ++q)
+                    bases[q] = base + (l0 + q) * semantics::kReduceLeafSize;
+                  redo =
+                      kern.reduce_lanes(lanes_op_, reinterpret_cast<const float*>(in), bases,
+                                        kLanes, nullptr, 0, semantics::kReduceLeafSize, init, acc);
+                }
+              }
+              if (redo != kReduceLanesUnhandled) {
+                for (int64_t q = 0; q < kLanes; ++q) {
+                  const int64_t l = l0 + q;
+                  values[static_cast<size_t>(l)] =
+                      (redo >> q) & 1u
+                          ? semantics::ReduceLeaf<T>(
+                                l * semantics::kReduceLeafSize, leaf_end(l), init,
+                                [&](int64_t i) { return Load<T>(in, base + offset(i)); }, combine)
+                          : acc[q];
+                }
+                return;
+              }
               for (int64_t q = 0; q < kLanes; ++q) acc[q] = init;
               for (int64_t j = 0; j < semantics::kReduceLeafSize; ++j) {
                 for (int64_t q = 0; q < kLanes; ++q) {
@@ -167,12 +198,30 @@ void ReduceCore::Run(const uint8_t* in, uint64_t init_bits, uint8_t* out,
           for (int64_t w = 0; w < nw; ++w) bases[w] = base_of(w0 + w);
           T acc[kLanes];
           for (int64_t l = 0; l < leaves; ++l) {
-            for (int64_t w = 0; w < nw; ++w) acc[w] = init;
-            const int64_t end = leaf_end(l);
-            for (int64_t i = l * semantics::kReduceLeafSize; i < end; ++i) {
-              const int64_t off = offset(i);
-              for (int64_t w = 0; w < nw; ++w)
-                acc[w] = combine(acc[w], Load<T>(in, bases[w] + off));
+            const int64_t begin = l * semantics::kReduceLeafSize, end = leaf_end(l);
+            uint32_t redo = kReduceLanesUnhandled;
+            if constexpr (std::is_same_v<T, float>) {
+              if (lanes_op_ >= 0) {
+                redo =
+                    kern.reduce_lanes(lanes_op_, reinterpret_cast<const float*>(in), bases, nw,
+                                      reduced_offsets_.empty() ? nullptr : reduced_offsets_.data(),
+                                      begin, end, init, acc);
+              }
+            }
+            if (redo == kReduceLanesUnhandled) {
+              for (int64_t w = 0; w < nw; ++w) acc[w] = init;
+              for (int64_t i = begin; i < end; ++i) {
+                const int64_t off = offset(i);
+                for (int64_t w = 0; w < nw; ++w)
+                  acc[w] = combine(acc[w], Load<T>(in, bases[w] + off));
+              }
+            } else {
+              for (int64_t w = 0; w < nw; ++w) {
+                if (((redo >> w) & 1u) == 0) continue;
+                acc[w] = semantics::ReduceLeaf<T>(
+                    begin, end, init, [&](int64_t i) { return Load<T>(in, bases[w] + offset(i)); },
+                    combine);
+              }
             }
             for (int64_t w = 0; w < nw; ++w) values[static_cast<size_t>(l * lanes + w)] = acc[w];
           }

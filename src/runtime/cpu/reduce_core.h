@@ -58,6 +58,7 @@ class ReduceCore {
   int64_t operand_elements_ = 0, output_elements_ = 0, per_output_ = 0;
   std::vector<int64_t> kept_dims_, kept_strides_;  // output index -> operand base offset
   std::vector<int64_t> reduced_offsets_;           // empty when the reduced elements are contiguous
+  int lanes_op_ = -1;  // isa_kernels.h ReduceLanesOp for an f32 add/maximum/minimum, else -1
 };
 
 }  // namespace detrain::runtime::cpu
