@@ -3,8 +3,13 @@
 // ISA path and thread count. Arguments: m, n, k, threads, ISA (0 scalar, 1 AVX2, 2 AVX-512), B
 // transposed (1: B is read as the transpose of an n x k row-major matrix). Before timing, the
 // result is checked element by element against semantics::FmaChain (the contract's order).
-// BM_GemmTree: the shard tree of a weight gradient (GemmTree), likewise checked.
+// BM_GemmTree: the shard tree of a weight gradient (GemmTree), likewise checked. BM_FmaPeak: the
+// core's fp32 FMA peak, the yardstick for the GEMM's fraction of peak.
 #include <benchmark/benchmark.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <cstring>
 #include <vector>
@@ -16,6 +21,92 @@
 
 namespace detrain::runtime::cpu {
 namespace {
+
+#if defined(__x86_64__) && !defined(__clang__)
+// The machine's fp32 FMA peak on one core (the yardstick of docs/benchmarks.md): 24 independent
+// accumulators of 16 lanes, each step one vfmadd per accumulator, operands in registers, so
+// nothing but the FMA units limits it. 2 x 16 x 24 flops per iteration.
+__attribute__((target("avx512f,fma"))) float FmaPeakLoop(int64_t iterations) {
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  __m512 c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19,
+      c20, c21, c22, c23;
+  c0 = _mm512_set1_ps(1.000f);
+  c1 = _mm512_set1_ps(1.001f);
+  c2 = _mm512_set1_ps(1.002f);
+  c3 = _mm512_set1_ps(1.003f);
+  c4 = _mm512_set1_ps(1.004f);
+  c5 = _mm512_set1_ps(1.005f);
+  c6 = _mm512_set1_ps(1.006f);
+  c7 = _mm512_set1_ps(1.007f);
+  c8 = _mm512_set1_ps(1.008f);
+  c9 = _mm512_set1_ps(1.009f);
+  c10 = _mm512_set1_ps(1.010f);
+  c11 = _mm512_set1_ps(1.011f);
+  c12 = _mm512_set1_ps(1.012f);
+  c13 = _mm512_set1_ps(1.013f);
+  c14 = _mm512_set1_ps(1.014f);
+  c15 = _mm512_set1_ps(1.015f);
+  c16 = _mm512_set1_ps(1.016f);
+  c17 = _mm512_set1_ps(1.017f);
+  c18 = _mm512_set1_ps(1.018f);
+  c19 = _mm512_set1_ps(1.019f);
+  c20 = _mm512_set1_ps(1.020f);
+  c21 = _mm512_set1_ps(1.021f);
+  c22 = _mm512_set1_ps(1.022f);
+  c23 = _mm512_set1_ps(1.023f);
+  for (int64_t it = 0; it < iterations; ++it) {
+    c0 = _mm512_fmadd_ps(c0, a, b);
+    c1 = _mm512_fmadd_ps(c1, a, b);
+    c2 = _mm512_fmadd_ps(c2, a, b);
+    c3 = _mm512_fmadd_ps(c3, a, b);
+    c4 = _mm512_fmadd_ps(c4, a, b);
+    c5 = _mm512_fmadd_ps(c5, a, b);
+    c6 = _mm512_fmadd_ps(c6, a, b);
+    c7 = _mm512_fmadd_ps(c7, a, b);
+    c8 = _mm512_fmadd_ps(c8, a, b);
+    c9 = _mm512_fmadd_ps(c9, a, b);
+    c10 = _mm512_fmadd_ps(c10, a, b);
+    c11 = _mm512_fmadd_ps(c11, a, b);
+    c12 = _mm512_fmadd_ps(c12, a, b);
+    c13 = _mm512_fmadd_ps(c13, a, b);
+    c14 = _mm512_fmadd_ps(c14, a, b);
+    c15 = _mm512_fmadd_ps(c15, a, b);
+    c16 = _mm512_fmadd_ps(c16, a, b);
+    c17 = _mm512_fmadd_ps(c17, a, b);
+    c18 = _mm512_fmadd_ps(c18, a, b);
+    c19 = _mm512_fmadd_ps(c19, a, b);
+    c20 = _mm512_fmadd_ps(c20, a, b);
+    c21 = _mm512_fmadd_ps(c21, a, b);
+    c22 = _mm512_fmadd_ps(c22, a, b);
+    c23 = _mm512_fmadd_ps(c23, a, b);
+    // Opaque to the optimizer, so every fma stays in the loop, in registers.
+    asm volatile("" : "+v"(c0), "+v"(c1), "+v"(c2), "+v"(c3), "+v"(c4), "+v"(c5));
+    asm volatile("" : "+v"(c6), "+v"(c7), "+v"(c8), "+v"(c9), "+v"(c10), "+v"(c11));
+    asm volatile("" : "+v"(c12), "+v"(c13), "+v"(c14), "+v"(c15), "+v"(c16), "+v"(c17));
+    asm volatile("" : "+v"(c18), "+v"(c19), "+v"(c20), "+v"(c21), "+v"(c22), "+v"(c23));
+  }
+  const __m512 all[24] = {c0,  c1,  c2,  c3,  c4,  c5,  c6,  c7,  c8,  c9,  c10, c11,
+                          c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23};
+  __m512 sum = all[0];
+  for (int i = 1; i < 24; ++i) sum = _mm512_add_ps(sum, all[i]);
+  float out[16];
+  _mm512_storeu_ps(out, sum);
+  return out[0];
+}
+
+void BM_FmaPeak(benchmark::State& state) {
+  if (ClampIsa(Isa::kAvx512) != Isa::kAvx512) {
+    state.SkipWithError("no AVX-512 here");
+    return;
+  }
+  constexpr int64_t kIterations = 1 << 20;
+  for (auto _ : state) benchmark::DoNotOptimize(FmaPeakLoop(kIterations));
+  state.counters["GFLOPs"] = benchmark::Counter(static_cast<double>(kIterations) * 2 * 16 * 24,
+                                                benchmark::Counter::kIsIterationInvariantRate,
+                                                benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_FmaPeak)->UseRealTime();
+#endif
 
 void BM_Gemm(benchmark::State& state) {
   const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
@@ -65,11 +156,12 @@ void Shapes(benchmark::internal::Benchmark* b) {
   for (int isa : {2, 1}) {
     for (int t : {1, 2}) {
       b->Args({1024, 1024, 1024, t, isa, 0});
-      b->Args({256, 1024, 784, t, isa, 0});  // forward, whole batch
-      b->Args({32, 1024, 784, t, isa, 0});   // forward, one shard
-      b->Args({32, 1024, 1024, t, isa, 1});  // input gradient: dY W^T
-      b->Args({784, 1024, 32, t, isa, 0});   // weight gradient of one shard (k = 32)
-      b->Args({784, 1024, 256, t, isa, 0});  // weight gradient, whole batch
+      b->Args({256, 1024, 784, t, isa, 0});   // forward, whole batch
+      b->Args({32, 1024, 784, t, isa, 0});    // forward, one shard
+      b->Args({32, 1024, 1024, t, isa, 1});   // input gradient: dY W^T
+      b->Args({256, 1024, 1024, t, isa, 1});  // input gradient, whole batch
+      b->Args({784, 1024, 32, t, isa, 0});    // weight gradient of one shard (k = 32)
+      b->Args({784, 1024, 256, t, isa, 0});   // weight gradient, whole batch
     }
   }
 }
