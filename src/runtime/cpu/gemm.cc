@@ -24,7 +24,6 @@ constexpr int64_t kKc = 192;  // k block: a packed B panel (kKc x 32 floats = 24
 // Output blocks of at most this many rows read row-major B in place (a value is used by few
 // tiles, so packing it would cost more than it saves).
 constexpr int64_t kDirectRows = 64;
-constexpr int64_t kNc = 256;     // columns per output block
 constexpr int64_t kMcTiles = 8;  // tiles of rows packed at once (A: 96 x 192 floats = 72 KiB, L2)
 
 // Per-thread packing space, grown once and reused (no allocation in the steady state), 64-byte
