@@ -12,6 +12,7 @@
 #endif
 
 #include <cstring>
+#include <initializer_list>
 #include <vector>
 
 #include "base/isa.h"
@@ -21,6 +22,17 @@
 
 namespace detrain::runtime::cpu {
 namespace {
+
+// Fills the vectors in order from one linear congruential sequence: values in [-1, 1).
+void FillRandom(std::initializer_list<std::vector<float>*> vectors) {
+  uint32_t x = 12345;
+  for (std::vector<float>* v : vectors) {
+    for (float& e : *v) {
+      x = x * 1664525u + 1013904223u;
+      e = static_cast<float>(static_cast<int32_t>(x >> 8) - (1 << 23)) / (1 << 23);
+    }
+  }
+}
 
 #if defined(__x86_64__) && !defined(__clang__)
 // The machine's fp32 FMA peak on one core (the yardstick of docs/benchmarks.md): 24 independent
@@ -119,13 +131,7 @@ void BM_Gemm(benchmark::State& state) {
   }
   std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)),
       c(static_cast<size_t>(m * n));
-  uint32_t x = 12345;
-  auto next = [&] {
-    x = x * 1664525u + 1013904223u;
-    return static_cast<float>(static_cast<int32_t>(x >> 8) - (1 << 23)) / (1 << 23);
-  };
-  for (float& v : a) v = next();
-  for (float& v : b) v = next();
+  FillRandom({&a, &b});
   ThreadPool pool(static_cast<size_t>(threads));
   ExecContext ctx{&pool, isa};
   MatrixView va{a.data(), k, 1, 0};
@@ -182,13 +188,7 @@ void BM_GemmTree(benchmark::State& state) {
   }
   std::vector<float> x(static_cast<size_t>(shards * k * m)),
       dy(static_cast<size_t>(shards * k * n)), c(static_cast<size_t>(m * n));
-  uint32_t seed = 12345;
-  auto next = [&] {
-    seed = seed * 1664525u + 1013904223u;
-    return static_cast<float>(static_cast<int32_t>(seed >> 8) - (1 << 23)) / (1 << 23);
-  };
-  for (float& v : x) v = next();
-  for (float& v : dy) v = next();
+  FillRandom({&x, &dy});
   std::vector<GemmLeaf> leaves;
   for (int64_t s = 0; s < shards; ++s) {
     leaves.push_back({MatrixView{x.data() + s * k * m, 1, m, 0},

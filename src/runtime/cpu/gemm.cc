@@ -99,6 +99,14 @@ void PackB(const IsaKernels& kern, const float* b, int64_t rs, int64_t cs, int64
   }
 }
 
+// C(i, j) by the chain the contract defines (gemm.h), which fixes the NaN payload: fmaf(A, B, acc)
+// over p ascending, or fmaf(B, A, acc) for a swapped product.
+float DefinedChain(const float* a, int64_t ars, int64_t acs, const float* b, int64_t brs,
+                   int64_t bcs, int64_t k, int64_t i, int64_t j, bool swapped) {
+  return swapped ? semantics::FmaChain(b + j * bcs, brs, a + i * ars, acs, k)
+                 : semantics::FmaChain(a + i * ars, acs, b + j * bcs, brs, k);
+}
+
 // One output block: rows [i0, i1), columns [j0, j1) of one batch's C (row stride n). B's block
 // is packed once per k block and shared by every row block; A's per row block.
 void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs, const float* b,
@@ -157,10 +165,7 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
   for (int64_t i = i0; i < i1; ++i) {
     for (int64_t j = j0; j < j1; ++j) {
       float& v = c[i * n + j];
-      if (v != v) {
-        v = swapped ? semantics::FmaChain(b + j * bcs, brs, a + i * ars, acs, k)
-                    : semantics::FmaChain(a + i * ars, acs, b + j * bcs, brs, k);
-      }
+      if (v != v) v = DefinedChain(a, ars, acs, b, brs, bcs, k, i, j, swapped);
     }
   }
 }
@@ -200,12 +205,8 @@ constexpr semantics::BinaryOp kStepOps[] = {
 
 // Element (i, j) of one leaf's product by its defined chain (gemm.h: NaN payloads).
 float LeafChain(const GemmLeaf& leaf, int64_t i, int64_t j) {
-  const MatrixView& a = leaf.a;
-  const MatrixView& b = leaf.b;
-  return leaf.swapped
-             ? semantics::FmaChain(b.data + j * b.cols, b.rows, a.data + i * a.rows, a.cols, leaf.k)
-             : semantics::FmaChain(a.data + i * a.rows, a.cols, b.data + j * b.cols, b.rows,
-                                   leaf.k);
+  return DefinedChain(leaf.a.data, leaf.a.rows, leaf.a.cols, leaf.b.data, leaf.b.rows, leaf.b.cols,
+                      leaf.k, i, j, leaf.swapped);
 }
 
 // One output block of GemmTree: rows [i0, i1), columns [j0, j1). Every leaf's B is packed once
