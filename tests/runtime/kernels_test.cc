@@ -35,16 +35,32 @@ const std::vector<uint32_t> kSpecials = {
     0x7f7fffffu,  // the largest finite
 };
 
-// f32[dims] with element i = f(i)'s bits.
+// A 32-bit type's literal of `dims` with element i = f(i)'s bits.
 template <typename F>
-ir::Literal F32(std::vector<int64_t> dims, F f) {
-  ir::Literal lit(ir::Shape(ir::ElementType::kF32, std::move(dims)));
+ir::Literal Bits32(ir::ElementType type, std::vector<int64_t> dims, F f) {
+  ir::Literal lit(ir::Shape(type, std::move(dims)));
   for (int64_t i = 0; i < lit.element_count(); ++i) {
     uint32_t bits = f(i);
     std::memcpy(lit.mutable_bytes().data() + i * 4, &bits, 4);
   }
   return lit;
 }
+template <typename F>
+ir::Literal F32(std::vector<int64_t> dims, F f) {
+  return Bits32(ir::ElementType::kF32, std::move(dims), f);
+}
+template <typename F>
+ir::Literal U32(std::vector<int64_t> dims, F f) {
+  return Bits32(ir::ElementType::kU32, std::move(dims), f);
+}
+
+// The f32 add computation, for reduce and scatter.
+constexpr char kAddComputation[] = R"(add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+)";
 
 // Every pair of specials, one pair per block of 64 elements (at element 17 of block p: a vector
 // block with a special pair holds no other, so that recomputing a flagged block cannot hide a
@@ -105,7 +121,9 @@ void Check(const std::string& hlo, const std::vector<ir::Literal>& args, int64_t
       options.threads = threads;
       auto executor = Executor::Create(*plan, options);
       ASSERT_TRUE(executor.ok()) << executor.status().message();
-      if (dot_trees >= 0) EXPECT_EQ((*executor)->stats().folded_dot_trees, dot_trees);
+      if (dot_trees >= 0) {
+        EXPECT_EQ((*executor)->stats().folded_dot_trees, dot_trees);
+      }
       for (int run = 0; run < 2; ++run) {  // a second run reuses every prepared buffer
         auto got = (*executor)->Run({args});
         ASSERT_TRUE(got.ok()) << got.status().message();
@@ -233,7 +251,8 @@ ENTRY main {
 
 // reduce-window through the per-dim tap lists: padding (low and high, and a window wider than
 // the padded operand at the edge), stride, both dilations, maximum (with ±0 and NaN payloads)
-// and add (a window of more than 64 taps: two leaves of the canonical reduce).
+// and add (a window of more than 64 taps: two leaves of the canonical reduce); windows over the
+// last dimension (one element at a time) and not (rows of 2 and 16 elements at once).
 TEST(RuntimeKernels, ReduceWindow) {
   Check(R"(HloModule m
 max {
@@ -254,9 +273,12 @@ ENTRY main {
   d = f32[3,7,4,2] reduce-window(x, lo), to_apply=max, window={size=1x3x2x1 stride=1x2x3x1 pad=0_0x1_0x0_1x0_0 lhs_dilate=1x1x1x1 rhs_dilate=1x2x2x1}
   h = f32[3,34,26,2] reduce-window(x, z), to_apply=add, window={size=1x2x2x1 stride=1x1x1x1 pad=0_0x1_1x1_1x0_0 lhs_dilate=1x2x2x1}
   s = f32[3,2,2,2] reduce-window(x, z), to_apply=add, window={size=1x9x9x1 stride=1x8x4x1}
-  ROOT t = (f32[3,9,7,2], f32[3,7,4,2], f32[3,34,26,2], f32[3,2,2,2]) tuple(p, d, h, s)
+  q = f32[3,17,13,1] reduce-window(x, lo), to_apply=max, window={size=1x1x1x2}
+  y = f32[2,6,6,16] parameter(1)
+  r = f32[2,3,3,16] reduce-window(y, lo), to_apply=max, window={size=1x2x2x1 stride=1x2x2x1}
+  ROOT t = (f32[3,9,7,2], f32[3,7,4,2], f32[3,34,26,2], f32[3,2,2,2], f32[3,17,13,1], f32[2,3,3,16]) tuple(p, d, h, s, q, r)
 })",
-        {PairsA({3, 17, 13, 2})});
+        {PairsA({3, 17, 13, 2}), PairsB({2, 6, 6, 16})});
 }
 
 // Placement by rows: pad with negative, interior and high padding (rows clipped at both ends),
@@ -284,14 +306,76 @@ ENTRY main {
 // schedules them: many outputs with their chains interleaved (ragged groups, non-trailing and
 // trailing reduced dims), and few long rows whose leaves are spread over threads (a partial last
 // leaf, a partial last group), with NaN payloads, signed zeros and infinities in the values.
-TEST(RuntimeKernels, ReductionsInterleavedAndSplitKeepTheCanonicalOrder) {
-  Check(R"(HloModule m
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
+// s32[dims] holding `values`.
+ir::Literal S32(std::vector<int64_t> dims, const std::vector<int32_t>& values) {
+  return Bits32(ir::ElementType::kS32, std::move(dims), [&values](int64_t i) {
+    return static_cast<uint32_t>(values.at(static_cast<size_t>(i)));
+  });
 }
-max {
+
+// Gather and scatter whose last dimension is the window's run along the operand's last dimension
+// (copied or combined as one run per index vector) and the same with the window dimension first
+// (one element at a time): start indices clamped (gather) or out of bounds and skipped (scatter),
+// repeated scatter targets whose sums depend on the order of the updates, and a run shorter than
+// the operand's row.
+TEST(RuntimeKernels, GatherAndScatterRuns) {
+  const std::vector<int32_t> gather_at = {0, 0, 8, 2, 3, 6, -4, 1, 100, -7, 4, 1};
+  // Scatter targets (row, column): (3, 0) three times, (1, 2) twice, and some out of bounds: a
+  // column past 7 - 5, a row of 9, a negative row.
+  const std::vector<int32_t> scatter_at = {3, 0, 1,  2, 3, 0, 0, 3, 9, 0, 3, 0,
+                                           1, 2, -1, 0, 8, 1, 2, 2, 5, 0, 7, 2};
+  Check(std::string("HloModule m\n") + kAddComputation + R"(ENTRY main {
+  op = f32[9,7] parameter(0)
+  gi = s32[6,2] parameter(1)
+  si = s32[12,2] parameter(2)
+  u = f32[12,5] parameter(3)
+  ut = f32[5,12] parameter(4)
+  g = f32[6,5] gather(op, gi), slice_sizes={1,5}, offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0,1}, index_vector_dim=1
+  gt = f32[5,6] gather(op, gi), slice_sizes={1,5}, offset_dims={0}, collapsed_slice_dims={0}, start_index_map={0,1}, index_vector_dim=1
+  s = f32[9,7] scatter(op, si, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=add
+  st = f32[9,7] scatter(op, si, ut), update_window_dims={0}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=add
+  ROOT r = (f32[6,5], f32[5,6], f32[9,7], f32[9,7]) tuple(g, gt, s, st)
+}
+)",
+        {Varied({9, 7}), S32({6, 2}, gather_at), S32({12, 2}, scatter_at), Varied({12, 5}),
+         Varied({5, 12})});
+}
+
+// threefry2x32 under one broadcast key (the vectorized array form over every block), under keys
+// that change in runs of 20 and of 3 blocks (array form per long run, one block at a time
+// otherwise), and of one block.
+TEST(RuntimeKernels, ThreefryKeyRuns) {
+  Check(R"(HloModule m
+ENTRY main {
+  k0 = u32[] parameter(0)
+  k1 = u32[] parameter(1)
+  x0 = u32[1003] parameter(2)
+  x1 = u32[1003] parameter(3)
+  r0 = u32[1003] parameter(4)
+  r1 = u32[1003] parameter(5)
+  b0 = u32[1003] broadcast(k0), dimensions={}
+  b1 = u32[1003] broadcast(k1), dimensions={}
+  a = (u32[1003], u32[1003]) custom-call(b0, b1, x0, x1), custom_call_target="detrain.threefry2x32"
+  b = (u32[1003], u32[1003]) custom-call(r0, r1, x0, x1), custom_call_target="detrain.threefry2x32"
+  c = (u32[1003], u32[1003]) custom-call(b0, b1, x0, b1), custom_call_target="detrain.threefry2x32"
+  d = (u32[], u32[]) custom-call(k0, k1, k1, k0), custom_call_target="detrain.threefry2x32"
+  a0 = u32[1003] get-tuple-element(a), index=0
+  a1 = u32[1003] get-tuple-element(a), index=1
+  b0r = u32[1003] get-tuple-element(b), index=0
+  b1r = u32[1003] get-tuple-element(b), index=1
+  c0 = u32[1003] get-tuple-element(c), index=0
+  d1 = u32[] get-tuple-element(d), index=1
+  ROOT t = (u32[1003], u32[1003], u32[1003], u32[1003], u32[1003], u32[]) tuple(a0, a1, b0r, b1r, c0, d1)
+})",
+        {U32({}, [](int64_t) { return 0x12345678u; }), U32({}, [](int64_t) { return 42u; }),
+         U32({1003}, [](int64_t i) { return static_cast<uint32_t>(i * 2654435761u); }),
+         U32({1003}, [](int64_t i) { return static_cast<uint32_t>(i); }),
+         U32({1003}, [](int64_t i) { return static_cast<uint32_t>(i < 500 ? i / 20 : i / 3); }),
+         U32({1003}, [](int64_t) { return 7u; })});
+}
+
+TEST(RuntimeKernels, ReductionsInterleavedAndSplitKeepTheCanonicalOrder) {
+  Check(std::string("HloModule m\n") + kAddComputation + R"(max {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
   ROOT m = f32[] maximum(a, b)

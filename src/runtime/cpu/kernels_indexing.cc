@@ -36,6 +36,28 @@ void IndexVector(const ArrayRef& indices, const uint8_t* data, int64_t ivd,
   }
 }
 
+// The length of the contiguous run a gather or scatter moves per index vector: the last dimension
+// of `dims` (the output of a gather, the updates of a scatter) when it is the window dimension
+// that maps to the operand's last dimension, else 1. Along a run the operand offset grows by one
+// element and the index vector is the same, so the run is one copy (gather) or one loop over
+// consecutive elements (scatter) — the same elements in the same order as one at a time.
+int64_t ContiguousRun(const std::vector<int64_t>& dims, const std::vector<int64_t>& window_dims,
+                      const std::vector<int64_t>& operand_dims, int64_t operand_rank) {
+  const int64_t last = static_cast<int64_t>(dims.size()) - 1;
+  if (last < 0) return 1;
+  for (size_t k = 0; k < window_dims.size() && k < operand_dims.size(); ++k) {
+    if (window_dims[k] == last && operand_dims[k] == operand_rank - 1)
+      return std::max<int64_t>(dims.back(), 1);
+  }
+  return 1;
+}
+
+// `dims` with the last dimension counted as one run of `run` elements.
+std::vector<int64_t> RunDims(std::vector<int64_t> dims, int64_t run) {
+  if (run > 1) dims.back() = 1;
+  return dims;
+}
+
 class GatherKernel : public CpuKernel {
  public:
   Status Run(uint8_t* arena, const ExecContext&) const override {
@@ -44,7 +66,10 @@ class GatherKernel : public CpuKernel {
     uint8_t* out = arena + out_.offset;
     if (out_.elements == 0) return Status::Ok();
     auto in_strides = RowMajorStrides(in_.dims);
-    std::vector<int64_t> idx(out_.dims.size(), 0), batch, offset, vec, src(in_.dims.size());
+    const int64_t run =
+        ContiguousRun(out_.dims, offset_dims_, window_dims_, static_cast<int64_t>(in_.dims.size()));
+    const std::vector<int64_t> dims = RunDims(out_.dims, run);
+    std::vector<int64_t> idx(dims.size(), 0), batch, offset, vec, src(in_.dims.size());
     int64_t i = 0;
     do {
       batch.clear();
@@ -61,9 +86,9 @@ class GatherKernel : public CpuKernel {
       for (size_t k = 0; k < offset.size(); ++k)
         src[static_cast<size_t>(window_dims_[k])] += offset[k];
       for (size_t d = 0; d < src.size(); ++d) off += src[d] * in_strides[d];
-      std::memcpy(out + i * size_, in + off * size_, static_cast<size_t>(size_));
-      ++i;
-    } while (NextIndex(idx, out_.dims));
+      std::memcpy(out + i * size_, in + off * size_, static_cast<size_t>(run * size_));
+      i += run;
+    } while (NextIndex(idx, dims));
     return Status::Ok();
   }
   ArrayRef in_, indices_, out_;
@@ -82,9 +107,12 @@ class ScatterKernel : public CpuKernel {
     const uint8_t* upd = arena + updates_.offset;
     if (updates_.elements == 0) return Status::Ok();
     auto out_strides = RowMajorStrides(out_.dims);
+    const int64_t run = ContiguousRun(updates_.dims, update_window_dims_, window_operand_dims_,
+                                      static_cast<int64_t>(out_.dims.size()));
+    const std::vector<int64_t> dims = RunDims(updates_.dims, run);
     ir::DispatchElementType(out_.type, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      std::vector<int64_t> idx(updates_.dims.size(), 0), batch, window, vec, dst(out_.dims.size());
+      std::vector<int64_t> idx(dims.size(), 0), batch, window, vec, dst(out_.dims.size());
       int64_t u = 0;
       do {
         batch.clear();
@@ -104,14 +132,18 @@ class ScatterKernel : public CpuKernel {
             dst[static_cast<size_t>(window_operand_dims_[k])] += window[k];
           int64_t o = 0;
           for (size_t d = 0; d < dst.size(); ++d) o += dst[d] * out_strides[d];
-          T a, b;
-          std::memcpy(&a, out + o * static_cast<int64_t>(sizeof(T)), sizeof(T));
-          std::memcpy(&b, upd + u * static_cast<int64_t>(sizeof(T)), sizeof(T));
-          T r = Combine<T>(combiner_, a, b);
-          std::memcpy(out + o * static_cast<int64_t>(sizeof(T)), &r, sizeof(T));
+          uint8_t* po = out + o * static_cast<int64_t>(sizeof(T));
+          const uint8_t* pu = upd + u * static_cast<int64_t>(sizeof(T));
+          for (int64_t e = 0; e < run; ++e) {
+            T a, b;
+            std::memcpy(&a, po + e * static_cast<int64_t>(sizeof(T)), sizeof(T));
+            std::memcpy(&b, pu + e * static_cast<int64_t>(sizeof(T)), sizeof(T));
+            T r = Combine<T>(combiner_, a, b);
+            std::memcpy(po + e * static_cast<int64_t>(sizeof(T)), &r, sizeof(T));
+          }
         }
-        ++u;
-      } while (NextIndex(idx, updates_.dims));
+        u += run;
+      } while (NextIndex(idx, dims));
     });
     return Status::Ok();
   }
@@ -123,7 +155,7 @@ class ScatterKernel : public CpuKernel {
 
 class ThreefryKernel : public CpuKernel {
  public:
-  Status Run(uint8_t* arena, const ExecContext&) const override {
+  Status Run(uint8_t* arena, const ExecContext& ctx) const override {
     const int64_t n = out_[0].elements;
     auto word = [&](int i, int64_t j) {
       uint32_t v;
@@ -135,6 +167,33 @@ class ThreefryKernel : public CpuKernel {
     };
     uint8_t* y0 = arena + out_[0].offset;
     uint8_t* y1 = arena + out_[1].offset;
+    const bool arrays = in_[2].elements == n && in_[3].elements == n && Disjoint(2, 0) &&
+                        Disjoint(2, 1) && Disjoint(3, 0) && Disjoint(3, 1);
+    if (arrays) {
+      // Runs of blocks under one key (a broadcast key: one run) go through the vectorized array
+      // form of the same function; a key that changes within 8 blocks, one block at a time.
+      const auto* x0 = reinterpret_cast<const uint32_t*>(arena + in_[2].offset);
+      const auto* x1 = reinterpret_cast<const uint32_t*>(arena + in_[3].offset);
+      auto* out0 = reinterpret_cast<uint32_t*>(y0);
+      auto* out1 = reinterpret_cast<uint32_t*>(y1);
+      for (int64_t j = 0; j < n;) {
+        const uint32_t k0 = word(0, j), k1 = word(1, j);
+        int64_t e = j + 1;
+        while (e < n && word(0, e) == k0 && word(1, e) == k1) ++e;
+        if (e - j >= 8) {
+          prng::Threefry2x32ArrayIsa(ctx.isa, k0, k1, x0 + j, x1 + j, out0 + j, out1 + j,
+                                     static_cast<size_t>(e - j));
+        } else {
+          for (int64_t i = j; i < e; ++i) {
+            auto y = prng::Threefry2x32(k0, k1, x0[i], x1[i]);
+            out0[i] = y[0];
+            out1[i] = y[1];
+          }
+        }
+        j = e;
+      }
+      return Status::Ok();
+    }
     for (int64_t j = 0; j < n; ++j) {
       auto y = prng::Threefry2x32(word(0, j), word(1, j), word(2, j), word(3, j));
       std::memcpy(y0 + j * 4, &y[0], 4);
@@ -143,6 +202,13 @@ class ThreefryKernel : public CpuKernel {
     return Status::Ok();
   }
   std::vector<ArrayRef> in_, out_;
+
+ private:
+  // Whether input i and output o share no byte (the array form allows only exact aliasing).
+  bool Disjoint(size_t i, size_t o) const {
+    return in_[i].offset + in_[i].bytes <= out_[o].offset ||
+           out_[o].offset + out_[o].bytes <= in_[i].offset;
+  }
 };
 
 Status Bad(const plan::v2::Kernel& k, const std::string& what) {

@@ -118,6 +118,8 @@ class DotKernel : public CpuKernel {
 
 class ConvolutionKernel : public CpuKernel {
  public:
+  static constexpr size_t kMaxSpatial = 64;  // the IR's rank limit
+
   Status Run(uint8_t* arena, const ExecContext& ctx) const override {
     const float* in = reinterpret_cast<const float*>(arena + in_.offset);
     const float* w = reinterpret_cast<const float*>(arena + kernel_.offset);
@@ -143,37 +145,60 @@ class ConvolutionKernel : public CpuKernel {
     // feature dimension is innermost.
     const int64_t fstride = in_strides[static_cast<size_t>(s_.in_feature())];
     constexpr int64_t kPositionsPerBlock = 64;
+    // Per spatial dimension: the input's extent and stride; without input dilation a tap's
+    // position needs no division.
+    int64_t limit[kMaxSpatial], stride_in[kMaxSpatial];
+    bool lhs_dilated = false;
+    for (size_t s = 0; s < ns; ++s) {
+      const size_t dim = static_cast<size_t>(s_.in_spatial(static_cast<int>(s)));
+      limit[s] = in_.dims[dim];
+      stride_in[s] = in_strides[dim];
+      lhs_dilated = lhs_dilated || window_[s].lhs_dilate() != 1;
+    }
+    const int64_t batch_stride = in_strides[static_cast<size_t>(s_.in_batch())];
     ForBlocks(ctx, (positions + kPositionsPerBlock - 1) / kPositionsPerBlock, [&](int64_t blk) {
-      std::vector<int64_t> pidx(pos_dims.size()), tidx(ns, 0);
+      int64_t pidx[kMaxSpatial + 1], tidx[kMaxSpatial];
       const int64_t p0 = blk * kPositionsPerBlock;
       const int64_t p1 = std::min(positions, p0 + kPositionsPerBlock);
+      for (int64_t rest = p0, d = static_cast<int64_t>(pos_dims.size()); d-- > 0;) {
+        pidx[d] = rest % pos_dims[static_cast<size_t>(d)];
+        rest /= pos_dims[static_cast<size_t>(d)];
+      }
       for (int64_t p = p0; p < p1; ++p) {
-        int64_t rest = p;
-        for (size_t d = pos_dims.size(); d-- > 0;)
-          pidx[d] = rest % pos_dims[d], rest /= pos_dims[d];
-        std::fill(tidx.begin(), tidx.end(), 0);
+        std::fill(tidx, tidx + ns, 0);
         for (int64_t t = 0; t < taps; ++t) {
           bool inside = true;
-          int64_t base = pidx[0] * in_strides[static_cast<size_t>(s_.in_batch())];
+          int64_t base = pidx[0] * batch_stride;
           for (size_t s = 0; s < ns; ++s) {
             const auto& wd = window_[s];
             int64_t pos = pidx[s + 1] * wd.stride() + tidx[s] * wd.rhs_dilate() - wd.pad_lo();
-            int64_t limit = in_.dims[static_cast<size_t>(s_.in_spatial(static_cast<int>(s)))];
-            inside =
-                inside && pos >= 0 && pos % wd.lhs_dilate() == 0 && pos / wd.lhs_dilate() < limit;
-            if (inside)
-              base += (pos / wd.lhs_dilate()) *
-                      in_strides[static_cast<size_t>(s_.in_spatial(static_cast<int>(s)))];
+            if (lhs_dilated) {
+              inside = inside && pos >= 0 && pos % wd.lhs_dilate() == 0 &&
+                       pos / wd.lhs_dilate() < limit[s];
+              pos = inside ? pos / wd.lhs_dilate() : 0;
+            } else {
+              inside = inside && pos >= 0 && pos < limit[s];
+            }
+            base += pos * stride_in[s];
           }
           float* row = a.data() + p * kk + t * features;
           if (!inside) {
             std::fill(row, row + features, 0.0f);
+          } else if (features == 1) {
+            row[0] = in[base];
           } else if (fstride == 1) {
             std::memcpy(row, in + base, static_cast<size_t>(features) * 4);
           } else {
             for (int64_t z = 0; z < features; ++z) row[z] = in[base + z * fstride];
           }
-          NextIndex(tidx, taps_dims);
+          for (size_t s = ns; s-- > 0;) {  // the next tap, row-major over the window
+            if (++tidx[s] < taps_dims[s]) break;
+            tidx[s] = 0;
+          }
+        }
+        for (size_t d = pos_dims.size(); d-- > 0;) {  // the next position
+          if (++pidx[d] < pos_dims[d]) break;
+          pidx[d] = 0;
         }
       }
     });
@@ -347,7 +372,7 @@ Result<std::unique_ptr<CpuKernel>> MakeConvolution(const plan::v2::Kernel& k, Ar
   size_t ns = static_cast<size_t>(s.window_size());
   bool ok = in.type == ir::ElementType::kF32 && w.type == in.type && out.type == in.type &&
             w.dims.size() == rank && out.dims.size() == rank && rank == ns + 2 &&
-            s.in_spatial_size() == static_cast<int>(ns) &&
+            ns <= ConvolutionKernel::kMaxSpatial && s.in_spatial_size() == static_cast<int>(ns) &&
             s.k_spatial_size() == static_cast<int>(ns) &&
             s.out_spatial_size() == static_cast<int>(ns);
   for (int64_t d :

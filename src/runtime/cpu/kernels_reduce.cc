@@ -76,6 +76,24 @@ class ReduceWindowKernel : public CpuKernel {
       }
       begin_[d].push_back(static_cast<int64_t>(offsets_[d].size()));
     }
+    // Rows: the last dimension is not windowed (size 1, stride 1, no padding or dilation), so
+    // output element j of a row reads the row's taps at + j.
+    if (rank >= 1) {
+      const auto& w = window_[rank - 1];
+      const bool plain = w.size() == 1 && w.stride() == 1 && w.pad_lo() == 0 && w.pad_hi() == 0 &&
+                         w.lhs_dilate() == 1 && w.rhs_dilate() == 1 &&
+                         in_.dims[rank - 1] == out_.dims[rank - 1];
+      int64_t most = 1;  // a bound on any window's taps: the product of the dims' largest
+      for (size_t d = 0; plain && d + 1 < rank; ++d) {
+        int64_t largest = 0;
+        for (size_t o = 0; o + 1 < begin_[d].size(); ++o)
+          largest = std::max(largest, begin_[d][o + 1] - begin_[d][o]);
+        most = std::min(most * largest, semantics::kReduceLeafSize + 1);
+      }
+      row_ = plain && out_.dims[rank - 1] > 1 && most <= semantics::kReduceLeafSize
+                 ? out_.dims[rank - 1]
+                 : 0;
+    }
     return Status::Ok();
   }
 
@@ -84,6 +102,7 @@ class ReduceWindowKernel : public CpuKernel {
   std::vector<int64_t> taps_dims_;
   int64_t taps_ = 1;
   DecodedProgram combiner_;
+  int64_t row_ = 0;  // the row length when the last dimension is not windowed, else 0
 
  private:
   static constexpr size_t kMaxRank = 16;
@@ -93,39 +112,107 @@ class ReduceWindowKernel : public CpuKernel {
                 const ExecContext& ctx) const {
     const size_t rank = out_.dims.size();
     constexpr int64_t kPerBlock = 256;
+    if (row_ > 0) return RunRows<T>(in, out, init, combine, ctx);
     ForBlocks(ctx, (out_.elements + kPerBlock - 1) / kPerBlock, [&](int64_t block) {
       // Per thread, grown once: never reallocated in the step loop.
       thread_local std::vector<T> values, scratch;
-      const int64_t o1 = std::min(out_.elements, (block + 1) * kPerBlock);
-      for (int64_t o = block * kPerBlock; o < o1; ++o) {
+      const int64_t o0 = block * kPerBlock;
+      const int64_t o1 = std::min(out_.elements, o0 + kPerBlock);
+      int64_t od[kMaxRank];  // the output index of o, advanced in row-major order
+      for (int64_t rest = o0, d = static_cast<int64_t>(rank); d-- > 0;) {
+        od[d] = rest % out_.dims[static_cast<size_t>(d)];
+        rest /= out_.dims[static_cast<size_t>(d)];
+      }
+      for (int64_t o = o0; o < o1; ++o) {
         const int64_t* list[kMaxRank];
         int64_t count[kMaxRank], at[kMaxRank];
-        int64_t rest = o, n = 1;
-        for (size_t d = rank; d-- > 0;) {
-          const int64_t od = rest % out_.dims[d];
-          rest /= out_.dims[d];
-          list[d] = offsets_[d].data() + begin_[d][static_cast<size_t>(od)];
-          count[d] = begin_[d][static_cast<size_t>(od) + 1] - begin_[d][static_cast<size_t>(od)];
+        int64_t n = 1;
+        for (size_t d = 0; d < rank; ++d) {
+          const auto& begin = begin_[d];
+          list[d] = offsets_[d].data() + begin[static_cast<size_t>(od[d])];
+          count[d] = begin[static_cast<size_t>(od[d]) + 1] - begin[static_cast<size_t>(od[d])];
           n *= count[d];
           at[d] = 0;
         }
-        if (values.size() < static_cast<size_t>(n)) values.resize(static_cast<size_t>(n));
-        const size_t leaves = static_cast<size_t>(semantics::ReduceLeafCount(n)) + 1;
-        if (scratch.size() < leaves) scratch.resize(leaves);
-        for (int64_t i = 0; i < n; ++i) {  // the row-major product of the lists
+        // Visits the window's elements in row-major order of the tap lists.
+        auto for_each_tap = [&](auto&& visit) {
+          for (int64_t i = 0; i < n; ++i) {
+            int64_t off = 0;
+            for (size_t d = 0; d < rank; ++d) off += list[d][at[d]];
+            T v;
+            std::memcpy(&v, in + off * static_cast<int64_t>(sizeof(T)), sizeof(T));
+            visit(i, v);
+            for (size_t d = rank; d-- > 0;) {
+              if (++at[d] < count[d]) break;
+              at[d] = 0;
+            }
+          }
+        };
+        T r = init;
+        if (n <= semantics::kReduceLeafSize) {
+          // One leaf: CanonicalReduce is the chain from init, left to right.
+          for_each_tap([&](int64_t, T v) { r = combine(r, v); });
+        } else {
+          if (values.size() < static_cast<size_t>(n)) values.resize(static_cast<size_t>(n));
+          const size_t leaves = static_cast<size_t>(semantics::ReduceLeafCount(n)) + 1;
+          if (scratch.size() < leaves) scratch.resize(leaves);
+          for_each_tap([&](int64_t i, T v) { values[static_cast<size_t>(i)] = v; });
+          r = semantics::CanonicalReduce<T>(
+              n, init, [&](int64_t i) { return values[static_cast<size_t>(i)]; }, combine,
+              scratch.data());
+        }
+        std::memcpy(out + o * static_cast<int64_t>(sizeof(T)), &r, sizeof(T));
+        for (size_t d = rank; d-- > 0;) {
+          if (++od[d] < out_.dims[d]) break;
+          od[d] = 0;
+        }
+      }
+    });
+  }
+
+  // The outputs one row at a time (Prepare set row_: every window has at most one leaf of taps):
+  // the row's tap offsets are walked once and each element's chain (init, then the taps in
+  // row-major order) runs across the row, so every element sees its values in the same order as
+  // alone.
+  template <typename T, typename Combine>
+  void RunRows(const uint8_t* in, uint8_t* out, T init, Combine combine,
+               const ExecContext& ctx) const {
+    const size_t rank = out_.dims.size();
+    const int64_t rows = out_.elements / row_;
+    const int64_t rows_per_block = std::max<int64_t>(1, 256 / row_);
+    const T* src = reinterpret_cast<const T*>(in);
+    ForBlocks(ctx, (rows + rows_per_block - 1) / rows_per_block, [&](int64_t block) {
+      // Per thread, grown once: never reallocated in the step loop.
+      thread_local std::vector<T> acc;
+      if (acc.size() < static_cast<size_t>(row_)) acc.resize(static_cast<size_t>(row_));
+      const int64_t r0 = block * rows_per_block, r1 = std::min(rows, r0 + rows_per_block);
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t* list[kMaxRank];
+        int64_t count[kMaxRank], at[kMaxRank];
+        int64_t n = 1;
+        for (int64_t rest = r, d = static_cast<int64_t>(rank) - 1; d-- > 0;) {
+          const size_t dd = static_cast<size_t>(d);
+          const int64_t od = rest % out_.dims[dd];
+          rest /= out_.dims[dd];
+          list[dd] = offsets_[dd].data() + begin_[dd][static_cast<size_t>(od)];
+          count[dd] = begin_[dd][static_cast<size_t>(od) + 1] - begin_[dd][static_cast<size_t>(od)];
+          n *= count[dd];
+          at[dd] = 0;
+        }
+        T* a = acc.data();
+        std::fill(a, a + row_, init);
+        for (int64_t i = 0; i < n; ++i) {
           int64_t off = 0;
-          for (size_t d = 0; d < rank; ++d) off += list[d][at[d]];
-          std::memcpy(&values[static_cast<size_t>(i)], in + off * static_cast<int64_t>(sizeof(T)),
-                      sizeof(T));
-          for (size_t d = rank; d-- > 0;) {
+          for (size_t d = 0; d + 1 < rank; ++d) off += list[d][at[d]];
+          const T* x = src + off;
+          for (int64_t j = 0; j < row_; ++j) a[j] = combine(a[j], x[j]);
+          for (size_t d = rank - 1; d-- > 0;) {
             if (++at[d] < count[d]) break;
             at[d] = 0;
           }
         }
-        T r = semantics::CanonicalReduce<T>(
-            n, init, [&](int64_t i) { return values[static_cast<size_t>(i)]; }, combine,
-            scratch.data());
-        std::memcpy(out + o * static_cast<int64_t>(sizeof(T)), &r, sizeof(T));
+        std::memcpy(out + r * row_ * static_cast<int64_t>(sizeof(T)), a,
+                    static_cast<size_t>(row_) * sizeof(T));
       }
     });
   }
