@@ -342,8 +342,7 @@ TEST(RuntimeKernels, GatherAndScatterRuns) {
 }
 
 // threefry2x32 under one broadcast key (the vectorized array form over every block), under keys
-// that change in runs of 20 and of 3 blocks (array form per long run, one block at a time
-// otherwise), and of one block.
+// that change in runs of 20 and of 3 blocks (the array form per run), and of one block.
 TEST(RuntimeKernels, ThreefryKeyRuns) {
   Check(R"(HloModule m
 ENTRY main {

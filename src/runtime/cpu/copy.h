@@ -19,13 +19,16 @@ inline std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
   return s;
 }
 
-// Advances a row-major multi-index; returns false after the last one.
-inline bool NextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& dims) {
-  for (size_t k = idx.size(); k-- > 0;) {
+// Advances a row-major multi-index of `rank` dims; returns false after the last one.
+inline bool NextIndex(int64_t* idx, const int64_t* dims, size_t rank) {
+  for (size_t k = rank; k-- > 0;) {
     if (++idx[k] < dims[k]) return true;
     idx[k] = 0;
   }
   return false;
+}
+inline bool NextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& dims) {
+  return NextIndex(idx.data(), dims.data(), idx.size());
 }
 
 // dst (row-major, dims[perm[0]], dims[perm[1]], ...) = src (row-major, dims) transposed:

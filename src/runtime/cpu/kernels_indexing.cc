@@ -170,8 +170,8 @@ class ThreefryKernel : public CpuKernel {
     const bool arrays = in_[2].elements == n && in_[3].elements == n && Disjoint(2, 0) &&
                         Disjoint(2, 1) && Disjoint(3, 0) && Disjoint(3, 1);
     if (arrays) {
-      // Runs of blocks under one key (a broadcast key: one run) go through the vectorized array
-      // form of the same function; a key that changes within 8 blocks, one block at a time.
+      // Each run of blocks under one key (a broadcast key: one run) goes through the vectorized
+      // array form of the same function.
       const auto* x0 = reinterpret_cast<const uint32_t*>(arena + in_[2].offset);
       const auto* x1 = reinterpret_cast<const uint32_t*>(arena + in_[3].offset);
       auto* out0 = reinterpret_cast<uint32_t*>(y0);
@@ -180,16 +180,8 @@ class ThreefryKernel : public CpuKernel {
         const uint32_t k0 = word(0, j), k1 = word(1, j);
         int64_t e = j + 1;
         while (e < n && word(0, e) == k0 && word(1, e) == k1) ++e;
-        if (e - j >= 8) {
-          prng::Threefry2x32ArrayIsa(ctx.isa, k0, k1, x0 + j, x1 + j, out0 + j, out1 + j,
-                                     static_cast<size_t>(e - j));
-        } else {
-          for (int64_t i = j; i < e; ++i) {
-            auto y = prng::Threefry2x32(k0, k1, x0[i], x1[i]);
-            out0[i] = y[0];
-            out1[i] = y[1];
-          }
-        }
+        prng::Threefry2x32ArrayIsa(ctx.isa, k0, k1, x0 + j, x1 + j, out0 + j, out1 + j,
+                                   static_cast<size_t>(e - j));
         j = e;
       }
       return Status::Ok();

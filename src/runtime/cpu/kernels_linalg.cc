@@ -191,15 +191,9 @@ class ConvolutionKernel : public CpuKernel {
           } else {
             for (int64_t z = 0; z < features; ++z) row[z] = in[base + z * fstride];
           }
-          for (size_t s = ns; s-- > 0;) {  // the next tap, row-major over the window
-            if (++tidx[s] < taps_dims[s]) break;
-            tidx[s] = 0;
-          }
+          NextIndex(tidx, taps_dims.data(), ns);  // the next tap, row-major over the window
         }
-        for (size_t d = pos_dims.size(); d-- > 0;) {  // the next position
-          if (++pidx[d] < pos_dims[d]) break;
-          pidx[d] = 0;
-        }
+        NextIndex(pidx, pos_dims.data(), pos_dims.size());  // the next position
       }
     });
     // W[t * features + z][f].

@@ -142,10 +142,7 @@ class ReduceWindowKernel : public CpuKernel {
             T v;
             std::memcpy(&v, in + off * static_cast<int64_t>(sizeof(T)), sizeof(T));
             visit(i, v);
-            for (size_t d = rank; d-- > 0;) {
-              if (++at[d] < count[d]) break;
-              at[d] = 0;
-            }
+            NextIndex(at, count, rank);
           }
         };
         T r = init;
@@ -162,10 +159,7 @@ class ReduceWindowKernel : public CpuKernel {
               scratch.data());
         }
         std::memcpy(out + o * static_cast<int64_t>(sizeof(T)), &r, sizeof(T));
-        for (size_t d = rank; d-- > 0;) {
-          if (++od[d] < out_.dims[d]) break;
-          od[d] = 0;
-        }
+        NextIndex(od, out_.dims.data(), rank);
       }
     });
   }
@@ -206,10 +200,7 @@ class ReduceWindowKernel : public CpuKernel {
           for (size_t d = 0; d + 1 < rank; ++d) off += list[d][at[d]];
           const T* x = src + off;
           for (int64_t j = 0; j < row_; ++j) a[j] = combine(a[j], x[j]);
-          for (size_t d = rank - 1; d-- > 0;) {
-            if (++at[d] < count[d]) break;
-            at[d] = 0;
-          }
+          NextIndex(at, count, rank - 1);
         }
         std::memcpy(out + r * row_ * static_cast<int64_t>(sizeof(T)), a,
                     static_cast<size_t>(row_) * sizeof(T));
