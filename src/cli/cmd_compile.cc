@@ -1,5 +1,6 @@
-// `detrain compile FILE [--emit STAGE] [--hashes [--json]] [--dump-dir DIR] [--pipeline SPEC]
-//                       [--threads N]`: compiles a program and prints one stage's canonical form or
+// `detrain compile FILE [--emit STAGE] [--backend cpu|cuda] [--hashes [--json]] [--dump-dir DIR]
+//                       [--pipeline SPEC] [--threads N]`: compiles a program and prints one stage's
+//                       canonical form or
 // the digests of every stage (driver/compile.h; docs/language.md, docs/ir.md, docs/passes.md).
 //
 // FILE is a .dt program (stages program, source, hlo, init, eval, opt-hlo, plan) or HLO text
@@ -7,7 +8,11 @@
 // stage, `stage NAME sha256:HEX` (the plan's digest is over its serialized protobuf bytes), and
 // with --json one object that also holds the pipeline spec and every pass's record.
 // --dump-dir writes every stage, every pass's output and summary.json (driver/dump.h).
+// --backend cuda (implied by --emit cuda, ptx or cubin) adds the CUDA executable's stages: the
+// generated source, its PTX and the cubins (docs/cuda.md); no GPU is needed.
 // Errors: "FILE:LINE:COLUMN: ..." and exit 2.
+#include <unistd.h>
+
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -28,16 +33,27 @@ struct CompileOptions {
   bool json = false;
   std::string dump_dir;
   std::string pipeline;
+  std::string backend = "cpu";
   int threads = 1;
 };
 
-int RunCompile(const CompileOptions& opts) {
-  for (const char* later : {"cuda", "ptx", "cubin"}) {
-    if (opts.emit == later) {
-      return ReportError("compile", Unimplemented("--emit " + opts.emit +
-                                                  " is not supported yet (the CUDA backend "
-                                                  "comes with a later issue)"));
-    }
+bool IsCudaStage(const std::string& stage) {
+  for (const char* prefix : {"cuda", "ptx", "cubin", "eval-cuda", "eval-ptx", "eval-cubin"}) {
+    if (stage.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+int RunCompile(CompileOptions opts) {
+  if (opts.emit == "cubin") opts.emit = "cubin-sm_90";
+  if (opts.emit == "eval-cubin") opts.emit = "eval-cubin-sm_90";
+  const bool cuda = opts.backend == "cuda" || IsCudaStage(opts.emit);
+  const bool binary = opts.emit.find("cubin") != std::string::npos;
+  if (binary && !opts.hashes && ::isatty(STDOUT_FILENO)) {
+    return ReportError("compile",
+                       InvalidArgument("--emit " + opts.emit +
+                                       " writes a binary: redirect standard output to a file, "
+                                       "or use --dump-dir"));
   }
   bool is_hlo = driver::IsHloInput(opts.file);
   if (!is_hlo && !driver::IsDtProgram(opts.file)) {
@@ -45,8 +61,9 @@ int RunCompile(const CompileOptions& opts) {
                        InvalidArgument(opts.file + ": expected a .dt program or HLO text (.hlo)"));
   }
   driver::CompileOptions copts;
-  copts.backend =
-      opts.hashes || !opts.dump_dir.empty() || opts.emit == "opt-hlo" || opts.emit == "plan";
+  copts.backend = cuda || opts.hashes || !opts.dump_dir.empty() || opts.emit == "opt-hlo" ||
+                  opts.emit == "plan" || opts.emit == "eval-plan";
+  copts.cuda = cuda;
   copts.pipeline = opts.pipeline;
   copts.threads = opts.threads;
   Result<driver::CompileResult> c = driver::Compile(opts.file, copts);
@@ -75,9 +92,11 @@ int RunCompile(const CompileOptions& opts) {
     return ReportError(
         "compile",
         InvalidArgument("--emit " + opts.emit + ": " + opts.file + " has no such stage" +
-                        (is_hlo ? " (HLO input has: program, hlo, opt-hlo, plan)" : "")));
+                        (is_hlo ? " (HLO input has: program, hlo, opt-hlo, plan, and the CUDA "
+                                  "stages cuda, ptx, cubin-sm_80, cubin-sm_90)"
+                                : "")));
   }
-  if (s->name == driver::kStagePlan) {
+  if (s->name == driver::kStagePlan || s->name == driver::kStageEvalPlan) {
     Result<std::string> text = codegen::cpu::PlanToText(s->bytes);
     if (!text.ok()) return ReportError("compile", text.status());
     std::cout << *text;
@@ -97,9 +116,17 @@ void RegisterCompileCommand(CLI::App& app, int* exit_code) {
   cmd->add_option(
          "--emit", opts->emit,
          "Stage to print: source (stage 1), hlo (stage 2, default), init (initialization plan), "
-         "eval (evaluation program), opt-hlo (stage 3), plan (stage 4, as protobuf text)")
-      ->check(CLI::IsMember(
-          {"hlo", "source", "init", "eval", "opt-hlo", "plan", "cuda", "ptx", "cubin"}));
+         "eval (evaluation program), opt-hlo (stage 3), plan (stage 4, as protobuf text); "
+         "with the CUDA backend: cuda (the generated source), ptx, cubin (= cubin-sm_90), "
+         "cubin-sm_80, and eval-plan, eval-cuda, eval-ptx, eval-cubin-sm_80|90 for the eval "
+         "program. A cubin is binary: redirect it to a file")
+      ->check(CLI::IsMember({"hlo", "source", "init", "eval", "opt-hlo", "plan", "eval-plan",
+                             "cuda", "ptx", "cubin", "cubin-sm_80", "cubin-sm_90", "eval-cuda",
+                             "eval-ptx", "eval-cubin", "eval-cubin-sm_80", "eval-cubin-sm_90"}));
+  cmd->add_option("--backend", opts->backend,
+                  "cpu (default): stages up to the CPU plan; cuda: also the CUDA source, PTX "
+                  "and cubins (sm_80, sm_90), compiled with NVRTC and nvJitLink, no GPU needed")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_flag("--hashes", opts->hashes,
                 "Print `stage NAME sha256:HEX` per stage instead of the text");
   cmd->add_flag("--json", opts->json,

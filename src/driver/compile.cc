@@ -8,7 +8,11 @@
 // its call.
 #include "driver/compile.h"
 
+#include <thread>
+
 #include "compiler/codegen/cpu/plan.h"
+#include "compiler/codegen/cuda/cuda_program.h"
+#include "compiler/codegen/cuda/toolchain.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
 #include "driver/compile_internal.h"
@@ -47,6 +51,52 @@ Status AppendEvalPlan(const std::string& spec, const passes::PipelineOptions& po
   t.passes = std::move(r.records);
   t.plan_format_version = codegen::cpu::kPlanFormatVersion;
   return out->stages.Add(kStageEvalPlan, std::move(plan), std::move(t), out->is_hlo_input);
+}
+
+// The CUDA executable of stage `plan_stage` (stage_table.h): the generated source, its PTX and a
+// cubin per architecture, each recorded with the toolchain's version and options. The cubins are
+// assembled on up to `threads` threads; each is the same bytes either way.
+Status AppendCudaStages(const std::string& plan_stage, const std::string& prefix, int threads,
+                        CompileResult* out) {
+  namespace cuda = codegen::cuda;
+  const StageRecord* plan = out->stages.Find(plan_stage);
+  if (plan == nullptr) return Status::Ok();
+  DETRAIN_ASSIGN_OR_RETURN(cuda::CudaProgram program, cuda::GenerateCuda(plan->bytes));
+  DETRAIN_ASSIGN_OR_RETURN(cuda::ToolchainVersions versions, cuda::Versions());
+  DETRAIN_ASSIGN_OR_RETURN(std::string codegen_options,
+                           OptionsJson({{"format_version", cuda::kCudaSourceVersion}}));
+  const std::string source_stage = prefix + kStageCuda, ptx_stage = prefix + kStagePtx;
+  DETRAIN_RETURN_IF_ERROR(out->stages.Add(source_stage, program.source,
+                                          TransformOf("cuda-codegen", plan_stage, codegen_options),
+                                          out->is_hlo_input));
+  DETRAIN_ASSIGN_OR_RETURN(std::string ptx, cuda::CompilePtx(program.source));
+  DETRAIN_ASSIGN_OR_RETURN(std::string nvrtc_options,
+                           OptionsJson({{"arch", cuda::kPtxArch},
+                                        {"nvrtc", versions.nvrtc},
+                                        {"options", cuda::NvrtcOptions()}}));
+  DETRAIN_RETURN_IF_ERROR(out->stages.Add(
+      ptx_stage, ptx, TransformOf("nvrtc", source_stage, nvrtc_options), out->is_hlo_input));
+  std::vector<Result<std::string>> cubins(cuda::kCubinArchs.size(), std::string());
+  auto link = [&](size_t i) { cubins[i] = cuda::LinkCubin(ptx, cuda::kCubinArchs[i]); };
+  if (threads > 1) {
+    std::vector<std::thread> workers;
+    for (size_t i = 0; i < cubins.size(); ++i) workers.emplace_back(link, i);
+    for (std::thread& t : workers) t.join();
+  } else {
+    for (size_t i = 0; i < cubins.size(); ++i) link(i);
+  }
+  for (size_t i = 0; i < cubins.size(); ++i) {
+    if (!cubins[i].ok()) return cubins[i].status();
+    const std::string arch = cuda::kCubinArchs[i];
+    DETRAIN_ASSIGN_OR_RETURN(std::string link_options,
+                             OptionsJson({{"arch", arch},
+                                          {"nvjitlink", versions.nvjitlink},
+                                          {"options", cuda::LinkOptions(arch)}}));
+    DETRAIN_RETURN_IF_ERROR(
+        out->stages.Add(prefix + kStageCubinPrefix + arch, std::move(*cubins[i]),
+                        TransformOf("nvjitlink", ptx_stage, link_options), out->is_hlo_input));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -92,7 +142,10 @@ Status AppendBackendStages(const CompileOptions& options, CompileResult* out) {
   codegen.plan_format_version = codegen::cpu::kPlanFormatVersion;
   DETRAIN_RETURN_IF_ERROR(
       out->stages.Add(kStagePlan, std::move(plan), std::move(codegen), out->is_hlo_input));
-  return AppendEvalPlan(spec, popts, out);
+  DETRAIN_RETURN_IF_ERROR(AppendEvalPlan(spec, popts, out));
+  if (!options.cuda) return Status::Ok();
+  DETRAIN_RETURN_IF_ERROR(AppendCudaStages(kStagePlan, "", options.threads, out));
+  return AppendCudaStages(kStageEvalPlan, kEvalPrefix, options.threads, out);
 }
 
 Result<CompileResult> Compile(const std::string& path, const CompileOptions& options) {

@@ -11,7 +11,8 @@
 // parameter's initializer and key, canonical JSON; the runtime draws the values with
 // src/attest/prng) and eval (when there is a validation split). HLO text: stage 0 is the file,
 // stage 2 its canonical form. With options.backend, stages 3 (the pass pipeline) and 4 (the CPU
-// plan) follow from stage 2's bytes: the module is parsed back from them, so stage 3 is a
+// plan; with options.cuda also the CUDA source, PTX and cubins) follow from stage 2's bytes: the
+// module is parsed back from them, so stage 3 is a
 // function of stage 2's digest alone, as a verifier recompiling it needs.
 //
 // Errors are user-facing: "file:line:col: error: ..." for program errors, "file:line: ..." for
@@ -42,6 +43,9 @@ struct CompileOptions {
   bool backend = true;   // build stages 3 and 4
   std::string pipeline;  // empty: passes::kDefaultPipeline
   int threads = 1;       // compiler threads; no stage depends on them
+  // With backend: also the CUDA executable of the plan and the eval plan (stage_table.h),
+  // through NVRTC and nvJitLink (an error where this detrain was built without them).
+  bool cuda = false;
   // Where to read each data file, by the path as the program writes it (a verifier pointing at
   // data received separately, or at a bundle's embedded copy). Unlisted paths are read as the
   // program writes them, relative to its directory. Never changes a stage: digests are recorded

@@ -7,6 +7,7 @@
 
 #include "base/file_io.h"
 #include "compiler/codegen/cpu/plan.h"
+#include "compiler/codegen/cuda/cuda_program.h"
 
 namespace detrain::driver {
 namespace {
@@ -30,8 +31,23 @@ Status WriteStageFiles(const std::string& dir, const CompileResult& result) {
   return Status::Ok();
 }
 
+// The device headers the CUDA source includes, under dir/cuda-include/, so that the dumped source
+// compiles with `nvcc -I DIR/cuda-include` (docs/cuda.md).
+Status WriteDeviceHeaders(const std::string& dir) {
+  for (const codegen::cuda::DeviceHeader& h : codegen::cuda::DeviceHeaders()) {
+    std::string path = dir + "/" + kCudaIncludeDir + "/" + std::string(h.path);
+    for (size_t slash = dir.size() + 1; (slash = path.find('/', slash)) != std::string::npos;
+         ++slash) {
+      DETRAIN_RETURN_IF_ERROR(MakeDir(path.substr(0, slash)));
+    }
+    DETRAIN_RETURN_IF_ERROR(WriteFileAtomic(path, std::string(h.bytes)));
+  }
+  return Status::Ok();
+}
+
 Status WriteDumpDir(const std::string& dir, const CompileResult& result, const std::string& file) {
   DETRAIN_RETURN_IF_ERROR(WriteStageFiles(dir, result));
+  if (result.stages.Find(kStageCuda) != nullptr) DETRAIN_RETURN_IF_ERROR(WriteDeviceHeaders(dir));
   if (const StageRecord* plan = result.stages.Find(kStagePlan)) {
     DETRAIN_ASSIGN_OR_RETURN(std::string text, codegen::cpu::PlanToText(plan->bytes));
     DETRAIN_RETURN_IF_ERROR(WriteFileAtomic(dir + "/" + kPlanTextFile, text));

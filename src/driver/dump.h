@@ -5,6 +5,8 @@
 //   DIR/00.program.dt ... 04.plan.pb   every stage, named by StageFileName (stage_table.h)
 //   DIR/passes/NN.pass-name.hlo        every pass's output (with the backend stages)
 //   DIR/04.plan.txt                    the plan as protobuf text, for people (dump only)
+//   DIR/cuda-include/...               with the CUDA stages: the device headers 04.cuda.cu
+//                                      includes, so `nvcc -I DIR/cuda-include` compiles it
 //   DIR/summary.json                   CompileSummary, two-space indented
 //
 // Thread safety: writes only under the given directory. Determinism: the files are the stage
@@ -23,7 +25,10 @@ namespace detrain::driver {
 // Every stage's file and passes/ under `dir` (created if missing), each written atomically.
 Status WriteStageFiles(const std::string& dir, const CompileResult& result);
 
-// WriteStageFiles, the plan's text and summary.json; `file` is the input path as given.
+inline constexpr char kCudaIncludeDir[] = "cuda-include";
+
+// WriteStageFiles, the plan's text, the CUDA device headers (when there are CUDA stages) and
+// summary.json; `file` is the input path as given.
 Status WriteDumpDir(const std::string& dir, const CompileResult& result, const std::string& file);
 
 // {"file", "stages": [{"stage", "sha256", "file"}], and with the backend stages "pipeline",

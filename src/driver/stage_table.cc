@@ -11,13 +11,26 @@ struct StageInfo {
   const char* name;
   int number;
   const char* file_name;  // stage 0: the .dt spelling; an .hlo input uses kHloProgramFile
+  const char* backend = "";
 };
 
 constexpr StageInfo kStages[] = {
-    {kStageProgram, 0, "00.program.dt"}, {kStageSource, 1, "01.source.hlo"},
-    {kStageHlo, 2, "02.hlo.hlo"},        {kStageInit, 2, "02.init.json"},
-    {kStageEval, 2, "02.eval.hlo"},      {kStageOptHlo, 3, "03.opt-hlo.hlo"},
-    {kStagePlan, 4, "04.plan.pb"},       {kStageEvalPlan, 4, "04.eval-plan.pb"},
+    {kStageProgram, 0, "00.program.dt"},
+    {kStageSource, 1, "01.source.hlo"},
+    {kStageHlo, 2, "02.hlo.hlo"},
+    {kStageInit, 2, "02.init.json"},
+    {kStageEval, 2, "02.eval.hlo"},
+    {kStageOptHlo, 3, "03.opt-hlo.hlo"},
+    {kStagePlan, 4, "04.plan.pb"},
+    {kStageEvalPlan, 4, "04.eval-plan.pb"},
+    {"cuda", 4, "04.cuda.cu", kBackendCuda},
+    {"ptx", 4, "04.ptx.ptx", kBackendCuda},
+    {"cubin-sm_80", 4, "04.cubin-sm_80.cubin", kBackendCuda},
+    {"cubin-sm_90", 4, "04.cubin-sm_90.cubin", kBackendCuda},
+    {"eval-cuda", 4, "04.eval-cuda.cu", kBackendCuda},
+    {"eval-ptx", 4, "04.eval-ptx.ptx", kBackendCuda},
+    {"eval-cubin-sm_80", 4, "04.eval-cubin-sm_80.cubin", kBackendCuda},
+    {"eval-cubin-sm_90", 4, "04.eval-cubin-sm_90.cubin", kBackendCuda},
 };
 constexpr char kHloProgramFile[] = "00.program.hlo";
 
@@ -56,6 +69,8 @@ Status StageTable::Add(std::string_view name, std::string bytes, Transform trans
   r.name = std::string(name);
   DETRAIN_ASSIGN_OR_RETURN(r.number, StageNumber(name));
   DETRAIN_ASSIGN_OR_RETURN(r.file_name, StageFileName(name, is_hlo_input));
+  DETRAIN_ASSIGN_OR_RETURN(const StageInfo* info, Info(name));
+  r.backend = info->backend;
   if (!transform.input_stage.empty()) {
     const StageRecord* input = Find(transform.input_stage);
     if (input == nullptr) {
@@ -116,9 +131,13 @@ nlohmann::json StageRecordJson(const StageRecord& r) {
   return j;
 }
 
-nlohmann::json StageChainJson(const StageTable& table) {
+nlohmann::json StageChainJson(const StageTable& table) { return BackendStagesJson(table, ""); }
+
+nlohmann::json BackendStagesJson(const StageTable& table, std::string_view backend) {
   nlohmann::json chain = nlohmann::json::array();
-  for (const StageRecord& r : table.records()) chain.push_back(StageRecordJson(r));
+  for (const StageRecord& r : table.records()) {
+    if (r.backend == backend) chain.push_back(StageRecordJson(r));
+  }
   return chain;
 }
 

@@ -14,6 +14,15 @@
 //   2  eval     02.eval.hlo                lower-eval           program   (needs predict)
 //   3  opt-hlo  03.opt-hlo.hlo             pass-pipeline        hlo
 //   4  plan     04.plan.pb                 cpu-plan             opt-hlo
+//   4  cuda         04.cuda.cu             cuda-codegen         plan      (--backend cuda)
+//   4  ptx          04.ptx.ptx             nvrtc                cuda
+//   4  cubin-sm_80  04.cubin-sm_80.cubin   nvjitlink            ptx
+//   4  cubin-sm_90  04.cubin-sm_90.cubin   nvjitlink            ptx
+//
+// The CUDA stages (and eval-cuda, eval-ptx, eval-cubin-* from eval-plan) are the executable of
+// one backend: a record says so (`backend`), and they stay out of the stage chain the contract
+// covers (StageChainJson), so that a run on either backend commits to the same chain and gives
+// the same step hashes; BackendStagesJson lists them apart (docs/cuda.md).
 //
 // Stage 2 is lowered from the checked program, not parsed from stage 1, but stage 1 holds all it
 // reads (the loss at B/S and the configuration); naming stage 1 keeps the chain linear. init
@@ -44,6 +53,12 @@ inline constexpr char kStageEval[] = "eval";
 inline constexpr char kStageOptHlo[] = "opt-hlo";
 inline constexpr char kStagePlan[] = "plan";
 inline constexpr char kStageEvalPlan[] = "eval-plan";  // the eval program, optimized and planned
+// The CUDA executable of the plan, and of the eval plan (prefix "eval-").
+inline constexpr char kStageCuda[] = "cuda";
+inline constexpr char kStagePtx[] = "ptx";
+inline constexpr char kStageCubinPrefix[] = "cubin-";  // + the architecture, e.g. cubin-sm_90
+inline constexpr char kEvalPrefix[] = "eval-";
+inline constexpr char kBackendCuda[] = "cuda";
 
 // The folder of per-pass dumps next to the stage files, and the plan's protobuf text (for
 // people; not a stage, never hashed).
@@ -70,6 +85,7 @@ struct StageRecord {
   std::string bytes;      // the canonical serialization
   std::string sha256;     // of `bytes`, hex
   Transform transform;
+  std::string backend;  // "" for the contract's chain; "cuda" for the CUDA executable's stages
 };
 
 class StageTable {
@@ -101,8 +117,11 @@ nlohmann::json PassRecordsJson(const std::vector<passes::PassRecord>& records);
 // with "passes" (stage 3) or "plan_format_version" (stage 4)}}; stage 0 has no "transform".
 nlohmann::json StageRecordJson(const StageRecord& record);
 
-// The whole chain, one StageRecordJson per stage in chain order.
+// The contract's chain: one StageRecordJson per stage of no backend, in chain order.
 nlohmann::json StageChainJson(const StageTable& table);
+
+// The stages of `backend`, one StageRecordJson each, in chain order.
+nlohmann::json BackendStagesJson(const StageTable& table, std::string_view backend);
 
 }  // namespace detrain::driver
 

@@ -10,7 +10,7 @@
 #ifndef DETRAIN_BASE_MATH_CRMATH_H_
 #define DETRAIN_BASE_MATH_CRMATH_H_
 
-#include "base/host_device.h"  // <cstddef> on host, cuda/std under NVRTC
+#include "base/host_device.h"  // <cstddef> on host, its own typedefs under NVRTC
 #include "base/math/crmath_pow.h"
 #include "base/math/crmath_scalar.h"
 

@@ -4,7 +4,7 @@
 #ifndef DETRAIN_BASE_MATH_CRMATH_TABLES_H_
 #define DETRAIN_BASE_MATH_CRMATH_TABLES_H_
 
-#include "base/host_device.h"  // <cstdint> on host, cuda/std under NVRTC
+#include "base/host_device.h"  // <cstdint> on host, its own typedefs under NVRTC
 
 // Arrays live in device memory when compiled for a CUDA device (host constexpr arrays cannot
 // be indexed from device code; internal linkage there, as nvcc requires without -rdc) and

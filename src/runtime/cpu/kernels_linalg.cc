@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "compiler/codegen/common/dot_view.h"
 #include "compiler/semantics/semantics.h"
 #include "runtime/cpu/checked.h"
 #include "runtime/cpu/copy.h"
@@ -17,35 +18,6 @@
 
 namespace detrain::runtime::cpu {
 namespace {
-
-// Strides, in elements, of the three groups of a dot operand's canonical form (batch, rows,
-// columns): the operand's dims taken in `perm` order and split by the groups' sizes. Each
-// group must collapse to one stride (its dims nested in row-major order, as a reshape of a
-// transpose usually leaves them); otherwise nullopt, and the operand is copied first.
-std::optional<std::array<int64_t, 3>> GroupStrides(const std::vector<int64_t>& dims,
-                                                   const std::vector<int64_t>& perm,
-                                                   const std::array<int64_t, 3>& sizes) {
-  const std::vector<int64_t> strides = RowMajorStrides(dims);
-  std::vector<size_t> order;  // the permuted dims, unit dims dropped (they address nothing)
-  for (int64_t p : perm) {
-    if (dims[static_cast<size_t>(p)] != 1) order.push_back(static_cast<size_t>(p));
-  }
-  std::array<int64_t, 3> out{0, 0, 0};
-  size_t d = 0;
-  for (size_t g = 0; g < 3; ++g) {
-    int64_t product = 1;
-    for (size_t first = d; product < sizes[g]; ++d) {
-      if (d >= order.size()) return std::nullopt;
-      if (d > first && strides[order[d - 1]] != strides[order[d]] * dims[order[d]])
-        return std::nullopt;
-      product *= dims[order[d]];
-      out[g] = strides[order[d]];
-    }
-    if (product != sizes[g]) return std::nullopt;
-  }
-  if (d != order.size()) return std::nullopt;
-  return out;
-}
 
 class DotKernel : public CpuKernel {
  public:
@@ -351,8 +323,10 @@ Result<std::unique_ptr<CpuKernel>> MakeDot(const plan::v2::Kernel& k, ArrayRef l
   kernel->m_ = s.m();
   kernel->n_ = s.n();
   kernel->k_ = s.k();
-  kernel->lhs_view_ = GroupStrides(lhs.dims, kernel->lhs_perm_, {s.batch(), s.m(), s.k()});
-  kernel->rhs_view_ = GroupStrides(rhs.dims, kernel->rhs_perm_, {s.batch(), s.k(), s.n()});
+  kernel->lhs_view_ =
+      codegen::DotGroupStrides(lhs.dims, kernel->lhs_perm_, {s.batch(), s.m(), s.k()});
+  kernel->rhs_view_ =
+      codegen::DotGroupStrides(rhs.dims, kernel->rhs_perm_, {s.batch(), s.k(), s.n()});
   kernel->lhs_ = std::move(lhs);
   kernel->rhs_ = std::move(rhs);
   kernel->out_ = std::move(out);

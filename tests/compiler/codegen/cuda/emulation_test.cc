@@ -1,0 +1,135 @@
+// The generated CUDA programs, run on the host emulator (emulator.h), give the interpreter's and
+// the CPU executor's bits: on random modules of every op family the generator covers, and on 3
+// train steps of each example. The emulator runs each grid as launched and, where noted, with
+// one block per grid dimension: every generated kernel loops over its blocks, so the grid may
+// not change a bit either.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <chrono>
+
+#include "compiler/codegen/cpu/plan.h"
+#include "compiler/codegen/cuda/cuda_program.h"
+#include "compiler/interp/interpreter.h"
+#include "compiler/ir/parser.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/passes/pipeline.h"
+#include "compiler/testing/random_module.h"
+#include "driver/compile.h"
+#include "runtime/executor.h"
+#include "runtime/kernel_cases.h"
+#include "runtime/runtime_test_util.h"
+#include "tests/compiler/codegen/cuda/emulator.h"
+
+namespace detrain::testing {
+namespace {
+
+using runtime::ExpectSameBits;
+using runtime::FlattenLiteral;
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+// Returns whether the module was compared (the interpreter evaluated it).
+bool CheckModule(const ir::Module& module, const std::vector<ir::Literal>& args) {
+  auto expected = interp::Evaluate(module, args);
+  if (!expected.ok()) return false;
+  auto optimized = passes::RunPipeline(module, passes::kDefaultPipeline, {});
+  EXPECT_TRUE(optimized.ok()) << optimized.status().message();
+  if (!optimized.ok()) return false;
+  auto plan = codegen::cpu::BuildPlan(*optimized->module);
+  EXPECT_TRUE(plan.ok()) << plan.status().message();
+  if (!plan.ok()) return false;
+  auto program = codegen::cuda::GenerateCuda(*plan);
+  EXPECT_TRUE(program.ok()) << program.status().message();
+  if (!program.ok()) return false;
+  auto emulator = CudaEmulator::Create(*program);
+  EXPECT_TRUE(emulator.ok()) << emulator.status().message();
+  if (!emulator.ok()) return false;
+  for (uint32_t max_blocks : {0u, 1u}) {
+    SCOPED_TRACE("max_blocks " + std::to_string(max_blocks));
+    auto got = (*emulator)->RunPlan(*plan, args, max_blocks);
+    EXPECT_TRUE(got.ok()) << got.status().message();
+    if (!got.ok()) return false;
+    ExpectSameBits(FlattenLiteral(*expected), *got);
+  }
+  return true;
+}
+
+TEST(CudaEmulation, RandomModules) {
+  RandomModuleOptions options;
+  options.exclude_ops = {ir::Opcode::kAllReduce};
+  int compared = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    auto module = RandomModule(seed, options);
+    compared += CheckModule(*module, RandomArguments(*module, seed * 31));
+    if (::testing::Test::HasFailure()) return;
+  }
+  std::printf("%d modules compared in %.1f s\n", compared, Seconds(start));
+  EXPECT_GE(compared, 35);
+}
+
+// Every kernel case of the CPU kernel tests (tests/runtime/kernel_cases.h).
+class CudaKernels : public ::testing::TestWithParam<runtime::KernelCase> {};
+
+TEST_P(CudaKernels, EqualInterpreter) {
+  const runtime::KernelCase& k = GetParam();
+  auto module = ir::ParseAndVerify(k.hlo);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  EXPECT_TRUE(CheckModule(**module, k.args));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CudaKernels, ::testing::ValuesIn(runtime::KernelCases()),
+                         [](const ::testing::TestParamInfo<runtime::KernelCase>& info) {
+                           std::string name;
+                           for (char ch : info.param.name) name += std::isalnum(ch) ? ch : '_';
+                           return name;
+                         });
+
+// The next step's arguments: the state outputs (all but the loss) replace the leading
+// parameters; the key (the last parameter) is redrawn (as tests/runtime/contract_test.cc).
+std::vector<ir::Literal> NextArguments(const ir::Module& step, std::vector<ir::Literal> args,
+                                       const std::vector<ir::Literal>& outputs, int t) {
+  for (size_t i = 0; i + 1 < outputs.size(); ++i) args[i] = outputs[i];
+  args.back() = runtime::TrainStepArguments(step, 1000 + static_cast<uint64_t>(t)).back();
+  return args;
+}
+
+// 3 train steps of an example on the emulated GPU equal the CPU executor's, bit for bit.
+void CheckExample(const std::string& name, uint32_t max_blocks) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string path = std::string(DETRAIN_SOURCE_DIR) + "/examples/" + name + "/train.dt";
+  auto compiled = driver::Compile(path, {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  auto step = ir::ParseAndVerify(compiled->stages.Find("hlo")->bytes);
+  ASSERT_TRUE(step.ok()) << step.status().message();
+  const std::string& plan = compiled->stages.Find("plan")->bytes;
+  auto program = codegen::cuda::GenerateCuda(plan);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  auto emulator = CudaEmulator::Create(*program);
+  ASSERT_TRUE(emulator.ok()) << emulator.status().message();
+  auto executor = runtime::Executor::Create(plan, {});
+  ASSERT_TRUE(executor.ok()) << executor.status().message();
+  std::vector<ir::Literal> args = runtime::TrainStepArguments(**step, 7);
+  for (int t = 0; t < 3; ++t) {
+    SCOPED_TRACE(name + " step " + std::to_string(t));
+    auto want = (*executor)->Run({args});
+    ASSERT_TRUE(want.ok()) << want.status().message();
+    auto got = (*emulator)->RunPlan(plan, args, max_blocks);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    ExpectSameBits((*want)[0], *got);
+    if (::testing::Test::HasFailure()) return;
+    args = NextArguments(**step, std::move(args), *got, t);
+  }
+  std::printf("%s: 3 steps equal in %.1f s\n", name.c_str(), Seconds(start));
+}
+
+TEST(CudaEmulation, BreastCancerTrainSteps) { CheckExample("breast_cancer", 0); }
+TEST(CudaEmulation, DigitsTrainSteps) { CheckExample("digits", 0); }
+TEST(CudaEmulation, CharLmTrainSteps) { CheckExample("charlm", 4); }
+
+}  // namespace
+}  // namespace detrain::testing
