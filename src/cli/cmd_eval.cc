@@ -1,11 +1,12 @@
-// `detrain eval FILE.hlo|PROGRAM.dt --input NAME=FILE.npy ... [-o DIR] [--backend interp|cpu]
+// `detrain eval FILE.hlo|PROGRAM.dt --input NAME=FILE.npy ... [-o DIR] [--backend interp|cpu|cuda]
 // [--threads T] [--isa I] [--devices D]`: runs the entry computation of an HLO module, or one train
-// step of a program, on the reference interpreter or on the CPU executor (docs/ir.md "CLI").
+// step of a program, on the reference interpreter, the CPU executor or the GPUs (docs/ir.md "CLI").
 //
 // interp evaluates stage 2 (the canonical module; for a program, its train step). cpu compiles
 // through the pass pipeline and the plan exactly as `detrain compile` does (stage 4) and runs
 // the plan; threads, ISA and devices never change a bit, so the two backends' output files are
-// byte-identical.
+// byte-identical; cuda runs the same plan's generated CUDA program (docs/cuda.md), with the same
+// bits again.
 //
 // Inputs are matched to entry parameters by name or by position (`p0`, `p1`, ...); a missing,
 // unknown, repeated or mis-shaped input is an error (exit 2) naming the parameter and the
@@ -113,6 +114,7 @@ bool IsNestedTuple(const ir::Shape& shape) {
 Result<std::unique_ptr<runtime::Executor>> MakeExecutor(const EvalOptions& opts,
                                                         const driver::CompileResult& compiled) {
   runtime::ExecutorOptions eo;
+  if (opts.backend == "cuda") eo.backend = runtime::Backend::kCuda;
   eo.threads = opts.threads;
   eo.devices = opts.devices;
   if (!opts.isa.empty()) {
@@ -127,7 +129,7 @@ Result<std::unique_ptr<runtime::Executor>> MakeExecutor(const EvalOptions& opts,
 
 int RunEval(const EvalOptions& opts) {
   driver::CompileOptions copts;
-  copts.backend = opts.backend == "cpu";
+  copts.backend = opts.backend != "interp";
   auto compiled = driver::Compile(opts.file, copts);
   if (!compiled.ok()) {
     const std::string& m = compiled.status().message();
@@ -145,13 +147,14 @@ int RunEval(const EvalOptions& opts) {
     return ReportError("eval",
                        InvalidArgument("the result is a nested tuple; .npy holds arrays only"));
   std::unique_ptr<runtime::Executor> executor;
-  if (opts.backend == "cpu") {
+  if (opts.backend != "interp") {
     auto made = MakeExecutor(opts, *compiled);
     if (!made.ok()) return ReportError("eval", made.status());
     executor = std::move(*made);
   } else if (opts.threads != 1 || opts.devices != 1 || !opts.isa.empty()) {
     return ReportError(
-        "eval", InvalidArgument("--threads, --isa and --devices apply to --backend cpu only"));
+        "eval",
+        InvalidArgument("--threads, --isa and --devices apply to --backend cpu and cuda only"));
   }
   auto args = LoadArguments(**module, opts.inputs);
   if (!args.ok()) return ReportError("eval", args.status());
@@ -177,12 +180,13 @@ void RegisterEvalCommand(CLI::App& app, int* exit_code) {
   auto opts = std::make_shared<EvalOptions>();
   CLI::App* cmd = app.add_subcommand(
       "eval",
-      "Run an HLO module, or one train step of a program, on the interpreter or the CPU executor");
+      "Run an HLO module, or one train step of a program, on the interpreter, the CPU or a GPU");
   cmd->add_option("FILE", opts->file, "HLO text (.hlo), or a .dt program (its train step)")
       ->required();
   cmd->add_option("--backend", opts->backend,
-                  "interp (the reference interpreter, default) or cpu (the executable plan)")
-      ->check(CLI::IsMember({"interp", "cpu"}));
+                  "interp (the reference interpreter, default), cpu (the executable plan) or "
+                  "cuda (its CUDA program on the machine's NVIDIA GPUs)")
+      ->check(CLI::IsMember({"interp", "cpu", "cuda"}));
   cmd->add_option("--threads", opts->threads, "cpu: worker threads; results never depend on them")
       ->check(CLI::Range(1, 256));
   cmd->add_option(

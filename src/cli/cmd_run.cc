@@ -127,10 +127,9 @@ int RunRun(const RunFlags& f) {
                          InvalidArgument("--isa '" + f.isa + "': expected scalar, avx2 or avx512"));
     o.executor.isa = *isa;
   }
-  if (f.backend != "cpu") {
-    return ReportError("run", Unimplemented("--backend " + f.backend +
-                                            ": only the cpu backend runs plans in this version"));
-  }
+  Result<runtime::Backend> backend = runtime::ParseBackend(f.backend);
+  if (!backend.ok()) return ReportError("run", backend.status());
+  o.executor.backend = *backend;
   if (f.steps > 0) o.steps = f.steps;
   Result<attest::DigestPolicy> policy = bundle::ParseDigestPolicy(f.step_digest);
   if (!policy.ok()) return ReportError("run", policy.status());
@@ -212,7 +211,10 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                 "Continue an interrupted bundle from its last checkpoint, to the same result as "
                 "an uninterrupted run");
   cmd->add_flag("--embed-data", f->embed_data, "Copy the dataset files into the bundle");
-  cmd->add_option("--backend", f->backend, "cpu (default); cuda comes with a later version")
+  cmd->add_option("--backend", f->backend,
+                  "cpu (default), or cuda: the train and eval steps on the machine's NVIDIA GPUs "
+                  "(device d on GPU d mod G), the same bits; the bundle then also holds the CUDA "
+                  "source, PTX and cubins (docs/cuda.md)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--threads", f->threads, "Worker threads; results never depend on them")
       ->check(CLI::Range(1, 256));

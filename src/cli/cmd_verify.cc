@@ -52,10 +52,9 @@ int RunVerify(const VerifyFlags& f) {
   o.data_dir = f.data_dir;
   o.executor.threads = f.threads;
   o.executor.devices = f.devices;
-  if (f.backend != "cpu") {
-    return ReportError("verify", Unimplemented("--backend " + f.backend +
-                                               ": only the cpu backend replays in this version"));
-  }
+  Result<runtime::Backend> backend = runtime::ParseBackend(f.backend);
+  if (!backend.ok()) return ReportError("verify", backend.status());
+  o.executor.backend = *backend;
   if (!f.isa.empty()) {
     std::optional<Isa> isa = IsaFromName(f.isa);
     if (!isa)
@@ -103,7 +102,10 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
                   "A directory holding the dataset files (by file name), for a bundle without "
                   "embedded data");
   cmd->add_flag("--json", f->json, "Write the report as JSON to stdout");
-  cmd->add_option("--backend", f->backend, "cpu (default)")->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--backend", f->backend,
+                  "Where the replay runs: cpu (default) or cuda (NVIDIA GPUs); a bundle made on "
+                  "either verifies on either")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--threads", f->threads, "Threads per replaying job; never changes a bit")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--devices", f->devices, "In-process devices per job; never changes a bit");

@@ -27,6 +27,9 @@ class Device {
   virtual Status Launch(int32_t id) = 0;
   // Waits for every launched kernel.
   virtual Status Synchronize() = 0;
+  // Copies buffer `id` of this device into the same buffer of `to` (a device of the same mesh,
+  // loaded with the same plan), after the work launched here before.
+  virtual Status SendBuffer(int32_t id, Device* to) = 0;
 };
 
 }  // namespace detrain::runtime

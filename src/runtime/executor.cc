@@ -7,8 +7,11 @@
 #include <span>
 
 #include "base/thread_pool.h"
+#include "compiler/codegen/cuda/cuda_program.h"
 #include "compiler/semantics/semantics.h"
 #include "runtime/cpu/cpu_device.h"
+#include "runtime/cpu/program.h"
+#include "runtime/cuda/cuda_device.h"
 
 namespace detrain::runtime {
 
@@ -21,11 +24,35 @@ struct Executor::State {
   Isa isa = Isa::kScalar;
   std::unique_ptr<ThreadPool> pool;
   std::vector<ArrayRef> buffers;
-  std::vector<uint32_t> device_mask;  // per kernel: the devices that run it (bit d)
-  std::vector<int32_t> param_kernel;  // per parameter number: its kernel id
-  std::vector<std::unique_ptr<cpu::CpuDevice>> devices;  // loaded once, reused by every Run
+  std::vector<uint32_t> device_mask;             // per kernel: the devices that run it (bit d)
+  std::vector<int32_t> param_kernel;             // per parameter number: its kernel id
+  std::vector<std::unique_ptr<Device>> devices;  // loaded once, reused by every Run
   ExecutorStats stats;
+  // kCuda: the generated program and the GPUs.
+  std::unique_ptr<codegen::cuda::CudaProgram> cuda_program;
+  std::shared_ptr<cuda::GpuSystem> gpus;
+
+  // Device `index` of the mesh, loaded with the plan.
+  Result<std::unique_ptr<Device>> MakeDevice(int index, bool whole_plan) {
+    std::unique_ptr<Device> device;
+    if (options.backend == Backend::kCuda) {
+      device = std::make_unique<cuda::CudaDevice>(index, gpus, index % gpus->DeviceCount(),
+                                                  cuda_program.get());
+    } else {
+      device = std::make_unique<cpu::CpuDevice>(index, pool.get(), isa, whole_plan);
+    }
+    DETRAIN_RETURN_IF_ERROR(device->Load(plan));
+    return device;
+  }
 };
+
+const char* BackendName(Backend backend) { return backend == Backend::kCuda ? "cuda" : "cpu"; }
+
+Result<Backend> ParseBackend(std::string_view name) {
+  if (name == "cpu") return Backend::kCpu;
+  if (name == "cuda") return Backend::kCuda;
+  return InvalidArgument("unknown backend '" + std::string(name) + "' (cpu or cuda)");
+}
 
 Executor::Executor() : state_(std::make_unique<State>()) {}
 Executor::~Executor() = default;
@@ -86,9 +113,10 @@ Status CheckArgument(const ArrayRef& b, const ir::Literal& arg, const pb::EntryP
   return Status::Ok();
 }
 
-// The all-reduce of kernel `k` across `devices` (one per replica).
+// The all-reduce of kernel `k` across `devices` (one per replica): each replica's operand copied
+// to the host, the pairwise tree over each replica group, the sum copied back to the group.
 Status AllReduce(const pb::Kernel& k, const std::vector<ArrayRef>& buffers,
-                 std::vector<std::unique_ptr<cpu::CpuDevice>>& devices, int64_t replicas) {
+                 std::vector<std::unique_ptr<Device>>& devices, int64_t replicas) {
   if (k.operands_size() != 1 || k.operands(0).buffers_size() != 1 || k.outputs_size() != 1) {
     return InvalidArgument("plan: all-reduce " + k.name() + " must reduce one array");
   }
@@ -116,31 +144,34 @@ Status AllReduce(const pb::Kernel& k, const std::vector<ArrayRef>& buffers,
     return InvalidArgument("all-reduce replica groups must cover every replica");
   DETRAIN_ASSIGN_OR_RETURN(
       auto combiner, cpu::DecodeProgram(k.all_reduce().combiner().program(), {in.type, in.type}));
-  ir::DispatchElementType(in.type, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    auto combine = [&](T a, T b) { return cpu::Combine<T>(combiner, a, b); };
-    std::vector<T> values;
-    for (const auto& g : groups) {
+  std::vector<std::string> operand(static_cast<size_t>(replicas));
+  for (int64_t r = 0; r < replicas; ++r) {
+    operand[static_cast<size_t>(r)].resize(static_cast<size_t>(in.bytes));
+    DETRAIN_RETURN_IF_ERROR(devices[static_cast<size_t>(r)]->CopyOut(
+        in.id, operand[static_cast<size_t>(r)].data(), in.bytes));
+  }
+  std::string sum(static_cast<size_t>(out.bytes), '\0');
+  for (const auto& g : groups) {
+    ir::DispatchElementType(in.type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      auto combine = [&](T a, T b) { return cpu::Combine<T>(combiner, a, b); };
+      std::vector<T> values;
       for (int64_t i = 0; i < in.elements; ++i) {
         values.clear();
         for (int64_t r : g) {
           T v;
-          std::memcpy(&v,
-                      devices[static_cast<size_t>(r)]->arena() + in.offset +
-                          i * static_cast<int64_t>(sizeof(T)),
-                      sizeof(T));
+          std::memcpy(&v, operand[static_cast<size_t>(r)].data() + i * sizeof(T), sizeof(T));
           values.push_back(v);
         }
-        T sum = semantics::PairwiseTreeInPlace(values.data(), static_cast<int64_t>(values.size()),
-                                               combine);
-        for (int64_t r : g) {
-          std::memcpy(devices[static_cast<size_t>(r)]->arena() + out.offset +
-                          i * static_cast<int64_t>(sizeof(T)),
-                      &sum, sizeof(T));
-        }
+        T total = semantics::PairwiseTreeInPlace(values.data(), static_cast<int64_t>(values.size()),
+                                                 combine);
+        std::memcpy(sum.data() + i * sizeof(T), &total, sizeof(T));
       }
-    }
-  });
+    });
+    for (int64_t r : g)
+      DETRAIN_RETURN_IF_ERROR(
+          devices[static_cast<size_t>(r)]->CopyIn(out.id, sum.data(), out.bytes));
+  }
   return Status::Ok();
 }
 
@@ -222,14 +253,38 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
   }
   DETRAIN_ASSIGN_OR_RETURN(s.device_mask, Place(s.plan, d));
   s.pool = std::make_unique<ThreadPool>(static_cast<size_t>(options.threads));
+  if (options.backend == Backend::kCuda) {
+    // The CPU kernels' checks of every spec come first: the generated code trusts the plan.
+    DETRAIN_RETURN_IF_ERROR(cpu::PrepareKernels(s.plan, s.buffers, false).status());
+    Result<codegen::cuda::CudaProgram> program = codegen::cuda::GenerateCuda(s.plan);
+    if (!program.ok()) return program.status().WithContext("--backend cuda");
+    s.cuda_program = std::make_unique<codegen::cuda::CudaProgram>(std::move(*program));
+    std::shared_ptr<const cuda::CudaImages> images = options.cuda_images;
+    if (images == nullptr) {
+      DETRAIN_ASSIGN_OR_RETURN(cuda::CudaImages compiled, cuda::CompileImages(*s.cuda_program));
+      images = std::make_shared<const cuda::CudaImages>(std::move(compiled));
+    }
+    Result<std::shared_ptr<cuda::GpuSystem>> gpus =
+        options.gpu_system ? options.gpu_system(*s.cuda_program, *images)
+                           : cuda::OpenDriverSystem(*s.cuda_program, *images);
+    if (!gpus.ok()) return gpus.status().WithContext("--backend cuda");
+    s.gpus = std::move(*gpus);
+    for (int g = 0; g < std::min(s.gpus->DeviceCount(), d); ++g)
+      s.stats.devices.push_back("gpu " + std::to_string(g) + ": " + s.gpus->Describe(g));
+  } else {
+    s.stats.devices.push_back("cpu (" + std::string(IsaName(s.isa)) + ", " +
+                              std::to_string(options.threads) + " threads)");
+  }
   // Loading prepares every kernel: a bad plan is reported here rather than at the first run.
   for (int i = 0; i < (s.plan.replicated() ? 1 : d); ++i) {
-    s.devices.push_back(std::make_unique<cpu::CpuDevice>(
-        i, s.pool.get(), s.isa, /*whole_plan=*/s.plan.replicated() || d == 1));
-    DETRAIN_RETURN_IF_ERROR(s.devices.back()->Load(s.plan));
+    DETRAIN_ASSIGN_OR_RETURN(auto device,
+                             s.MakeDevice(i, /*whole_plan=*/s.plan.replicated() || d == 1));
+    s.devices.push_back(std::move(device));
   }
-  s.stats.folded_transposes = s.devices[0]->folds().transposes;
-  s.stats.folded_dot_trees = s.devices[0]->folds().dot_trees;
+  if (auto* first = dynamic_cast<cpu::CpuDevice*>(s.devices[0].get())) {
+    s.stats.folded_transposes = first->folds().transposes;
+    s.stats.folded_dot_trees = first->folds().dot_trees;
+  }
   return e;
 }
 
@@ -264,10 +319,9 @@ Status Executor::RunBorrowed(const std::vector<std::vector<const ir::Literal*>>&
   const int nd = s.plan.replicated() ? static_cast<int>(replicas) : s.options.devices;
   auto& devices = s.devices;
   while (static_cast<int>(devices.size()) < nd) {  // a replicated plan: one device per replica
-    devices.push_back(std::make_unique<cpu::CpuDevice>(static_cast<int>(devices.size()),
-                                                       s.pool.get(), s.isa,
-                                                       /*whole_plan=*/true));
-    DETRAIN_RETURN_IF_ERROR(devices.back()->Load(s.plan));
+    DETRAIN_ASSIGN_OR_RETURN(auto device,
+                             s.MakeDevice(static_cast<int>(devices.size()), /*whole_plan=*/true));
+    devices.push_back(std::move(device));
   }
   // Arguments are borrowed and results written over (*results)[first..]: copying a step's state
   // or allocating its results anew would cost as much as the step's elementwise work.
@@ -306,9 +360,8 @@ Status Executor::RunBorrowed(const std::vector<std::vector<const ir::Literal*>>&
       for (int e = 0; e < nd; ++e) {
         if (!present[static_cast<size_t>(e)][static_cast<size_t>(b)]) continue;
         const ArrayRef& ref = s.buffers[static_cast<size_t>(b)];
-        // Arena to arena: both devices are in this process.
-        DETRAIN_RETURN_IF_ERROR(devices[static_cast<size_t>(d)]->CopyIn(
-            b, devices[static_cast<size_t>(e)]->arena() + ref.offset, ref.bytes));
+        DETRAIN_RETURN_IF_ERROR(
+            devices[static_cast<size_t>(e)]->SendBuffer(b, devices[static_cast<size_t>(d)].get()));
         present[static_cast<size_t>(d)][static_cast<size_t>(b)] = 1;
         ++s.stats.transfers;
         s.stats.transfer_bytes += ref.bytes;

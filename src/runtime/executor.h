@@ -1,5 +1,7 @@
-// The executor: runs a v2 plan (stage 4) on a mesh of D in-process CPU devices with a thread
-// pool of T threads and an ISA path — and gives the same bits for every D, T and ISA.
+// The executor: runs a v2 plan (stage 4) on a mesh of D in-process devices — CPU devices with a
+// thread pool of T threads and an ISA path, or CUDA devices running the plan's generated CUDA
+// program (codegen/cuda, runtime/cuda) on the machine's GPUs — and gives the same bits for every
+// backend, D, T and ISA.
 //
 // The mesh (DESIGN.md §2 "Canonical shards"; schemas/cpu-plan.md "Shards and devices"): the
 // plan does not depend on D. Each kernel carries the range of the batch's S canonical shards
@@ -10,7 +12,11 @@
 // (device 0 for the entry's results). Every kernel therefore computes the same function of the
 // same operand bytes on whichever device runs it: D changes where work happens, never a bit.
 // A plan with all-reduce (an imported replicated module) runs one device per replica in
-// lockstep; the all-reduce is the pairwise tree over each replica group, in group order.
+// lockstep; the all-reduce is the pairwise tree over each replica group, in group order,
+// computed on the host from the replicas' copies.
+//
+// CUDA devices: device d runs on GPU d mod G (several devices may share one GPU, each with its
+// own arena); a transfer between devices on two GPUs is an NCCL send/receive, on one GPU a copy.
 //
 // Thread safety: one Run at a time per executor.
 #ifndef DETRAIN_RUNTIME_EXECUTOR_H_
@@ -24,14 +30,27 @@
 #include "base/isa.h"
 #include "base/status.h"
 #include "compiler/ir/literal.h"
+#include "runtime/cuda/gpu.h"
 #include "schemas/cpu_plan.pb.h"
 
 namespace detrain::runtime {
 
+enum class Backend : uint8_t { kCpu, kCuda };
+
+// "cpu" / "cuda", and back (an unknown name is an error).
+const char* BackendName(Backend backend);
+Result<Backend> ParseBackend(std::string_view name);
+
 struct ExecutorOptions {
-  int threads = 1;         // the pool's size; never changes a bit
+  int threads = 1;         // the pool's size (CPU devices); never changes a bit
   std::optional<Isa> isa;  // default BestIsa(); an unsupported one is an error. Never hashed.
   int devices = 1;         // D in {1, 2, 4, 8}, dividing the plan's shard count S
+  Backend backend = Backend::kCpu;
+  // kCuda: the plan's compiled program (the stages ptx and cubin-*); when null the executor
+  // compiles it (NVRTC, nvJitLink). And the GPUs: when empty, the driver's (tests pass an
+  // emulator).
+  std::shared_ptr<const cuda::CudaImages> cuda_images;
+  cuda::GpuSystemFactory gpu_system;
 };
 
 struct ExecutorStats {
@@ -43,6 +62,8 @@ struct ExecutorStats {
   // GemmTree.
   int64_t folded_transposes = 0;
   int64_t folded_dot_trees = 0;
+  // What ran it, for environment.json: "cpu (avx2, 4 threads)" or each GPU's description.
+  std::vector<std::string> devices;
 };
 
 class Executor {

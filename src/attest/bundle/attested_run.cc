@@ -38,7 +38,13 @@ struct Session {
 
 Result<Session> Open(const RunOptions& o) {
   Session s;
-  DETRAIN_ASSIGN_OR_RETURN(s.compiled, driver::Compile(o.program, {}));
+  driver::CompileOptions copts;
+  copts.cuda = o.executor.backend == runtime::Backend::kCuda;  // the executable it runs
+  if (copts.cuda && !o.executor.gpu_system) {  // no GPU: say so before compiling for one
+    DETRAIN_RETURN_IF_ERROR(
+        runtime::cuda::CountDriverGpus().status().WithContext("--backend cuda"));
+  }
+  DETRAIN_ASSIGN_OR_RETURN(s.compiled, driver::Compile(o.program, copts));
   if (!s.compiled.config.has_value()) {
     return InvalidArgument(o.program + ": only a .dt program can be run (it names its data)");
   }
@@ -248,7 +254,8 @@ Result<RunSummary> RunAttested(const RunOptions& o, Session& s) {
   statics.compiled = &s.compiled;
   statics.data = s.data.get();
   statics.schedule = &s.schedule;
-  statics.environment = EnvironmentJson(o.executor, s.trainer->isa(), o.detrain_version, o.program);
+  statics.environment = EnvironmentJson(o.executor, s.trainer->isa(), s.trainer->devices(),
+                                        o.detrain_version, o.program);
   if (o.resume) {
     DETRAIN_RETURN_IF_ERROR(CheckStaticsMatch(dir, statics));
   }

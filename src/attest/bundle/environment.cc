@@ -27,6 +27,7 @@ std::string CpuModel() {
 }  // namespace
 
 nlohmann::json EnvironmentJson(const runtime::ExecutorOptions& options, Isa isa,
+                               const std::vector<std::string>& devices,
                                const std::string& detrain_version, const std::string& program) {
   std::string absolute = program;
   if (absolute.empty() || absolute[0] != '/') {
@@ -44,7 +45,8 @@ nlohmann::json EnvironmentJson(const runtime::ExecutorOptions& options, Isa isa,
           {"format_version", 1},
           {"note", "recorded for the auditor; not part of the reproducibility claim"},
           {"machine", machine},
-          {"backend", "cpu"},
+          {"backend", runtime::BackendName(options.backend)},
+          {"device_list", devices},
           {"program", absolute},
           {"isa", IsaName(isa)},
           {"threads", options.threads},

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "runtime/executor.h"
 
@@ -14,7 +15,10 @@ namespace detrain::bundle {
 
 // `program`: the program's path as run, made absolute (a hint where its relative data paths
 // point, for a verifier on the same machine; the data's digests decide, never the path).
+// `devices`: what ran the steps (runtime::ExecutorStats::devices), e.g. each GPU's model and the
+// image it loaded.
 nlohmann::json EnvironmentJson(const runtime::ExecutorOptions& options, Isa isa,
+                               const std::vector<std::string>& devices,
                                const std::string& detrain_version, const std::string& program);
 
 }  // namespace detrain::bundle

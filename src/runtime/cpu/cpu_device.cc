@@ -111,6 +111,13 @@ Status CpuDevice::CopyOut(int32_t id, void* dst, int64_t bytes) {
   return Status::Ok();
 }
 
+Status CpuDevice::SendBuffer(int32_t id, Device* to) {
+  if (id < 0 || id >= static_cast<int32_t>(buffers_.size()))
+    return InvalidArgument(Name() + ": no buffer " + std::to_string(id));
+  const ArrayRef& b = buffers_[static_cast<size_t>(id)];
+  return to->CopyIn(id, arena_ + b.offset, b.bytes);  // arena to arena: one process
+}
+
 Status CpuDevice::Launch(int32_t id) {
   if (id < 0 || id >= static_cast<int32_t>(kernels_.size()))
     return InvalidArgument(Name() + ": no kernel " + std::to_string(id));

@@ -29,6 +29,7 @@ class CpuDevice : public Device {
   Status CopyOut(int32_t id, void* dst, int64_t bytes) override;
   Status Launch(int32_t id) override;
   Status Synchronize() override { return Status::Ok(); }
+  Status SendBuffer(int32_t id, Device* to) override;
 
   // The checked buffers of the loaded plan (also used by the executor's all-reduce).
   const std::vector<ArrayRef>& buffers() const { return buffers_; }

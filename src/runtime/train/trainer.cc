@@ -81,6 +81,21 @@ Status Initialize(const frontend::InitializerConfig& init, const prng::Key& key,
   }
 }
 
+// The compiled images of a plan's CUDA stages (prefix "" or "eval-"), when the compile made them.
+std::shared_ptr<const cuda::CudaImages> ImagesOf(const driver::CompileResult& compiled,
+                                                 const std::string& prefix) {
+  const driver::StageRecord* ptx = compiled.stages.Find(prefix + driver::kStagePtx);
+  if (ptx == nullptr) return nullptr;
+  auto images = std::make_shared<cuda::CudaImages>();
+  images->ptx = ptx->bytes;
+  const std::string cubin = prefix + driver::kStageCubinPrefix;
+  for (const driver::StageRecord& r : compiled.stages.records()) {
+    if (r.name.rfind(cubin, 0) == 0)
+      images->cubins.emplace_back(r.name.substr(cubin.size()), r.bytes);
+  }
+  return images;
+}
+
 }  // namespace
 
 std::string DTypeName(const ir::Literal& literal) {
@@ -100,10 +115,16 @@ Result<std::unique_ptr<Trainer>> Trainer::Create(const driver::CompileResult& co
   t->config_ = *compiled.config;
   t->init_plan_ = init->bytes;
   t->data_ = data;
-  DETRAIN_ASSIGN_OR_RETURN(t->step_, Executor::Create(plan->bytes, options));
+  // On the CUDA backend, the programs the compile made (stages ptx and cubin-*), if it made them.
+  ExecutorOptions step_options = options;
+  if (options.backend == Backend::kCuda && options.cuda_images == nullptr)
+    step_options.cuda_images = ImagesOf(compiled, "");
+  DETRAIN_ASSIGN_OR_RETURN(t->step_, Executor::Create(plan->bytes, step_options));
   if (const driver::StageRecord* eval = compiled.stages.Find(driver::kStageEvalPlan)) {
     ExecutorOptions eval_options = options;
     eval_options.devices = 1;  // one shard: the validation split is not sharded
+    if (options.backend == Backend::kCuda && options.cuda_images == nullptr)
+      eval_options.cuda_images = ImagesOf(compiled, driver::kEvalPrefix);
     DETRAIN_ASSIGN_OR_RETURN(t->eval_, Executor::Create(eval->bytes, eval_options));
     DETRAIN_ASSIGN_OR_RETURN(Batch v, data->Validation());
     t->validation_ = std::move(v);
@@ -134,6 +155,7 @@ Result<std::unique_ptr<Trainer>> Trainer::Create(const driver::CompileResult& co
 }
 
 Isa Trainer::isa() const { return step_->isa(); }
+const std::vector<std::string>& Trainer::devices() const { return step_->stats().devices; }
 
 TrainState Trainer::StateLayout() const { return layout_; }
 

@@ -84,6 +84,8 @@ class Trainer {
   const frontend::RunConfig& config() const { return config_; }
   int64_t steps() const { return *config_.train.steps; }
   Isa isa() const;
+  // What runs the train step (ExecutorStats::devices): the CPU, or each GPU with its image.
+  const std::vector<std::string>& devices() const;
 
  private:
   Trainer() = default;

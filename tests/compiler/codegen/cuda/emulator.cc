@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 
 #include "attest/sha256.h"
 #include "base/file_io.h"
@@ -101,18 +102,24 @@ Status CudaEmulator::Run(const cuda::Launch& l, uint8_t* arena, uint8_t* scratch
     case cuda::Launch::Kind::kKernel:
       break;
   }
-  void* fn = ::dlsym(handle_, l.function.c_str());
-  if (fn == nullptr) return Internal("no function " + l.function + " in the program");
-  unsigned grid[3] = {l.grid[0], l.grid[1], l.grid[2]};
+  std::vector<long long> args(l.args.begin(), l.args.end());
+  return RunKernel(l.function, l.grid, l.block, arena, scratch, args.data(), max_blocks);
+}
+
+Status CudaEmulator::RunKernel(const std::string& function, const uint32_t grid_in[3],
+                               uint32_t block, uint8_t* arena, uint8_t* scratch,
+                               const long long* args, uint32_t max_blocks) {
+  void* fn = ::dlsym(handle_, function.c_str());
+  if (fn == nullptr) return Internal("no function " + function + " in the program");
+  unsigned grid[3] = {grid_in[0], grid_in[1], grid_in[2]};
   if (max_blocks > 0) {
     for (unsigned& g : grid) g = g < max_blocks ? g : max_blocks;
   }
   char error[256] = {0};
   auto launch = reinterpret_cast<LaunchFn>(launch_);
-  std::vector<long long> args(l.args.begin(), l.args.end());
-  if (launch(reinterpret_cast<KernelFn>(fn), grid, l.block, arena, scratch, args.data(), error,
+  if (launch(reinterpret_cast<KernelFn>(fn), grid, block, arena, scratch, args, error,
              sizeof(error)) != 0) {
-    return Internal(l.function + ": " + error);
+    return Internal(function + ": " + error);
   }
   return Status::Ok();
 }
@@ -150,6 +157,85 @@ Result<std::vector<ir::Literal>> CudaEmulator::RunPlan(std::string_view plan_byt
     results.push_back(std::move(lit));
   }
   return results;
+}
+
+namespace {
+
+class EmulatedSystem : public runtime::cuda::GpuSystem {
+ public:
+  EmulatedSystem(std::unique_ptr<CudaEmulator> emulator, int count, uint32_t max_blocks,
+                 std::shared_ptr<int64_t> between)
+      : emulator_(std::move(emulator)),
+        count_(count),
+        max_blocks_(max_blocks),
+        between_(std::move(between)) {}
+  ~EmulatedSystem() override {
+    for (auto& [ptr, gpu] : owner_) std::free(reinterpret_cast<void*>(ptr));
+  }
+
+  int DeviceCount() const override { return count_; }
+  std::string Describe(int gpu) const override {
+    return "emulated GPU " + std::to_string(gpu) + " (host)";
+  }
+  Result<runtime::cuda::DevicePtr> Allocate(int gpu, int64_t bytes) override {
+    void* p = std::aligned_alloc(256, static_cast<size_t>((bytes + 255) / 256 * 256));
+    if (p == nullptr) return Internal("out of host memory");
+    std::memset(p, 0xA5, static_cast<size_t>(bytes));  // not zeros: nothing may read unwritten
+    const auto ptr = reinterpret_cast<runtime::cuda::DevicePtr>(p);
+    owner_[ptr] = gpu;
+    return ptr;
+  }
+  void Free(int, runtime::cuda::DevicePtr ptr) override {
+    owner_.erase(ptr);
+    std::free(reinterpret_cast<void*>(ptr));
+  }
+  Status ToDevice(int gpu, runtime::cuda::DevicePtr dst, const void* src, int64_t n) override {
+    std::memcpy(At(dst), src, static_cast<size_t>(n));
+    return Status::Ok();
+  }
+  Status ToHost(int gpu, void* dst, runtime::cuda::DevicePtr src, int64_t n) override {
+    std::memcpy(dst, At(src), static_cast<size_t>(n));
+    return Status::Ok();
+  }
+  Status OnDevice(int gpu, runtime::cuda::DevicePtr dst, runtime::cuda::DevicePtr src,
+                  int64_t n) override {
+    std::memmove(At(dst), At(src), static_cast<size_t>(n));
+    return Status::Ok();
+  }
+  Status Between(int from, runtime::cuda::DevicePtr src, int to, runtime::cuda::DevicePtr dst,
+                 int64_t n) override {
+    if (from == to) return Internal("a transfer between a GPU and itself");
+    if (between_) ++*between_;
+    std::memcpy(At(dst), At(src), static_cast<size_t>(n));
+    return Status::Ok();
+  }
+  Status Launch(int, const codegen::cuda::Launch& l, runtime::cuda::DevicePtr arena,
+                runtime::cuda::DevicePtr scratch, runtime::cuda::DevicePtr args) override {
+    return emulator_->RunKernel(l.function, l.grid, l.block, At(arena), At(scratch),
+                                reinterpret_cast<const long long*>(args), max_blocks_);
+  }
+  Status Synchronize(int) override { return Status::Ok(); }
+
+ private:
+  static uint8_t* At(runtime::cuda::DevicePtr p) { return reinterpret_cast<uint8_t*>(p); }
+
+  std::unique_ptr<CudaEmulator> emulator_;
+  int count_;
+  uint32_t max_blocks_;
+  std::shared_ptr<int64_t> between_;
+  std::map<runtime::cuda::DevicePtr, int> owner_;
+};
+
+}  // namespace
+
+runtime::cuda::GpuSystemFactory EmulatedGpus(int count, uint32_t max_blocks,
+                                             std::shared_ptr<int64_t> between) {
+  return [=](const codegen::cuda::CudaProgram& program, const runtime::cuda::CudaImages&)
+             -> Result<std::shared_ptr<runtime::cuda::GpuSystem>> {
+    DETRAIN_ASSIGN_OR_RETURN(std::unique_ptr<CudaEmulator> emulator, CudaEmulator::Create(program));
+    return std::shared_ptr<runtime::cuda::GpuSystem>(
+        std::make_shared<EmulatedSystem>(std::move(emulator), count, max_blocks, between));
+  };
 }
 
 }  // namespace detrain::testing

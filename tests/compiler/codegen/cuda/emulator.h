@@ -22,6 +22,7 @@
 #include "base/status.h"
 #include "compiler/codegen/cuda/cuda_program.h"
 #include "compiler/ir/literal.h"
+#include "runtime/cuda/gpu.h"
 
 namespace detrain::testing {
 
@@ -37,6 +38,11 @@ class CudaEmulator {
   Status Run(const codegen::cuda::Launch& launch, uint8_t* arena, uint8_t* scratch,
              std::string_view constant, uint32_t max_blocks = 0);
 
+  // Runs function `function` of the program on the grid (capped by max_blocks) with `args`.
+  Status RunKernel(const std::string& function, const uint32_t grid[3], uint32_t block,
+                   uint8_t* arena, uint8_t* scratch, const long long* args,
+                   uint32_t max_blocks = 0);
+
   // Runs a whole plan (`plan_bytes`, the plan `program` was generated from) on one emulated
   // device: arguments copied in, every kernel's launches in schedule order, results copied out.
   Result<std::vector<ir::Literal>> RunPlan(std::string_view plan_bytes,
@@ -50,6 +56,12 @@ class CudaEmulator {
   void* handle_ = nullptr;
   void* launch_ = nullptr;
 };
+
+// A GpuSystem (runtime/cuda/gpu.h) of `count` emulated GPUs in host memory, running the program
+// on the emulator: the executor, the CUDA device and the trainer run unchanged on it. Transfers
+// between two emulated GPUs are counted (`between`, when given).
+runtime::cuda::GpuSystemFactory EmulatedGpus(int count, uint32_t max_blocks = 0,
+                                             std::shared_ptr<int64_t> between = nullptr);
 
 }  // namespace detrain::testing
 

@@ -1,0 +1,127 @@
+// See cuda_device.h. Load allocates the arena and scratch, and uploads once every launch's
+// arguments and every constant; Launch then only enqueues work.
+#include "runtime/cuda/cuda_device.h"
+
+#include <algorithm>
+
+namespace detrain::runtime::cuda {
+
+namespace pb = plan::v2;
+using Step = codegen::cuda::Launch;
+
+CudaDevice::CudaDevice(int index, std::shared_ptr<GpuSystem> system, int gpu,
+                       const codegen::cuda::CudaProgram* program)
+    : index_(index), system_(std::move(system)), gpu_(gpu), program_(program) {}
+
+CudaDevice::~CudaDevice() {
+  for (DevicePtr p : {arena_, scratch_, args_, constants_}) {
+    if (p != 0) system_->Free(gpu_, p);
+  }
+}
+
+std::string CudaDevice::Name() const {
+  return "cuda:" + std::to_string(index_) + " (gpu " + std::to_string(gpu_) + ")";
+}
+
+Status CudaDevice::Load(const pb::Plan& plan) {
+  if (program_->launches.size() != static_cast<size_t>(plan.kernels_size()))
+    return Internal("the CUDA program was not generated from this plan");
+  plan_ = &plan;
+  // Sizes are checked by the executor (cpu::CheckBuffers) before any device is loaded.
+  DETRAIN_ASSIGN_OR_RETURN(arena_, system_->Allocate(gpu_, std::max<int64_t>(plan.arena_bytes(), 1)));
+  DETRAIN_ASSIGN_OR_RETURN(scratch_,
+                           system_->Allocate(gpu_, std::max<int64_t>(program_->scratch_bytes, 1)));
+  std::vector<long long> args;
+  std::string constants;
+  args_at_.assign(static_cast<size_t>(plan.kernels_size()), 0);
+  constant_at_.assign(static_cast<size_t>(plan.kernels_size()), 0);
+  for (int k = 0; k < plan.kernels_size(); ++k) {
+    args_at_[static_cast<size_t>(k)] = static_cast<int64_t>(args.size());
+    for (const Step& l : program_->launches[static_cast<size_t>(k)]) {
+      if (l.kind == Step::Kind::kKernel) args.insert(args.end(), l.args.begin(), l.args.end());
+      if (l.kind == Step::Kind::kConstant) {
+        if (static_cast<int64_t>(plan.kernels(k).constant().size()) != l.bytes)
+          return InvalidArgument("plan: kernel " + plan.kernels(k).name() + ": constant size");
+        constant_at_[static_cast<size_t>(k)] = static_cast<int64_t>(constants.size());
+        constants += plan.kernels(k).constant();
+        constants.resize((constants.size() + 15) / 16 * 16, '\0');
+      }
+    }
+  }
+  const int64_t args_bytes = static_cast<int64_t>(args.size() * sizeof(long long));
+  DETRAIN_ASSIGN_OR_RETURN(args_, system_->Allocate(gpu_, std::max<int64_t>(args_bytes, 8)));
+  if (args_bytes > 0) DETRAIN_RETURN_IF_ERROR(system_->ToDevice(gpu_, args_, args.data(), args_bytes));
+  const int64_t constant_bytes = static_cast<int64_t>(constants.size());
+  DETRAIN_ASSIGN_OR_RETURN(constants_,
+                           system_->Allocate(gpu_, std::max<int64_t>(constant_bytes, 8)));
+  if (constant_bytes > 0)
+    DETRAIN_RETURN_IF_ERROR(system_->ToDevice(gpu_, constants_, constants.data(), constant_bytes));
+  return Status::Ok();
+}
+
+Status CudaDevice::CheckBuffer(int32_t id, int64_t bytes) const {
+  if (plan_ == nullptr || id < 0 || id >= plan_->buffers_size() ||
+      plan_->buffers(id).size() != bytes) {
+    return InvalidArgument(Name() + ": buffer " + std::to_string(id) + " of the wrong size");
+  }
+  return Status::Ok();
+}
+
+Status CudaDevice::CopyIn(int32_t id, const void* src, int64_t bytes) {
+  DETRAIN_RETURN_IF_ERROR(CheckBuffer(id, bytes));
+  if (bytes == 0) return Status::Ok();
+  return system_->ToDevice(gpu_, arena_ + static_cast<DevicePtr>(plan_->buffers(id).offset()), src,
+                           bytes);
+}
+
+Status CudaDevice::CopyOut(int32_t id, void* dst, int64_t bytes) {
+  DETRAIN_RETURN_IF_ERROR(CheckBuffer(id, bytes));
+  if (bytes == 0) return Status::Ok();
+  return system_->ToHost(gpu_, dst, arena_ + static_cast<DevicePtr>(plan_->buffers(id).offset()),
+                         bytes);
+}
+
+Status CudaDevice::Launch(int32_t id) {
+  if (plan_ == nullptr || id < 0 || id >= plan_->kernels_size())
+    return InvalidArgument(Name() + ": no kernel " + std::to_string(id));
+  int64_t at = args_at_[static_cast<size_t>(id)];
+  for (const Step& l : program_->launches[static_cast<size_t>(id)]) {
+    switch (l.kind) {
+      case Step::Kind::kKernel:
+        DETRAIN_RETURN_IF_ERROR(system_->Launch(
+            gpu_, l, arena_, scratch_, args_ + static_cast<DevicePtr>(at * sizeof(long long))));
+        at += static_cast<int64_t>(l.args.size());
+        break;
+      case Step::Kind::kCopy:
+        DETRAIN_RETURN_IF_ERROR(system_->OnDevice(gpu_, arena_ + static_cast<DevicePtr>(l.dst),
+                                                  arena_ + static_cast<DevicePtr>(l.src), l.bytes));
+        break;
+      case Step::Kind::kConstant:
+        DETRAIN_RETURN_IF_ERROR(system_->OnDevice(
+            gpu_, arena_ + static_cast<DevicePtr>(l.dst),
+            constants_ + static_cast<DevicePtr>(constant_at_[static_cast<size_t>(id)]), l.bytes));
+        break;
+    }
+  }
+  return Status::Ok();
+}
+
+Status CudaDevice::Synchronize() { return system_->Synchronize(gpu_); }
+
+Status CudaDevice::SendBuffer(int32_t id, Device* to) {
+  if (plan_ == nullptr || id < 0 || id >= plan_->buffers_size())
+    return InvalidArgument(Name() + ": no buffer " + std::to_string(id));
+  const int64_t bytes = plan_->buffers(id).size();
+  const DevicePtr offset = static_cast<DevicePtr>(plan_->buffers(id).offset());
+  auto* peer = dynamic_cast<CudaDevice*>(to);
+  if (peer == nullptr || peer->system_ != system_) {
+    std::string staged(static_cast<size_t>(bytes), '\0');
+    DETRAIN_RETURN_IF_ERROR(CopyOut(id, staged.data(), bytes));
+    return to->CopyIn(id, staged.data(), bytes);
+  }
+  if (bytes == 0) return Status::Ok();
+  if (peer->gpu_ == gpu_) return system_->OnDevice(gpu_, peer->arena_ + offset, arena_ + offset, bytes);
+  return system_->Between(gpu_, arena_ + offset, peer->gpu_, peer->arena_ + offset, bytes);
+}
+
+}  // namespace detrain::runtime::cuda

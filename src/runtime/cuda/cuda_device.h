@@ -1,0 +1,55 @@
+// The CUDA device (runtime/device.h): a plan's arena in one GPU's memory, run by the generated
+// program's launch plan (codegen/cuda/cuda_program.h) — for each plan kernel, its launches, copies
+// and constants in order. Several CUDA devices may share one GPU (a mesh larger than the
+// machine's GPU count): each has its own arena. Kernels run asynchronously on the GPU's stream;
+// CopyOut and Synchronize wait.
+//
+// Determinism: the launches are the program's; a device adds no arithmetic. Thread safety: one
+// thread at a time (device.h).
+#ifndef DETRAIN_RUNTIME_CUDA_CUDA_DEVICE_H_
+#define DETRAIN_RUNTIME_CUDA_CUDA_DEVICE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/gpu.h"
+#include "runtime/device.h"
+
+namespace detrain::runtime::cuda {
+
+class CudaDevice : public Device {
+ public:
+  // Device `index` of the mesh on GPU `gpu` of `system`; `program` must be the plan's and
+  // outlive the device.
+  CudaDevice(int index, std::shared_ptr<GpuSystem> system, int gpu,
+             const codegen::cuda::CudaProgram* program);
+  ~CudaDevice() override;
+
+  std::string Name() const override;
+  Status Load(const plan::v2::Plan& plan) override;
+  Status CopyIn(int32_t id, const void* src, int64_t bytes) override;
+  Status CopyOut(int32_t id, void* dst, int64_t bytes) override;
+  Status Launch(int32_t id) override;
+  Status Synchronize() override;
+  Status SendBuffer(int32_t id, Device* to) override;
+
+  int gpu() const { return gpu_; }
+
+ private:
+  Status CheckBuffer(int32_t id, int64_t bytes) const;
+
+  int index_;
+  std::shared_ptr<GpuSystem> system_;
+  int gpu_;
+  const codegen::cuda::CudaProgram* program_;
+  const plan::v2::Plan* plan_ = nullptr;
+  DevicePtr arena_ = 0, scratch_ = 0, args_ = 0, constants_ = 0;
+  // Per plan kernel: where its launches' arguments start in args_ (in long longs), and where its
+  // constant's bytes are in constants_.
+  std::vector<int64_t> args_at_, constant_at_;
+};
+
+}  // namespace detrain::runtime::cuda
+
+#endif  // DETRAIN_RUNTIME_CUDA_CUDA_DEVICE_H_
