@@ -53,29 +53,27 @@ Status AppendEvalPlan(const std::string& spec, const passes::PipelineOptions& po
   return out->stages.Add(kStageEvalPlan, std::move(plan), std::move(t), out->is_hlo_input);
 }
 
-// The CUDA executable of stage `plan_stage` (stage_table.h): the generated source, its PTX and a
-// cubin per architecture, each recorded with the toolchain's version and options. The cubins are
-// assembled on up to `threads` threads; each is the same bytes either way.
-Status AppendCudaStages(const std::string& plan_stage, const std::string& prefix, int threads,
-                        CompileResult* out) {
+// A toolchain stage of the CUDA executable: the PTX, or a cubin.
+struct ToolchainStage {
+  std::string name;  // e.g. "eval-cubin-sm_90"
+  std::string bytes;
+  std::string options;  // the transform's, canonical JSON
+};
+
+// The PTX of `source` and a cubin per architecture, from NVRTC and nvJitLink, each with the
+// toolchain's version and options. The cubins are assembled on up to `threads` threads; each is
+// the same bytes either way.
+Result<std::vector<ToolchainStage>> RunToolchain(const std::string& source,
+                                                 const std::string& prefix, int threads) {
   namespace cuda = codegen::cuda;
-  const StageRecord* plan = out->stages.Find(plan_stage);
-  if (plan == nullptr) return Status::Ok();
-  DETRAIN_ASSIGN_OR_RETURN(cuda::CudaProgram program, cuda::GenerateCuda(plan->bytes));
   DETRAIN_ASSIGN_OR_RETURN(cuda::ToolchainVersions versions, cuda::Versions());
-  DETRAIN_ASSIGN_OR_RETURN(std::string codegen_options,
-                           OptionsJson({{"format_version", cuda::kCudaSourceVersion}}));
-  const std::string source_stage = prefix + kStageCuda, ptx_stage = prefix + kStagePtx;
-  DETRAIN_RETURN_IF_ERROR(out->stages.Add(source_stage, program.source,
-                                          TransformOf("cuda-codegen", plan_stage, codegen_options),
-                                          out->is_hlo_input));
-  DETRAIN_ASSIGN_OR_RETURN(std::string ptx, cuda::CompilePtx(program.source));
-  DETRAIN_ASSIGN_OR_RETURN(std::string nvrtc_options,
-                           OptionsJson({{"arch", cuda::kPtxArch},
-                                        {"nvrtc", versions.nvrtc},
-                                        {"options", cuda::NvrtcOptions()}}));
-  DETRAIN_RETURN_IF_ERROR(out->stages.Add(
-      ptx_stage, ptx, TransformOf("nvrtc", source_stage, nvrtc_options), out->is_hlo_input));
+  std::vector<ToolchainStage> out(1);
+  out[0].name = prefix + kStagePtx;
+  DETRAIN_ASSIGN_OR_RETURN(out[0].bytes, cuda::CompilePtx(source));
+  DETRAIN_ASSIGN_OR_RETURN(out[0].options, OptionsJson({{"arch", cuda::kPtxArch},
+                                                        {"nvrtc", versions.nvrtc},
+                                                        {"options", cuda::NvrtcOptions()}}));
+  const std::string& ptx = out[0].bytes;
   std::vector<Result<std::string>> cubins(cuda::kCubinArchs.size(), std::string());
   auto link = [&](size_t i) { cubins[i] = cuda::LinkCubin(ptx, cuda::kCubinArchs[i]); };
   if (threads > 1) {
@@ -88,13 +86,62 @@ Status AppendCudaStages(const std::string& plan_stage, const std::string& prefix
   for (size_t i = 0; i < cubins.size(); ++i) {
     if (!cubins[i].ok()) return cubins[i].status();
     const std::string arch = cuda::kCubinArchs[i];
-    DETRAIN_ASSIGN_OR_RETURN(std::string link_options,
-                             OptionsJson({{"arch", arch},
-                                          {"nvjitlink", versions.nvjitlink},
-                                          {"options", cuda::LinkOptions(arch)}}));
+    ToolchainStage s;
+    s.name = prefix + kStageCubinPrefix + arch;
+    s.bytes = std::move(*cubins[i]);
+    DETRAIN_ASSIGN_OR_RETURN(s.options, OptionsJson({{"arch", arch},
+                                                     {"nvjitlink", versions.nvjitlink},
+                                                     {"options", cuda::LinkOptions(arch)}}));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// The same stages as recorded (CompileOptions::recorded_toolchain_stages).
+Result<std::vector<ToolchainStage>> RecordedToolchain(
+    const std::map<std::string, CompileOptions::RecordedStage>& recorded,
+    const std::string& prefix) {
+  std::vector<std::string> names = {prefix + kStagePtx};
+  for (const char* arch : codegen::cuda::kCubinArchs) {
+    names.push_back(prefix + kStageCubinPrefix + arch);
+  }
+  std::vector<ToolchainStage> out;
+  for (const std::string& name : names) {
+    auto it = recorded.find(name);
+    if (it == recorded.end()) {
+      return NotFound("no recorded stage '" + name + "' (this detrain builds it)");
+    }
+    out.push_back({name, it->second.bytes, it->second.options});
+  }
+  return out;
+}
+
+// The CUDA executable of stage `plan_stage` (stage_table.h): the generated source, its PTX and a
+// cubin per architecture — from the toolchain, or as recorded.
+Status AppendCudaStages(const std::string& plan_stage, const std::string& prefix,
+                        const CompileOptions& options, CompileResult* out) {
+  namespace cuda = codegen::cuda;
+  const StageRecord* plan = out->stages.Find(plan_stage);
+  if (plan == nullptr) return Status::Ok();
+  DETRAIN_ASSIGN_OR_RETURN(cuda::CudaProgram program, cuda::GenerateCuda(plan->bytes));
+  DETRAIN_ASSIGN_OR_RETURN(std::string codegen_options,
+                           OptionsJson({{"format_version", cuda::kCudaSourceVersion}}));
+  const std::string source_stage = prefix + kStageCuda;
+  DETRAIN_RETURN_IF_ERROR(out->stages.Add(source_stage, program.source,
+                                          TransformOf("cuda-codegen", plan_stage, codegen_options),
+                                          out->is_hlo_input));
+  DETRAIN_ASSIGN_OR_RETURN(std::vector<ToolchainStage> stages,
+                           options.recorded_toolchain_stages.has_value()
+                               ? RecordedToolchain(*options.recorded_toolchain_stages, prefix)
+                               : RunToolchain(program.source, prefix, options.threads));
+  for (ToolchainStage& s : stages) {
+    // The PTX reads the source; each cubin the PTX.
+    const bool ptx = s.name == prefix + kStagePtx;
     DETRAIN_RETURN_IF_ERROR(
-        out->stages.Add(prefix + kStageCubinPrefix + arch, std::move(*cubins[i]),
-                        TransformOf("nvjitlink", ptx_stage, link_options), out->is_hlo_input));
+        out->stages.Add(s.name, std::move(s.bytes),
+                        TransformOf(ptx ? "nvrtc" : "nvjitlink",
+                                    ptx ? source_stage : prefix + kStagePtx, std::move(s.options)),
+                        out->is_hlo_input));
   }
   return Status::Ok();
 }
@@ -144,8 +191,8 @@ Status AppendBackendStages(const CompileOptions& options, CompileResult* out) {
       out->stages.Add(kStagePlan, std::move(plan), std::move(codegen), out->is_hlo_input));
   DETRAIN_RETURN_IF_ERROR(AppendEvalPlan(spec, popts, out));
   if (!options.cuda) return Status::Ok();
-  DETRAIN_RETURN_IF_ERROR(AppendCudaStages(kStagePlan, "", options.threads, out));
-  return AppendCudaStages(kStageEvalPlan, kEvalPrefix, options.threads, out);
+  DETRAIN_RETURN_IF_ERROR(AppendCudaStages(kStagePlan, "", options, out));
+  return AppendCudaStages(kStageEvalPlan, kEvalPrefix, options, out);
 }
 
 Result<CompileResult> Compile(const std::string& path, const CompileOptions& options) {

@@ -46,6 +46,17 @@ struct CompileOptions {
   // With backend: also the CUDA executable of the plan and the eval plan (stage_table.h),
   // through NVRTC and nvJitLink (an error where this detrain was built without them).
   bool cuda = false;
+  // With cuda: the PTX and cubin stages taken as recorded instead of running NVRTC and
+  // nvJitLink, by stage name ("ptx", "cubin-sm_90", "eval-ptx", ...) — their bytes and their
+  // transform options (canonical JSON). The CUDA source is generated either way; every stage
+  // this detrain builds must be given. For a verifier whose toolchain is not the one a bundle
+  // names (schemas/bundle.md §6.1): the chain is rebuilt around the recorded stages, which only
+  // their digests then vouch for.
+  struct RecordedStage {
+    std::string bytes;
+    std::string options;
+  };
+  std::optional<std::map<std::string, RecordedStage>> recorded_toolchain_stages;
   // Where to read each data file, by the path as the program writes it (a verifier pointing at
   // data received separately, or at a bundle's embedded copy). Unlisted paths are read as the
   // program writes them, relative to its directory. Never changes a stage: digests are recorded
