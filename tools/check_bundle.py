@@ -11,7 +11,8 @@ It checks everything that can be checked without re-running the training (bundle
     manifest's file digest); each file's SHA-256 is computed here for the cross-checks;
   - the program and the stages: digests, sizes, the stage table, the chain's input links, the
     pass chains, each pass output file, and the manifest's configuration against stage 1's
-    header;
+    header; for a run on the CUDA backend its executable (manifest.json's "executables"): the
+    CUDA source, PTX and cubin records, their files' digests, their links and options;
   - run.json, data/data.json, data/split.safetensors: consistent with the manifest, the split
     disjoint and complete, the index digests, embedded data files' digests, exact bytes;
   - steps.jsonl: canonical lines, numbering, the readable copies of every value against its bits,
@@ -61,6 +62,22 @@ STAGES = {"program": (0, "00.program.dt", None, None),
           "plan": (4, "04.plan.pb", "cpu-plan", "opt-hlo"),
           "eval-plan": (4, "04.eval-plan.pb", "cpu-plan", "eval")}
 CHECKPOINT_NAME = re.compile(r"^checkpoints/step-([0-9]{8})\.safetensors$")
+# A run on the CUDA backend records the CUDA executable of the plan (and of the eval plan, prefix
+# "eval-") in manifest.json's "executables" (schemas/bundle.md 4.3): the generated source, its
+# PTX and a cubin per architecture.
+CUBIN_ARCHS = ("sm_80", "sm_90")
+PTX_ARCH = "compute_80"
+TOOL_VERSION = re.compile(r"^[0-9]+\.[0-9]+$")
+
+
+def cuda_stages(prefix, plan):
+    """[(name, file, transform, the stage it reads)] of one plan's CUDA executable."""
+    out = [(prefix + "cuda", "04.%scuda.cu" % prefix, "cuda-codegen", plan),
+           (prefix + "ptx", "04.%sptx.ptx" % prefix, "nvrtc", prefix + "cuda")]
+    for arch in CUBIN_ARCHS:
+        out.append((prefix + "cubin-" + arch, "04.%scubin-%s.cubin" % (prefix, arch), "nvjitlink",
+                    prefix + "ptx"))
+    return out
 
 
 class Failed(Exception):
@@ -478,6 +495,10 @@ class Checker:
                 "data", "steps", "lineage", "final", "checkpoints", "files", "root_digest"}
         if m.get("status") == "stopped":
             keys.add("stop")
+        require(isinstance(m.get("run"), dict) and m["run"].get("backend") in ("cpu", "cuda"),
+                "manifest.json: run.backend is not cpu or cuda")
+        if m["run"]["backend"] == "cuda":
+            keys.add("executables")  # the CUDA run's executable, and only a CUDA run's
         require(set(m) == keys, "manifest.json: fields %s, expected %s"
                 % (sorted(m), sorted(keys)))
         require(m["status"] in ("complete", "stopped"), "manifest.json: status %r" % m["status"])
@@ -609,9 +630,12 @@ class Checker:
                     "%s: not the output the stage chain records for pass %d (%s)"
                     % (rel, i + 1, p["pass"]))
             expected.add(rel)
+        passes = len(expected) - len(stages) - 1
+        cuda_files = self.check_executables(seen)
+        expected |= cuda_files
         listed = {p for p in self.sha if p.startswith("stages/")}
-        require(listed == expected, "stages/: files %s are not the stage chain's"
-                % sorted(listed ^ expected))
+        require(listed == expected, "stages/: files %s are not the stage chain's%s"
+                % (sorted(listed ^ expected), " and the CUDA executable's" if cuda_files else ""))
         # Stage 1's header holds the program's configuration (before any --steps override).
         head = self.read("stages/" + stages[1]["file"]).split(b"\n", 2) if len(stages) > 1 else []
         if len(head) > 1 and head[1].startswith(b"// config "):
@@ -625,8 +649,68 @@ class Checker:
                                 "eval-plan stage's last pass output (the optimized eval HLO, "
                                 "not in the bundle): `detrain verify` recompiles them")
         self.say("ok  program and %d stages: digests, sizes, chain links, pass chains, %d pass "
-                 "outputs; the configuration is stage 1's"
-                 % (len(stages), len(expected) - len(stages) - 1))
+                 "outputs; the configuration is stage 1's" % (len(stages), passes))
+
+    def check_executables(self, seen):
+        """A CUDA run's executable (schemas/bundle.md 4.3): for the plan and the eval plan, the
+        generated source, its PTX and the cubins, each record's fields, digest, size, link to the
+        stage it reads, and options. Returns the files."""
+        if self.run_cfg["backend"] != "cuda":
+            return set()
+        e = self.m["executables"]
+        require(isinstance(e, dict) and set(e) == {"cuda"} and isinstance(e["cuda"], list),
+                "manifest.json: executables must be {\"cuda\": [stage records]}")
+        records = e["cuda"]
+        want = cuda_stages("", "plan") + (cuda_stages("eval-", "eval-plan")
+                                          if "eval-plan" in seen else [])
+        require([r.get("stage") if isinstance(r, dict) else None for r in records] ==
+                [w[0] for w in want], "manifest.json: executables.cuda has the stages %s, "
+                "expected %s" % ([r.get("stage") if isinstance(r, dict) else r for r in records],
+                                 [w[0] for w in want]))
+        versions, files = {}, set()
+        for r, (name, file, transform, source) in zip(records, want):
+            where = "executables.cuda stage %s" % name
+            require(set(r) == {"stage", "number", "file", "size", "sha256", "transform"} and
+                    isinstance(r["transform"], dict) and set(r["transform"]) ==
+                    {"name", "options", "input_stage", "input_sha256"}, where + ": fields")
+            t = r["transform"]
+            require(r["number"] == 4 and r["file"] == file and t["name"] == transform and
+                    t["input_stage"] == source,
+                    where + ": number, file or transform is not the format's")
+            rel = "stages/" + file
+            require(self.sha.get(rel) == r["sha256"], where + ": %s has another SHA-256" % rel)
+            require(os.path.getsize(os.path.join(self.dir, rel)) == r["size"], where + ": size")
+            require(seen.get(source) == t["input_sha256"], where + ": its input %s is not the "
+                    "stage with that digest" % source)
+            self.check_cuda_options(name, t, where, versions)
+            seen[name] = r["sha256"]
+            files.add(rel)
+        self.not_checked.append("the CUDA source against the plan, and the PTX and cubins "
+                                "against NVRTC and nvJitLink: `detrain verify` generates the "
+                                "source again and, with the recorded toolchain versions, compiles "
+                                "them again")
+        self.say("ok  CUDA executable: %d stages (source, PTX, cubins), digests, sizes, links; "
+                 "nvrtc %s, nvjitlink %s" % (len(records), versions.get("nvrtc"),
+                                              versions.get("nvjitlink")))
+        return files
+
+    def check_cuda_options(self, name, t, where, versions):
+        """The options a CUDA stage's transform records; one NVRTC and one nvJitLink version."""
+        o = t["options"]
+        require(isinstance(o, dict), where + ": transform options")
+        if t["name"] == "cuda-codegen":
+            require(set(o) == {"format_version"} and isinstance(o["format_version"], int) and
+                    o["format_version"] >= 1, where + ": options are not {format_version}")
+            return
+        tool = t["name"]
+        arch = PTX_ARCH if tool == "nvrtc" else name.rsplit("cubin-", 1)[1]
+        require(set(o) == {"arch", tool, "options"} and o["arch"] == arch and
+                isinstance(o[tool], str) and TOOL_VERSION.match(o[tool]) and
+                isinstance(o["options"], list) and all(isinstance(x, str) for x in o["options"]),
+                where + ": options are not {arch: %s, %s: MAJOR.MINOR, options: [...]}"
+                % (arch, tool))
+        require(versions.setdefault(tool, o[tool]) == o[tool],
+                where + ": %s %s, but another stage records %s" % (tool, o[tool], versions[tool]))
 
     def check_transform(self, s, t, where):
         """A stage's pipeline, passes and plan format version (schemas/bundle.md 4.3)."""
@@ -668,6 +752,7 @@ class Checker:
         for k in ("checkpoint_every", "eval_every"):
             require(run[k] == train[k], "run.%s differs from config.train.%s" % (k, k))
         require(run["state_digest"] in ("xxh3-128", "sha256"), "run.state_digest")
+        require(run["backend"] in ("cpu", "cuda"), "run.backend")
         require(run["state_digest"] == self.m["steps"]["state_digest"],
                 "run.state_digest differs from steps.state_digest")
         self.say("ok  run.json: the manifest's run options, consistent with the configuration")

@@ -106,6 +106,53 @@ TEST_F(BundleManifestTest, ManifestOfTheWrongShapeIsRejected) {
        "4611686018427387904 rows"},
       {[](json& m) { m["config"]["params"] = json::array({7}); },
        "manifest.json config.params[]: missing field \"name\""},
+      {[](json& m) { m["run"].erase("backend"); }, "manifest.json: missing field \"run.backend\""},
+      // A CUDA run's executable (shape-checked before anything reads it).
+      {[](json& m) { m["executables"] = 7; },
+       "manifest.json: field \"executables\": expected an object"},
+      {[](json& m) { m["executables"] = json::object(); },
+       "manifest.json: field \"executables\": expected \"cuda\""},
+      {[](json& m) {
+         m["executables"] = {{"tpu", json::array()}};
+       },
+       "manifest.json: field \"executables.tpu\": not a backend this detrain knows (cuda)"},
+      {[](json& m) {
+         m["executables"] = {{"cuda", json::object()}};
+       },
+       "field \"executables.cuda\": expected an array of 1 to 64 stage records"},
+      {[](json& m) {
+         m["executables"] = {{"cuda", json::array()}};
+       },
+       "field \"executables.cuda\": expected an array of 1 to 64 stage records"},
+      {[](json& m) {
+         m["executables"] = {{"cuda", json(65, m["stages"][6])}};
+       },
+       "field \"executables.cuda\": expected an array of 1 to 64 stage records"},
+      {[](json& m) {
+         m["executables"] = {{"cuda", json::array({7})}};
+       },
+       "manifest.json executables.cuda[0]: missing field \"stage\""},
+      {[](json& m) {
+         m["executables"] = {{"cuda", json::array({m["stages"][0]})}};
+       },
+       "manifest.json executables.cuda[0]: missing field \"transform\""},
+      {[](json& m) {
+         json r = m["stages"][6];
+         r["transform"]["options"] = "{}";
+         m["executables"] = {{"cuda", json::array({r})}};
+       },
+       "manifest.json executables.cuda[0]: field \"transform.options\": expected an object"},
+      {[](json& m) {
+         json r = m["stages"][6];
+         r["sha256"] = std::string(63, 'a');
+         m["executables"] = {{"cuda", json::array({r})}};
+       },
+       "manifest.json executables.cuda[0]: field \"sha256\": expected 64 lowercase hex digits"},
+      // Well formed, but a cpu run records no executable (recompile).
+      {[](json& m) {
+         m["executables"] = {{"cuda", json::array({m["stages"][6]})}};
+       },
+       "manifest.json: field \"executables\": a run on the cpu backend records no executables"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.message);

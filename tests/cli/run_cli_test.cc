@@ -176,11 +176,15 @@ TEST(RunCliTest, InspectShowsTheLossCurveAndTheFinalHash) {
   EXPECT_NE(r.out.find("eval        step 7: loss "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("checkpoints after steps 8, 16"), std::string::npos) << r.out;
   EXPECT_EQ(LineAfter(r.out, "final hash  "), hash);
+  EXPECT_EQ(LineAfter(r.out, "backend     "), "cpu (environment.json)");
+  EXPECT_EQ(LineAfter(r.out, "cuda stage  "), "");
 
   CliResult j = RunDetrain({"inspect", dir, "--json"});
   ASSERT_EQ(j.exit_code, 0) << j.err;
   json s = json::parse(j.out);
   EXPECT_EQ(s["complete"], true);
+  EXPECT_EQ(s["backend"], "cpu");
+  EXPECT_EQ(s["cuda_stages"], json::array());
   EXPECT_EQ(s["final_step_hash"], hash);
   EXPECT_EQ(s["loss"].size(), 24u);
   EXPECT_EQ(s["steps"]["count"], 24);

@@ -150,6 +150,30 @@ class BundleSchemaTest(SchemaTest):
             edit(bad)
             self.assertInvalid(None, bad, why)
 
+    def testACudaRunsManifestIsValid(self):
+        d = lib.MakeCudaShaped(self.b.Copy(self.bundles["embedded"], "cuda"))
+        m = Load(d, "manifest.json")
+        self.assertValid(None, m, "cuda-shaped")
+        self.assertValid("run", Load(d, "run.json"), "cuda-shaped")
+        cases = {
+            "cuda without executables": lambda m: m.pop("executables"),
+            "executables of a cpu run": lambda m: m["run"].update(backend="cpu"),
+            "a chain stage among them": lambda m: m["executables"]["cuda"].append(m["stages"][6]),
+            "another backend's": lambda m: m["executables"].update(tpu=[]),
+            "PTX without the NVRTC version": lambda m: m["executables"]["cuda"][1][
+                "transform"]["options"].pop("nvrtc"),
+            "a cubin from nvrtc": lambda m: m["executables"]["cuda"][2]["transform"].update(
+                name="nvrtc"),
+            "a source read from the PTX": lambda m: m["executables"]["cuda"][0][
+                "transform"].update(input_stage="ptx"),
+            "too many stages": lambda m: m["executables"].update(
+                cuda=m["executables"]["cuda"] * 9),
+        }
+        for why, edit in cases.items():
+            bad = copy.deepcopy(m)
+            edit(bad)
+            self.assertInvalid(None, bad, why)
+
     def testTheStepRecordSchemaMatchesThePolicy(self):
         xxh3 = json.loads(lib.StepLines(self.bundles["embedded"])[1])
         sha = json.loads(lib.StepLines(self.bundles["sha256"])[1])

@@ -130,3 +130,43 @@ def StepLines(bundle):
 
 def WriteStepLines(bundle, lines):
     WriteBytes(bundle, "steps.jsonl", b"\n".join(lines) + b"\n")
+
+
+def AddFile(manifest, rel):
+    """Lists a new file in manifest["files"] (its digest is filled in by Reseal)."""
+    manifest["files"].append({"path": rel, "size": 0, "merkle_root": "0" * 64})
+    manifest["files"].sort(key=lambda f: f["path"].encode("utf-8"))
+
+
+def MakeCudaShaped(bundle):
+    """Turns a CPU bundle into the shape of a CUDA run's (schemas/bundle.md 4.3): run.backend
+    "cuda" and an executables section whose stage files hold placeholder text, each record's
+    digest, size and links correct — what tools/check_bundle.py can check. Not a real CUDA run's
+    bundle (`detrain verify` regenerates the source and rejects it); the real one is checked in
+    tests/attest/cuda_bundle_test.cc, which needs the CUDA toolkit."""
+    m = Manifest(bundle)
+    digest = {s["stage"]: s["sha256"] for s in m["stages"]}
+    plans = [("", "plan")] + ([("eval-", "eval-plan")] if "eval-plan" in digest else [])
+    records = []
+    for prefix, plan in plans:
+        for name, file, transform, source in cb.cuda_stages(prefix, plan):
+            data = ("// %s: placeholder of the %s output\n" % (name, transform)).encode("utf-8")
+            WriteBytes(bundle, "stages/" + file, data)
+            AddFile(m, "stages/" + file)
+            if transform == "cuda-codegen":
+                options = {"format_version": 1}
+            elif transform == "nvrtc":
+                options = {"arch": cb.PTX_ARCH, "nvrtc": "13.0", "options": ["--fmad=false"]}
+            else:
+                arch = name.rsplit("cubin-", 1)[1]
+                options = {"arch": arch, "nvjitlink": "13.0", "options": ["-arch=" + arch]}
+            records.append({"stage": name, "number": 4, "file": file, "size": len(data),
+                            "sha256": hashlib.sha256(data).hexdigest(),
+                            "transform": {"name": transform, "options": options,
+                                          "input_stage": source, "input_sha256": digest[source]}})
+            digest[name] = records[-1]["sha256"]
+    m["executables"] = {"cuda": records}
+    m["run"]["backend"] = "cuda"
+    WriteBytes(bundle, "run.json", cb.canonical_bytes(m["run"]) + b"\n")
+    Reseal(bundle, m)
+    return bundle

@@ -366,6 +366,52 @@ class CheckBundleTest(unittest.TestCase):
                 self.assertIn("04.plan.txt against 04.plan.pb", self.assertPasses(d))
             self.assertVerifyFails(d, rel + " differs from what recompiling the program gives")
 
+    # ---- a CUDA run's executable (its shape: a real one needs the CUDA toolkit) ----
+
+    def testACudaShapedBundlePasses(self):
+        d = lib.MakeCudaShaped(self.Tampered("cuda"))
+        out = self.assertPasses(d)
+        self.assertIn("ok  CUDA executable: 8 stages (source, PTX, cubins)", out)
+        self.assertIn("not checked: the CUDA source against the plan", out)
+        # detrain verify generates the source again: the placeholder is not it.
+        self.assertVerifyFails(d, "stages/04.cuda.cu: stage 4 (cuda) differs")
+
+    def testATamperedCudaExecutable(self):
+        def Edited(name, edit):
+            d = lib.MakeCudaShaped(self.Tampered(name))
+            m = lib.Manifest(d)
+            edit(d, m)
+            lib.Reseal(d, m)
+            return d
+
+        def Flip(d, m):
+            lib.WriteBytes(d, "stages/04.ptx.ptx", lib.ReadBytes(d, "stages/04.ptx.ptx") + b"x")
+
+        def Unlisted(d, m):
+            m["executables"]["cuda"].pop()
+            os.remove(os.path.join(d, "stages/04.eval-cubin-sm_90.cubin"))
+            m["files"] = [f for f in m["files"] if f["path"] != "stages/04.eval-cubin-sm_90.cubin"]
+
+        def Extra(d, m):
+            lib.WriteBytes(d, "stages/04.cubin-sm_75.cubin", b"x")
+            lib.AddFile(m, "stages/04.cubin-sm_75.cubin")
+
+        for name, edit, message in (
+                ("flip", Flip, "executables.cuda stage ptx: stages/04.ptx.ptx has another SHA-256"),
+                ("link", lambda d, m: m["executables"]["cuda"][2]["transform"].update(
+                    input_sha256="0" * 64), "stage cubin-sm_80: its input ptx is not the stage"),
+                ("arch", lambda d, m: m["executables"]["cuda"][3]["transform"]["options"].update(
+                    arch="sm_80"), "stage cubin-sm_90: options are not {arch: sm_90"),
+                ("version", lambda d, m: m["executables"]["cuda"][6]["transform"]["options"].update(
+                    nvjitlink="12.9"), "nvjitlink 12.9, but another stage records 13.0"),
+                ("order", lambda d, m: m["executables"]["cuda"].reverse(),
+                 "executables.cuda has the stages"),
+                ("unlisted", Unlisted, "executables.cuda has the stages"),
+                ("extra", Extra, "stages/: files ['stages/04.cubin-sm_75.cubin'] are not"),
+                ("backend", lambda d, m: m["run"].update(backend="cpu"), "manifest.json: fields"),
+                ("no-executables", lambda d, m: m.pop("executables"), "manifest.json: fields")):
+            self.assertFails(Edited(name, edit), message)
+
     def testAFileEntryWithAFlatSha256(self):
         # Format 1's file entries hold size and Merkle root only: the Merkle root is the digest.
         d = self.Tampered("sha")

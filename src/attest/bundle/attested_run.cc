@@ -357,9 +357,31 @@ Result<RunSummary> RunAttested(const RunOptions& o, Session& s) {
   return sum;
 }
 
+// A bundle holds the executable of the backend it was started on, and run.json names that
+// backend (schemas/bundle.md §3): a resume on the other one would write another bundle. Said
+// before compiling (for a GPU that may not be there). A run.json that cannot be read is left
+// to CheckStaticsMatch; none yet (a kill before it was written) leaves the backend open.
+Status CheckResumeBackend(const RunOptions& o) {
+  const std::string path = JoinPath(o.output_dir, kRunRecord);
+  if (!PathExists(path)) return Status::Ok();
+  Result<uint64_t> size = RegularFileSize(path);
+  if (!size.ok() || *size > (uint64_t{1} << 20)) return Status::Ok();
+  Result<std::string> text = ReadFile(path);
+  Result<json> run = text.ok() ? attest::ParseJson(*text) : Result<json>(text.status());
+  if (!run.ok() || !run->is_object() || !run->contains("backend") ||
+      !(*run)["backend"].is_string()) {
+    return Status::Ok();
+  }
+  const std::string started = (*run)["backend"].get<std::string>();
+  if (started == runtime::BackendName(o.executor.backend)) return Status::Ok();
+  return FailedPrecondition(o.output_dir + ": this bundle was started with --backend " + started +
+                            "; resume it with --backend " + started);
+}
+
 }  // namespace
 
 Result<RunSummary> RunProgram(const RunOptions& options) {
+  if (options.attest && options.resume) DETRAIN_RETURN_IF_ERROR(CheckResumeBackend(options));
   DETRAIN_ASSIGN_OR_RETURN(Session s, Open(options));
   if (!options.attest) return RunPlain(options, s);
   return RunAttested(options, s);

@@ -4,7 +4,9 @@
 // Crash safety: every file is written atomically (base/file_io.h). steps.jsonl is appended one
 // record per step and synced with each checkpoint; manifest.json is written last, so a bundle
 // without it is incomplete, and progress.json says how far the run got. `resume` continues an
-// incomplete bundle: it recompiles the program (every stage must match what the bundle holds),
+// incomplete bundle on the backend it was started with (run.json names it; another is refused
+// before anything is compiled): it recompiles the program (every stage must match what the
+// bundle holds),
 // keeps the step records up to the newest checkpoint that matches them (or none: step 0), and
 // runs on from there — to the same records, and so the same final step hash, as a run that was
 // never interrupted, because every step is a pure function of the state, the data and t.

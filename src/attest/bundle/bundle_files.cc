@@ -64,10 +64,10 @@ runtime::TrainState ParamsOf(const runtime::TrainState& state) {
   return params;
 }
 
-json RunJson(const StepSchedule& schedule, bool embed_data) {
+json RunJson(const StepSchedule& schedule, bool embed_data, runtime::Backend backend) {
   return {{"format", "detrain.run"},
           {"format_version", kFormatVersion},
-          {"backend", "cpu"},
+          {"backend", runtime::BackendName(backend)},
           {"steps", schedule.steps},
           {"checkpoint_every", schedule.checkpoint_every},
           {"eval_every", schedule.eval_every},
@@ -207,9 +207,10 @@ Result<std::vector<std::pair<std::string, std::string>>> StaticFiles(const Bundl
   files.emplace_back(kDataRecord, std::move(data_text));
   DETRAIN_ASSIGN_OR_RETURN(std::string split, SplitFileBytes(*s.data));
   files.emplace_back(kSplitFile, std::move(split));
-  DETRAIN_ASSIGN_OR_RETURN(std::string run,
-                           CanonicalLine(RunJson(*s.schedule, s.options->embed_data)));
-  files.emplace_back("run.json", std::move(run));
+  DETRAIN_ASSIGN_OR_RETURN(
+      std::string run,
+      CanonicalLine(RunJson(*s.schedule, s.options->embed_data, s.options->executor.backend)));
+  files.emplace_back(kRunRecord, std::move(run));
   std::sort(files.begin(), files.end());
   DETRAIN_ASSIGN_OR_RETURN(std::string env, CanonicalLine(s.environment));
   files.emplace_back(kEnvironment, std::move(env));
@@ -301,7 +302,7 @@ Result<json> ManifestJson(const BundleStatics& s, const FinalState& fin, const j
       {"program",
        {{"path", std::string(kProgramDir) + "/" + BaseName(s.options->program)},
         {"sha256", c.stages.Find(driver::kStageProgram)->sha256}}},
-      {"run", RunJson(*s.schedule, s.options->embed_data)},
+      {"run", RunJson(*s.schedule, s.options->embed_data, s.options->executor.backend)},
       {"config", frontend::RunConfigJson(*c.config)},
       {"stages", driver::StageChainJson(c.stages)},
       {"data",
@@ -326,6 +327,9 @@ Result<json> ManifestJson(const BundleStatics& s, const FinalState& fin, const j
       {"files", files},
   };
   if (fin.stopped) manifest["stop"] = {{"reason", fin.stop_reason}};
+  // The CUDA executable is recorded apart from the chain the steps commit to (stage_table.h).
+  json cuda = driver::BackendStagesJson(c.stages, driver::kBackendCuda);
+  if (!cuda.empty()) manifest["executables"] = {{driver::kBackendCuda, cuda}};
   return manifest;
 }
 

@@ -41,8 +41,9 @@ Status WriteStatics(const std::string& dir, const BundleStatics& s);
 // this run would write; the error names the first that does not.
 Status CheckStaticsMatch(const std::string& dir, const BundleStatics& s);
 
-// run.json: the options of the run that are part of what it claims (hashed).
-nlohmann::json RunJson(const StepSchedule& schedule, bool embed_data);
+// run.json: the options of the run that are part of what it claims (hashed), and the backend it
+// ran on (which changes no step: schemas/bundle.md §4.4).
+nlohmann::json RunJson(const StepSchedule& schedule, bool embed_data, runtime::Backend backend);
 
 // data.json and split.safetensors (also what the verifier recomputes and compares).
 Result<nlohmann::json> DataJson(const frontend::RunConfig& config, const frontend::Dataset& parsed,
@@ -72,8 +73,9 @@ Result<std::set<std::string>> WrittenNames(const BundleStatics& s);
 bool IsRunTemporary(const std::string& relative_path, const std::set<std::string>& written);
 
 // manifest.json without its root digest, for the given file entries ({path, size, merkle_root},
-// sorted by path; every file but manifest.json and the final weights). The verifier rebuilds it
-// from a recompiled run and compares.
+// sorted by path; every file but manifest.json and the final weights), with "executables" when
+// the compile holds a backend's stages (the CUDA run's). The verifier rebuilds it from a
+// recompiled run and compares.
 Result<nlohmann::json> ManifestJson(const BundleStatics& s, const FinalState& fin,
                                     const nlohmann::json& files);
 

@@ -36,6 +36,7 @@ inline constexpr char kProgress[] = "progress.json";
 inline constexpr char kSteps[] = "steps.jsonl";
 inline constexpr char kLineage[] = "lineage.jsonl";
 inline constexpr char kEnvironment[] = "environment.json";
+inline constexpr char kRunRecord[] = "run.json";
 inline constexpr char kDataRecord[] = "data/data.json";
 inline constexpr char kSplitFile[] = "data/split.safetensors";
 inline constexpr char kEmbeddedDataDir[] = "data/files";

@@ -58,6 +58,30 @@ std::string Str(const json& j, std::initializer_list<const char*> path,
   return f->is_string() ? f->get<std::string>() : f->dump();
 }
 
+// A CUDA run's executable (recorded apart from the chain), and where the run ran (as recorded).
+void AddBackend(const std::string& dir, const Result<json>& manifest, json* out) {
+  json cuda = json::array();
+  if (manifest.ok()) {
+    if (const json* e = Field(*manifest, {"executables", "cuda"}); e != nullptr && e->is_array()) {
+      for (const json& r : *e) {
+        cuda.push_back({{"stage", Str(r, {"stage"})},
+                        {"file", Str(r, {"file"})},
+                        {"size", Str(r, {"size"})},
+                        {"sha256", Str(r, {"sha256"})}});
+      }
+    }
+  }
+  (*out)["cuda_stages"] = cuda;
+  if (Result<json> env = ReadJsonFile(JoinPath(dir, bundle::kEnvironment)); env.ok()) {
+    (*out)["backend"] = Str(*env, {"backend"});
+    if (const json* d = Field(*env, {"device_list"}); d != nullptr && d->is_array()) {
+      json devices = json::array();
+      for (const json& x : *d) devices.push_back(x.is_string() ? x.get<std::string>() : x.dump());
+      (*out)["devices"] = devices;
+    }
+  }
+}
+
 }  // namespace
 
 Result<json> InspectBundle(const std::string& dir) {
@@ -107,6 +131,7 @@ Result<json> InspectBundle(const std::string& dir) {
     }
   }
   out["stages"] = stages;
+  AddBackend(dir, manifest, &out);
   if (Result<std::string> text = ReadFile(JoinPath(dir, bundle::kLineage)); text.ok()) {
     Result<prng::KeyLineage> l = prng::KeyLineage::FromJsonl(*text);
     if (l.ok()) {
@@ -184,8 +209,14 @@ std::string InspectText(const json& s, int width, int height) {
          str(d["steps_per_epoch"]) + " steps/epoch" +
          (d["standardize"].get<bool>() ? "; standardized" : ""));
   }
+  if (s.contains("backend")) line("backend     " + str(s["backend"]) + " (environment.json)");
+  for (const json& d : s.value("devices", json::array())) line("device      " + str(d));
   for (const json& st : s["stages"])
     line("stage       " + str(st["stage"]) + "  sha256:" + str(st["sha256"]));
+  for (const json& st : s.value("cuda_stages", json::array())) {
+    line("cuda stage  " + str(st["stage"]) + "  sha256:" + str(st["sha256"]) + "  (" +
+         str(st["size"]) + " bytes)");
+  }
   if (s.contains("lineage")) {
     const json& l = s["lineage"];
     if (l.contains("nodes")) {

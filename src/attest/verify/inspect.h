@@ -13,7 +13,9 @@
 namespace detrain::verify {
 
 // {"bundle", "complete", "status", "program", "data": {files, rows, train_rows,
-// validation_rows, standardize}, "stages": [{stage, sha256}], "lineage": {nodes, uses, purposes:
+// validation_rows, standardize}, "stages": [{stage, sha256}], "cuda_stages": [{stage, file, size,
+// sha256}] (a CUDA run's executable; empty otherwise), "backend" and "devices" (environment.json's
+// backend and device_list, as recorded), "lineage": {nodes, uses, purposes:
 // {kind: count}}, "steps": {count, state_digest, genesis, final_step_hash}, "loss": [[step, loss]],
 // "eval": [[step, loss, accuracy|null]], "checkpoints": [steps_done], "root_digest"}.
 // Fails (InvalidArgument) only when `dir` is not a bundle at all.

@@ -3,12 +3,16 @@
 
 #include <string>
 
+#include "driver/stage_table.h"
+
 namespace detrain::verify {
 namespace {
 
 using nlohmann::json;
 
 enum class T { kObject, kArray, kString, kInt, kBool, kDigest, kAny };
+
+constexpr size_t kMaxBackendStages = 64;
 
 bool IsHex64(const json& j) {
   if (!j.is_string()) return false;
@@ -88,6 +92,41 @@ Status CheckFields(const json& root, const std::string& file, std::initializer_l
   return Status::Ok();
 }
 
+// "executables": {"cuda": [stage record, ...]} — the fields driver::StageRecordJson writes that
+// the verifier reads, and a bounded count (a backend's executable is a handful of stages).
+Status CheckExecutables(const json& e) {
+  if (!e.is_object()) return DataLoss("manifest.json: field \"executables\": expected an object");
+  for (auto it = e.begin(); it != e.end(); ++it) {
+    if (it.key() != driver::kBackendCuda) {
+      return DataLoss("manifest.json: field \"executables." + it.key() +
+                      "\": not a backend this detrain knows (cuda)");
+    }
+  }
+  if (!e.contains(driver::kBackendCuda)) {
+    return DataLoss("manifest.json: field \"executables\": expected \"cuda\"");
+  }
+  const json& cuda = e[driver::kBackendCuda];
+  if (!cuda.is_array() || cuda.empty() || cuda.size() > kMaxBackendStages) {
+    return DataLoss("manifest.json: field \"executables.cuda\": expected an array of 1 to " +
+                    std::to_string(kMaxBackendStages) + " stage records");
+  }
+  for (size_t i = 0; i < cuda.size(); ++i) {
+    DETRAIN_RETURN_IF_ERROR(CheckFields(cuda[i],
+                                        "manifest.json executables.cuda[" + std::to_string(i) + "]",
+                                        {{"stage", T::kString},
+                                         {"number", T::kInt},
+                                         {"file", T::kString},
+                                         {"size", T::kInt},
+                                         {"sha256", T::kDigest},
+                                         {"transform", T::kObject},
+                                         {"transform.name", T::kString},
+                                         {"transform.options", T::kObject},
+                                         {"transform.input_stage", T::kString},
+                                         {"transform.input_sha256", T::kDigest}}));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status CheckFormatVersion(const json& m) {
@@ -118,6 +157,7 @@ Status CheckManifest(const json& m) {
                                        {"run.eval_every", T::kInt},
                                        {"run.state_digest", T::kString},
                                        {"run.embed_data", T::kBool},
+                                       {"run.backend", T::kString},
                                        {"config", T::kObject},
                                        {"config.params", T::kArray},
                                        {"stages", T::kArray},
@@ -170,6 +210,7 @@ Status CheckManifest(const json& m) {
       return DataLoss("manifest.json: file path \"" + p + "\" leaves the bundle");
     }
   }
+  if (m.contains("executables")) DETRAIN_RETURN_IF_ERROR(CheckExecutables(m["executables"]));
   if (m["final"]["steps_done"] != m["steps"]["count"]) {
     return DataLoss("manifest.json: final.steps_done differs from steps.count");
   }

@@ -17,8 +17,8 @@ namespace detrain::verify {
 // non-integer.
 Status CheckFormatVersion(const nlohmann::json& manifest);
 
-// Every field of manifest.json format 1, with its type and (for digests) its form. DataLoss
-// naming the field.
+// Every field of manifest.json format 1, with its type and (for digests) its form — also the
+// optional "executables" (at most 64 stage records per backend). DataLoss naming the field.
 Status CheckManifest(const nlohmann::json& manifest);
 
 // data/data.json's fields the verifier reads.

@@ -1,6 +1,6 @@
-// The recompile phase (verifier.h): the bundled program compiled again with the data; every
-// stage, static file and manifest claim rebuilt and compared; the split, the lineage and the
-// genesis hash recomputed.
+// The recompile phase (verifier.h): the bundled program compiled again with the data (every stage
+// compared: recompile_stages.cc); every static file and manifest claim rebuilt and compared; the
+// split, the lineage and the genesis hash recomputed.
 #include <unistd.h>
 
 #include <map>
@@ -117,6 +117,7 @@ Check CheckStaticsAndManifest(const Bundle& b, const Replayable& r,
   bundle::RunOptions options;
   options.program = b.manifest["program"]["path"].get<std::string>();
   options.embed_data = run["embed_data"].get<bool>();
+  options.executor.backend = r.backend;
   for (size_t i = 0; i < b.data_record["files"].size(); ++i) {
     const json& f = b.data_record["files"][i];
     if (f.contains("embedded") != options.embed_data) {
@@ -129,7 +130,8 @@ Check CheckStaticsAndManifest(const Bundle& b, const Replayable& r,
   }
   bundle::BundleStatics statics;
   statics.options = &options;
-  statics.compiled = &r.compiled;
+  // With the bundle's PTX and cubins where they were not compiled again (recompile_stages.cc).
+  statics.compiled = r.as_recorded.has_value() ? &*r.as_recorded : &r.compiled;
   statics.data = r.data.get();
   statics.schedule = &r.schedule;
   statics.data_files = data_files;
@@ -227,46 +229,11 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
                 b.manifest["program"]["path"].get<std::string>() +
                 "\" is not a file of the bundle");
   }
-  Result<driver::CompileResult> compiled = driver::Compile(program, copts);
-  if (!compiled.ok()) return FailStatus(compiled.status(), "recompiling the bundled program");
-  r->compiled = std::move(*compiled);
-  // Every stage, in chain order.
-  const json& stages = b.manifest["stages"];
-  const auto& records = r->compiled.stages.records();
-  if (stages.size() != records.size()) {
-    return Fail("manifest.json: field \"stages\": the bundle records " +
-                std::to_string(stages.size()) + " stages; recompiling gives " +
-                std::to_string(records.size()));
-  }
-  for (size_t i = 0; i < records.size(); ++i) {
-    const json& s = stages[i];
-    const driver::StageRecord& rec = records[i];
-    if (s["stage"] != rec.name || s["sha256"] != rec.sha256) {
-      std::string bundled;
-      Result<std::string> bytes =
-          ReadFile(JoinPath(JoinPath(b.dir, bundle::kStagesDir), rec.file_name));
-      if (bytes.ok()) bundled = *bytes;
-      if (bytes.ok() && attest::Sha256Hex(bundled) == rec.sha256) {
-        // The stage file is what recompiling gives: the manifest's entry was edited.
-        const json have = {{"stage", s["stage"]}, {"sha256", s["sha256"]}};
-        const json want = {{"stage", rec.name}, {"sha256", rec.sha256}};
-        return Fail(
-            "manifest.json: " + JsonDifference(have, want, "stages[" + std::to_string(i) + "]") +
-            " (the stage file and recompiling the program agree)");
-      }
-      const bool text =
-          rec.file_name.size() < 3 || rec.file_name.substr(rec.file_name.size() - 3) != ".pb";
-      const std::string file = rec.number == 0
-                                   ? b.manifest["program"]["path"].get<std::string>()
-                                   : std::string(bundle::kStagesDir) + "/" + rec.file_name;
-      return Fail(file + ": stage " + std::to_string(rec.number) + " (" + rec.name +
-                  ") differs: recorded sha256 " + s["sha256"].get<std::string>() + ", recompiled " +
-                  rec.sha256 + "; " + FirstDifference(bundled, rec.bytes, text));
-    }
-  }
+  if (Check c = CompileStages(b, program, copts, r)) return c;
   frontend::RunConfig& cfg = *r->compiled.config;
   const json& run = b.manifest["run"];
   cfg.train.steps = run["steps"].get<int64_t>();
+  if (r->as_recorded.has_value()) r->as_recorded->config->train.steps = cfg.train.steps;
   r->seed = cfg.train.seed;
   r->schedule.steps = run["steps"].get<int64_t>();
   r->schedule.checkpoint_every = run["checkpoint_every"].get<int64_t>();

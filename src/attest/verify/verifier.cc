@@ -261,8 +261,11 @@ json VerifyReport::ToJson() const {
   static const char* kNames[] = {"verified", "failed", "incomplete", "input-error"};
   json phases_json = json::array();
   for (const PhaseReport& p : phases) {
-    phases_json.push_back(
-        {{"phase", p.name}, {"ok", p.ok}, {"message", p.message}, {"seconds", p.seconds}});
+    phases_json.push_back({{"phase", p.name},
+                           {"ok", p.ok},
+                           {"message", p.message},
+                           {"seconds", p.seconds},
+                           {"notes", p.notes}});
   }
   return {{"format", "detrain.verify-report"},
           {"format_version", 1},
@@ -282,7 +285,9 @@ VerifyReport VerifyBundle(const VerifyOptions& o) {
   Bundle b;
   b.dir = o.bundle;
   while (b.dir.size() > 1 && b.dir.back() == '/') b.dir.pop_back();
-  auto run_phase = [&](const char* name, const std::function<Check()>& fn) {
+  std::string notes;  // every passing phase's notes, for the report's message
+  auto run_phase = [&](const char* name, const std::function<Check()>& fn,
+                       const std::vector<std::string>* phase_notes = nullptr) {
     if (o.progress) o.progress(std::string(name) + ": ...");
     auto start = std::chrono::steady_clock::now();
     Check c = fn();
@@ -291,6 +296,14 @@ VerifyReport VerifyBundle(const VerifyOptions& o) {
     p.ok = !c.has_value();
     p.seconds = Seconds(start);
     p.message = c.has_value() ? c->message : "ok";
+    if (p.ok && phase_notes != nullptr) {
+      p.notes = *phase_notes;
+      for (const std::string& n : p.notes) {
+        p.message += "; " + n;
+        notes += "; " + n;
+        if (o.progress) o.progress(std::string(name) + ": note: " + n);
+      }
+    }
     report.phases.push_back(p);
     if (c.has_value()) {
       report.outcome = c->outcome;
@@ -310,11 +323,14 @@ VerifyReport VerifyBundle(const VerifyOptions& o) {
   report.status = b.manifest["status"].get<std::string>();
   Replayable r;
   if (o.recompile || o.replay) {
-    if (!run_phase("recompile", [&] {
-          Check c = Recompile(b, o, &r);
-          if (!c.has_value() && !o.replay) c = CheckAllCheckpoints(b, r);
-          return c;
-        })) {
+    if (!run_phase(
+            "recompile",
+            [&] {
+              Check c = Recompile(b, o, &r);
+              if (!c.has_value() && !o.replay) c = CheckAllCheckpoints(b, r);
+              return c;
+            },
+            &r.notes)) {
       return report;
     }
   }
@@ -331,7 +347,7 @@ VerifyReport VerifyBundle(const VerifyOptions& o) {
                    (report.status == "stopped"
                         ? "; the run stopped: " + b.manifest["stop"]["reason"].get<std::string>()
                         : "") +
-                   "; final step hash " + report.final_step_hash;
+                   "; final step hash " + report.final_step_hash + notes;
   return report;
 }
 

@@ -13,7 +13,10 @@
 //              one canonical JSON object (its values are recorded, not checked).
 //   recompile  stages 1-4 are rebuilt from the bundled program and the data (embedded, in
 //              --data DIR, or where the program names it; each file must have its recorded
-//              SHA-256) and must have the recorded digests; the data record, the split, the key
+//              SHA-256) and must have the recorded digests — for a run on the CUDA backend also
+//              its executable: the CUDA source always, the PTX and cubins where this detrain has
+//              the NVRTC and nvJitLink versions they record (else a note says they were not
+//              compiled again; verification still passes); the data record, the split, the key
 //              lineage and the genesis hash are recomputed and compared; then the bundle must
 //              list exactly the files of this run, hold every static one (but environment.json)
 //              as the writer writes it, and its manifest must claim exactly what the run gives
@@ -21,7 +24,8 @@
 //   replay     the steps are run again — all of them, or a range from the nearest checkpoint —
 //              and every field of every record (the epoch too) must come out the same, ending
 //              in the manifest's final state. Segments between checkpoints are independent,
-//              so `jobs` of them run at once.
+//              so `jobs` of them run at once. It runs on the verifier's backend, whichever the
+//              bundle was made on: every backend gives the same steps.
 //
 // Outcomes and exit codes: verified 0; failed 1 (a mismatch, a corrupt or incomplete bundle);
 // input error 2 (no such directory, a format version this verifier does not read, a dataset it
@@ -61,6 +65,9 @@ struct PhaseReport {
   bool ok = false;
   std::string message;  // what failed, or a summary of what was checked
   double seconds = 0;
+  // What a passing phase left unchecked, e.g. "CUDA PTX and cubins not recompiled: toolchain
+  // nvrtc 13.1 here, 13.0 recorded; ..." (also in `message` and the report's).
+  std::vector<std::string> notes;
 };
 
 struct VerifyReport {

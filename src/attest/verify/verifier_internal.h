@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "attest/bundle/bundle_format.h"
 #include "attest/bundle/step_runner.h"
@@ -77,12 +78,22 @@ struct Replayable {
   bundle::StepSchedule schedule;
   std::string stage_chain;
   int64_t seed = 0;
-  runtime::TrainState layout;  // the state's names and shapes
+  runtime::TrainState layout;                         // the state's names and shapes
+  runtime::Backend backend = runtime::Backend::kCpu;  // the run's (run.backend)
+  // A CUDA run whose PTX and cubins were not compiled again: the stages with the recorded ones
+  // standing in (what the bundle must hold), while `compiled` (what replay runs) has none.
+  std::optional<driver::CompileResult> as_recorded;
+  std::vector<std::string> notes;  // what the phase did not check, for the report
 };
 
 // The phases (integrity.cc, recompile.cc).
 Check Integrity(Bundle& b, const VerifyOptions& o);
 Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r);
+// Recompile's first step (recompile_stages.cc): `program` compiled with `copts` (and a CUDA run's
+// executable), every stage record compared with the manifest's; sets r->compiled, r->backend,
+// r->as_recorded and r->notes.
+Check CompileStages(const Bundle& b, const std::string& program, driver::CompileOptions copts,
+                    Replayable* r);
 // Without replay: every checkpoint's tensors against its record's roots.
 Check CheckAllCheckpoints(const Bundle& b, const Replayable& r);
 
