@@ -34,9 +34,10 @@ bool IsPermutation(const std::vector<int64_t>& p, size_t rank) {
   return true;
 }
 
-// `const B* in<i>` / `B* out` pointers with B the bits type of the element size.
-void BitsPointers(KernelWriter& w) {
-  for (size_t i = 0; i < w.in().size(); ++i) {
+// `const B* in<i>` for the first `inputs` inputs and `B* out`, with B the bits type of the
+// element size.
+void BitsPointers(KernelWriter& w, size_t inputs) {
+  for (size_t i = 0; i < inputs; ++i) {
     const Array& a = w.in()[i];
     const char* t = BitsType(a.type);
     w.Line(std::string("const ") + t + "* __restrict__ in" + std::to_string(i) +
@@ -53,15 +54,15 @@ std::string IndexScalar(KernelWriter& w, size_t i) {
          "*>(arena + " + w.Arg(w.in()[i].offset) + "))";
 }
 
-// A one-thread-per-output kernel: `body` writes the lines that set `out[o]` from the output
-// index variables.
-void PerOutput(KernelWriter& w,
+// A one-thread-per-output kernel reading its first `inputs` inputs as data: `body` writes the
+// lines that set `out[o]` from the output index variables.
+void PerOutput(KernelWriter& w, size_t inputs,
                const std::function<void(KernelWriter&, const std::vector<std::string>&)>& body,
                const std::function<void(KernelWriter&)>& prologue = nullptr) {
   const Array& out = w.out()[0];
   if (out.elements == 0) return;
   w.BeginFunction(kBlock);
-  BitsPointers(w);
+  BitsPointers(w, inputs);
   if (prologue) prologue(w);
   w.OpenGridStride("o", out.elements);
   body(w, Unravel(w, "o", out.dims, "q"));
@@ -96,7 +97,7 @@ Status EmitAffine(KernelWriter& w) {
           out.dims[static_cast<size_t>(dims[i])] != src.dims[static_cast<size_t>(i)])
         return BadSpec(w, "broadcast dimensions");
     }
-    PerOutput(w, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
+    PerOutput(w, 1, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
       std::vector<std::string> from;
       for (int64_t d : dims) from.push_back(idx[static_cast<size_t>(d)]);
       kw.Line("out[o] = in0[" + Ravel(from, strides) + "];");
@@ -112,7 +113,7 @@ Status EmitAffine(KernelWriter& w) {
       if (out.dims[i] != src.dims[static_cast<size_t>(perm[i])])
         return BadSpec(w, "transpose shape");
     }
-    PerOutput(w, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
+    PerOutput(w, 1, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
       std::vector<std::string> from(rank);
       for (size_t i = 0; i < rank; ++i) from[static_cast<size_t>(perm[i])] = idx[i];
       kw.Line("out[o] = in0[" + Ravel(from, strides) + "];");
@@ -130,7 +131,7 @@ Status EmitAffine(KernelWriter& w) {
           (out.dims[d] > 0 && out.dims[d] - 1 > (src.dims[d] - 1 - start) / stride))
         return BadSpec(w, "slice outside its operand");
     }
-    PerOutput(w, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
+    PerOutput(w, 1, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
       std::vector<std::string> from(rank);
       int64_t base = 0;
       std::vector<int64_t> step(rank);
@@ -150,7 +151,7 @@ Status EmitAffine(KernelWriter& w) {
       if (d < 0 || d >= static_cast<int64_t>(rank)) return BadSpec(w, "reverse dimensions");
       reversed[static_cast<size_t>(d)] = true;
     }
-    PerOutput(w, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
+    PerOutput(w, 1, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
       std::vector<std::string> from(rank);
       for (size_t d = 0; d < rank; ++d) {
         from[d] = reversed[d] && out.dims[d] > 1 ? "(" + Num(out.dims[d] - 1) + " - " + idx[d] + ")"
@@ -169,7 +170,7 @@ Status EmitAffine(KernelWriter& w) {
       return BadSpec(w, "dynamic-slice sizes");
   }
   PerOutput(
-      w,
+      w, 1,
       [&](KernelWriter& kw, const std::vector<std::string>& idx) {
         std::vector<std::string> from(rank);
         for (size_t d = 0; d < rank; ++d)
@@ -192,7 +193,7 @@ Status EmitPad(KernelWriter& w) {
   }
   const Array& src = w.in()[0];
   const std::vector<int64_t> strides = Strides(src.dims);
-  PerOutput(w, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
+  PerOutput(w, 2, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
     // Output index x holds operand element (x - lo) / (interior + 1) when that divides exactly
     // and lands inside the operand; every other element is the padding value.
     std::string inside;
@@ -229,7 +230,7 @@ Status EmitConcatenate(KernelWriter& w) {
     total += a.dims[static_cast<size_t>(dim)];
   }
   if (total != out.dims[static_cast<size_t>(dim)]) return BadSpec(w, "concatenate sizes");
-  PerOutput(w, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
+  PerOutput(w, w.in().size(), [&](KernelWriter& kw, const std::vector<std::string>& idx) {
     int64_t first = 0;
     const std::string at = idx[static_cast<size_t>(dim)];
     for (size_t i = 0; i < kw.in().size(); ++i) {
@@ -270,7 +271,7 @@ Status EmitDynamicUpdateSlice(KernelWriter& w) {
   }
   const std::vector<int64_t> strides = Strides(update.dims);
   PerOutput(
-      w,
+      w, 2,
       [&](KernelWriter& kw, const std::vector<std::string>& idx) {
         std::string inside;
         std::vector<std::string> from(rank);
@@ -387,7 +388,7 @@ Status EmitGather(KernelWriter& w) {
   if (!ok) return BadSpec(w, "inconsistent gather spec");
   const std::vector<int64_t> strides = Strides(in.dims);
   PerOutput(
-      w,
+      w, 1,
       [&](KernelWriter& kw, const std::vector<std::string>& idx) {
         std::vector<std::string> batch, offset;
         for (size_t d = 0; d < idx.size(); ++d)

@@ -253,8 +253,9 @@ std::vector<std::string> Unravel(KernelWriter& w, const std::string& linear,
   for (size_t d = dims.size(); d-- > first;) {
     if (dims[d] == 1) continue;
     const std::string name = w.Fresh(prefix);
+    // A caller may use only some dims (a broadcast, a gather's batch dims).
     if (d == first) {
-      w.Line("const I " + name + " = " + rest + ";");
+      w.Line("[[maybe_unused]] const I " + name + " = " + rest + ";");
     } else {
       if (!copied) {
         const std::string r = w.Fresh(prefix + "r");
@@ -262,8 +263,8 @@ std::vector<std::string> Unravel(KernelWriter& w, const std::string& linear,
         rest = r;
         copied = true;
       }
-      w.Line("const I " + name + " = " + rest + " % " + std::to_string(dims[d]) + "; " + rest +
-             " /= " + std::to_string(dims[d]) + ";");
+      w.Line("[[maybe_unused]] const I " + name + " = " + rest + " % " + std::to_string(dims[d]) +
+             "; " + rest + " /= " + std::to_string(dims[d]) + ";");
     }
     index[d] = name;
   }
