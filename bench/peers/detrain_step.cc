@@ -80,8 +80,8 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
     std::string dir = f.program.substr(0, f.program.find_last_of('/'));
     f.model = dir.substr(dir.find_last_of('/') + 1);
   }
-  return !f.program.empty() && f.threads >= 1 && f.steps >= 1 && f.warmup >= 0 &&
-         f.devices >= 1 && (f.backend == "cpu" || f.backend == "cuda");
+  return !f.program.empty() && f.threads >= 1 && f.steps >= 1 && f.warmup >= 0 && f.devices >= 1 &&
+         (f.backend == "cpu" || f.backend == "cuda");
 }
 
 double Median(std::vector<double> v) {
@@ -157,8 +157,8 @@ int Main(const Flags& f) {
       "\"steps\": %d, \"warmup\": %d, \"folded_transposes\": %lld, \"folded_dot_trees\": %lld, "
       "\"peak_rss_mib\": %.1f}\n",
       f.backend.c_str(), (*executor)->stats().devices.at(0).c_str(), f.devices, f.model.c_str(),
-      f.threads, std::string(IsaName((*executor)->isa())).c_str(), first_call_ms,
-      compile_ms, create_ms, first_step_ms, args_ms, Median(times),
+      f.threads, std::string(IsaName((*executor)->isa())).c_str(), first_call_ms, compile_ms,
+      create_ms, first_step_ms, args_ms, Median(times),
       *std::min_element(times.begin(), times.end()), f.steps, f.warmup,
       static_cast<long long>((*executor)->stats().folded_transposes),
       static_cast<long long>((*executor)->stats().folded_dot_trees),

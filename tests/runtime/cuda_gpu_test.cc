@@ -37,12 +37,12 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 }
 
 // The number of GPUs, or skips the test with the reason there are none.
-#define DETRAIN_REQUIRE_GPU(count)                                                        \
-  int count = 0;                                                                          \
-  {                                                                                       \
-    Result<int> gpus = cuda::CountDriverGpus();                                           \
-    if (!gpus.ok()) GTEST_SKIP() << "no GPU to run on: " << gpus.status().message();      \
-    count = *gpus;                                                                        \
+#define DETRAIN_REQUIRE_GPU(count)                                                   \
+  int count = 0;                                                                     \
+  {                                                                                  \
+    Result<int> gpus = cuda::CountDriverGpus();                                      \
+    if (!gpus.ok()) GTEST_SKIP() << "no GPU to run on: " << gpus.status().message(); \
+    count = *gpus;                                                                   \
   }
 
 ExecutorOptions OnGpus(int devices) {

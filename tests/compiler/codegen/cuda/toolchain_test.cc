@@ -4,6 +4,8 @@
 // directly — and the generated source compiles through NVRTC with no warnings and no include path
 // but the embedded device headers. The source needs exactly those headers: without any one of
 // them NVRTC fails. Registered only where a CUDA toolkit was found.
+#include "compiler/codegen/cuda/toolchain.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -11,7 +13,6 @@
 
 #include "attest/sha256.h"
 #include "compiler/codegen/cuda/cuda_program.h"
-#include "compiler/codegen/cuda/toolchain.h"
 #include "driver/compile.h"
 
 namespace detrain::codegen::cuda {
@@ -35,7 +36,8 @@ class CudaStages : public ::testing::TestWithParam<std::string> {};
 TEST_P(CudaStages, IdenticalAcrossTenCompilationsAndThreadCounts) {
   ASSERT_TRUE(ToolchainAvailable());
   const auto start = std::chrono::steady_clock::now();
-  const std::string path = std::string(DETRAIN_SOURCE_DIR) + "/examples/" + GetParam() + "/train.dt";
+  const std::string path =
+      std::string(DETRAIN_SOURCE_DIR) + "/examples/" + GetParam() + "/train.dt";
   std::map<std::string, std::string> first;
   std::string plan;
   for (int threads : {1, 2, 8}) {
@@ -96,8 +98,7 @@ TEST(CudaToolchain, SourceNeedsExactlyTheEmbeddedHeaders) {
 TEST(CudaToolchain, CompileErrorsCarryTheLog) {
   auto ptx = CompilePtx("extern \"C\" __global__ void f() { undeclared(); }\n");
   ASSERT_FALSE(ptx.ok());
-  EXPECT_NE(ptx.status().message().find("undeclared"), std::string::npos)
-      << ptx.status().message();
+  EXPECT_NE(ptx.status().message().find("undeclared"), std::string::npos) << ptx.status().message();
   auto cubin = LinkCubin("not PTX", "sm_90");
   EXPECT_FALSE(cubin.ok());
 }
