@@ -14,6 +14,7 @@
 
 #include "compiler/codegen/common/dot_view.h"
 #include "compiler/codegen/cuda/writer.h"
+#include "compiler/ir/shape.h"
 
 namespace detrain::codegen::cuda::internal {
 namespace {
@@ -154,7 +155,7 @@ std::string ViewOffset(KernelWriter& w, const Array& a, const std::vector<int64_
   }
   // The general view: the linear view index unravelled over the permuted dims.
   std::vector<int64_t> permuted, strides;
-  const std::vector<int64_t> operand_strides = Strides(a.dims);
+  const std::vector<int64_t> operand_strides = ir::RowMajorStrides(a.dims);
   for (int64_t p : perm) {
     permuted.push_back(a.dims[static_cast<size_t>(p)]);
     strides.push_back(operand_strides[static_cast<size_t>(p)]);
@@ -162,16 +163,6 @@ std::string ViewOffset(KernelWriter& w, const Array& a, const std::vector<int64_
   const std::string linear = "((" + x0 + ") * " + std::to_string(sizes[1]) + " + (" + x1 + ")) * " +
                              std::to_string(sizes[2]) + " + (" + x2 + ")";
   return Ravel(Unravel(w, linear, permuted, "v"), strides);
-}
-
-bool IsPermutation(const std::vector<int64_t>& p, size_t rank) {
-  if (p.size() != rank) return false;
-  std::vector<bool> seen(rank, false);
-  for (int64_t x : p) {
-    if (x < 0 || x >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(x)]) return false;
-    seen[static_cast<size_t>(x)] = true;
-  }
-  return true;
 }
 
 bool InRange(int64_t d, size_t rank) { return d >= 0 && d < static_cast<int64_t>(rank); }
@@ -186,7 +177,7 @@ Status EmitDot(KernelWriter& w) {
   const Array& out = w.out()[0];
   std::vector<int64_t> lp(s.lhs_permutation().begin(), s.lhs_permutation().end());
   std::vector<int64_t> rp(s.rhs_permutation().begin(), s.rhs_permutation().end());
-  if (!IsPermutation(lp, lhs.dims.size()) || !IsPermutation(rp, rhs.dims.size()))
+  if (!ir::IsPermutation(lp, lhs.dims.size()) || !ir::IsPermutation(rp, rhs.dims.size()))
     return BadSpec(w, "bad dot permutations");
   if (lhs.type != out.type || rhs.type != out.type || out.type == ir::ElementType::kPred)
     return BadSpec(w, "dot element types");
@@ -299,8 +290,9 @@ Status EmitConvolution(KernelWriter& w) {
   for (int64_t d : k_dims) g.k *= d;
   g.n = out.dims[static_cast<size_t>(s.out_feature())];
   g.type = ir::ElementType::kF32;
-  const std::vector<int64_t> in_strides = Strides(in.dims), k_strides = Strides(kernel.dims),
-                             out_strides = Strides(out.dims);
+  const std::vector<int64_t> in_strides = ir::RowMajorStrides(in.dims),
+                             k_strides = ir::RowMajorStrides(kernel.dims),
+                             out_strides = ir::RowMajorStrides(out.dims);
   g.a = [&, row_dims, k_dims, in_strides](KernelWriter& kw, const std::string&,
                                           const std::string& i, const std::string& kk,
                                           std::string* guard) {

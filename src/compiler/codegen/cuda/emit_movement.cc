@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "compiler/codegen/cuda/writer.h"
+#include "compiler/ir/shape.h"
 
 namespace detrain::codegen::cuda::internal {
 namespace {
@@ -22,16 +23,6 @@ std::string Num(int64_t v) { return std::to_string(v); }
 
 bool Contains(const std::vector<int64_t>& v, int64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-bool IsPermutation(const std::vector<int64_t>& p, size_t rank) {
-  if (p.size() != rank) return false;
-  std::vector<bool> seen(rank, false);
-  for (int64_t x : p) {
-    if (x < 0 || x >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(x)]) return false;
-    seen[static_cast<size_t>(x)] = true;
-  }
-  return true;
 }
 
 // `const B* in<i>` for the first `inputs` inputs and `B* out`, with B the bits type of the
@@ -88,7 +79,7 @@ Status EmitAffine(KernelWriter& w) {
   const Array& out = w.out()[0];
   const size_t rank = out.dims.size();
   if (src.type != out.type) return BadSpec(w, "operand and result types differ");
-  const std::vector<int64_t> strides = Strides(src.dims);
+  const std::vector<int64_t> strides = ir::RowMajorStrides(src.dims);
   if (k.has_broadcast()) {
     const auto& dims = k.broadcast().dimensions();
     if (dims.size() != static_cast<int>(src.dims.size())) return BadSpec(w, "broadcast dimensions");
@@ -107,7 +98,7 @@ Status EmitAffine(KernelWriter& w) {
   if (k.has_transpose()) {
     std::vector<int64_t> perm(k.transpose().permutation().begin(),
                               k.transpose().permutation().end());
-    if (!IsPermutation(perm, src.dims.size()) || rank != src.dims.size())
+    if (!ir::IsPermutation(perm, src.dims.size()) || rank != src.dims.size())
       return BadSpec(w, "transpose permutation");
     for (size_t i = 0; i < rank; ++i) {
       if (out.dims[i] != src.dims[static_cast<size_t>(perm[i])])
@@ -192,7 +183,7 @@ Status EmitPad(KernelWriter& w) {
     if (x < 0) return BadSpec(w, "negative interior padding");
   }
   const Array& src = w.in()[0];
-  const std::vector<int64_t> strides = Strides(src.dims);
+  const std::vector<int64_t> strides = ir::RowMajorStrides(src.dims);
   PerOutput(w, 2, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
     // Output index x holds operand element (x - lo) / (interior + 1) when that divides exactly
     // and lands inside the operand; every other element is the padding value.
@@ -240,7 +231,7 @@ Status EmitConcatenate(KernelWriter& w) {
       std::vector<std::string> from = idx;
       from[static_cast<size_t>(dim)] = first == 0 ? at : "(" + at + " - " + Num(first) + ")";
       const std::string load =
-          "out[o] = in" + std::to_string(i) + "[" + Ravel(from, Strides(a.dims)) + "];";
+          "out[o] = in" + std::to_string(i) + "[" + Ravel(from, ir::RowMajorStrides(a.dims)) + "];";
       const bool last = first + size == total;
       if (first == 0 && last) {
         kw.Line(load);
@@ -269,7 +260,7 @@ Status EmitDynamicUpdateSlice(KernelWriter& w) {
         !ir::IsInteger(w.in()[2 + d].type))
       return BadSpec(w, "dynamic-update-slice sizes");
   }
-  const std::vector<int64_t> strides = Strides(update.dims);
+  const std::vector<int64_t> strides = ir::RowMajorStrides(update.dims);
   PerOutput(
       w, 2,
       [&](KernelWriter& kw, const std::vector<std::string>& idx) {
@@ -312,7 +303,7 @@ Status EmitIota(KernelWriter& w) {
 std::vector<std::string> IndexVector(KernelWriter& w, int64_t ivd,
                                      const std::vector<std::string>& batch, int64_t count) {
   const Array& indices = w.in()[1];
-  const std::vector<int64_t> strides = Strides(indices.dims);
+  const std::vector<int64_t> strides = ir::RowMajorStrides(indices.dims);
   std::vector<std::string> full;
   size_t b = 0;
   for (int64_t d = 0; d < static_cast<int64_t>(indices.dims.size()); ++d)
@@ -386,7 +377,7 @@ Status EmitGather(KernelWriter& w) {
   ok = ok && vector_len == static_cast<int64_t>(start_map.size());
   for (int64_t d : offset_dims) ok = ok && d >= 0 && d < static_cast<int64_t>(out.dims.size());
   if (!ok) return BadSpec(w, "inconsistent gather spec");
-  const std::vector<int64_t> strides = Strides(in.dims);
+  const std::vector<int64_t> strides = ir::RowMajorStrides(in.dims);
   PerOutput(
       w, 1,
       [&](KernelWriter& kw, const std::vector<std::string>& idx) {
@@ -470,7 +461,8 @@ Status EmitScatter(KernelWriter& w) {
   w.InputPointer(2, "upd");
   IndexPointer(w);
   w.OutputPointer(0, "out");
-  const std::vector<int64_t> ustrides = Strides(updates.dims), ostrides = Strides(out.dims);
+  const std::vector<int64_t> ustrides = ir::RowMajorStrides(updates.dims),
+                             ostrides = ir::RowMajorStrides(out.dims);
   auto apply = [&](const std::string& b, const std::string& p) {
     const std::vector<std::string> bi = Unravel(w, b, batch_dims, "b");
     const std::vector<std::string> wi = Unravel(w, p, win_dims, "w");

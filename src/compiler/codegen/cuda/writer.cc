@@ -89,12 +89,6 @@ const char* BitsType(ir::ElementType type) {
   }
 }
 
-std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> strides(dims.size(), 1);
-  for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
-  return strides;
-}
-
 // Stands for a function's name in its text until the text is compared with those written before.
 constexpr char kName[] = "@NAME@";
 

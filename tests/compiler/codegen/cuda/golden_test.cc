@@ -43,9 +43,7 @@ TEST_P(CudaGolden, SourceIsTheGolden) {
   ASSERT_TRUE(text.ok()) << text.status().message();
   auto module = ir::ParseAndVerify(*text);
   ASSERT_TRUE(module.ok()) << module.status().message();
-  auto optimized = passes::RunPipeline(**module, passes::kDefaultPipeline, {});
-  ASSERT_TRUE(optimized.ok()) << optimized.status().message();
-  auto plan = codegen::cpu::BuildPlan(*optimized->module);
+  auto plan = runtime::OptimizedPlan(**module);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   auto program = GenerateCuda(*plan);
   ASSERT_TRUE(program.ok()) << program.status().message();
@@ -71,8 +69,8 @@ TEST_P(CudaGolden, SourceIsTheGolden) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modules, CudaGolden,
-                         ::testing::Values("elementwise_reduce", "reductions",
-                                           "movement_indexing", "convolution"));
+                         ::testing::Values("elementwise_reduce", "reductions", "movement_indexing",
+                                           "convolution"));
 
 }  // namespace
 }  // namespace detrain::codegen::cuda
