@@ -3,7 +3,9 @@
 # and runs every test; the format check runs first too.
 # Usage: tools/test.sh [--sanitize]
 #   (default)   the full suite in build/
-#   --sanitize  the ASan+UBSan build in build-asan/, all tests but those labelled `slow`
+#   --sanitize  the ASan+UBSan build in build-asan/, all tests but those labelled `slow` and the
+#               CUDA emulation (`emulation`: generated code compiled by the host compiler and run
+#               on fibers, which ASan does not follow; the plain suite runs it)
 #
 # The layering check (tools/check_layers.py) stops the run at once. A format difference
 # (tools/lint.sh --format) does not stop the build and the tests, so one run reports
@@ -17,7 +19,7 @@ tools/lint.sh --format || format_status=$?
 if [[ "${1:-}" == "--sanitize" ]]; then
   tools/build.sh --sanitize
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -LE slow
+  ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -LE 'slow|emulation'
 else
   tools/build.sh
   ctest --test-dir build --output-on-failure -j "$(nproc)"

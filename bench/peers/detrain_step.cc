@@ -3,6 +3,11 @@
 // theirs, printed as the same JSON lines.
 //
 //   bench_peer_step PROGRAM.dt --threads T [--steps N] [--warmup W] [--model NAME]
+//                   [--backend cpu|cuda] [--devices D]
+//
+// --backend cuda runs the step's generated CUDA program on the GPU(s) (docs/cuda.md); then
+// compile_ms includes the CUDA stages (NVRTC and nvJitLink), and each step copies the state in
+// and the results out (the trainer's pattern), which JAX's donated buffers do not.
 //
 // first_call_ms: from the start of the process's work to the end of the first step = compile
 //   (driver::Compile, every stage) + executor creation (plan loading) + the first step. The
@@ -44,6 +49,8 @@ struct Flags {
   int threads = 1;
   int steps = 20;
   int warmup = 3;
+  int devices = 1;
+  std::string backend = "cpu";
 };
 
 bool ParseFlags(int argc, char** argv, Flags& f) {
@@ -59,6 +66,10 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
       f.warmup = std::atoi(v);
     } else if (a == "--model" && (v = value())) {
       f.model = v;
+    } else if (a == "--backend" && (v = value())) {
+      f.backend = v;
+    } else if (a == "--devices" && (v = value())) {
+      f.devices = std::atoi(v);
     } else if (!a.empty() && a[0] != '-' && f.program.empty()) {
       f.program = a;
     } else {
@@ -69,7 +80,8 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
     std::string dir = f.program.substr(0, f.program.find_last_of('/'));
     f.model = dir.substr(dir.find_last_of('/') + 1);
   }
-  return !f.program.empty() && f.threads >= 1 && f.steps >= 1 && f.warmup >= 0;
+  return !f.program.empty() && f.threads >= 1 && f.steps >= 1 && f.warmup >= 0 && f.devices >= 1 &&
+         (f.backend == "cpu" || f.backend == "cuda");
 }
 
 double Median(std::vector<double> v) {
@@ -85,7 +97,9 @@ int Fail(const char* what, const Status& s) {
 
 int Main(const Flags& f) {
   Clock::time_point t0 = Clock::now();
-  auto compiled = driver::Compile(f.program, {});
+  driver::CompileOptions copts;
+  copts.cuda = f.backend == "cuda";
+  auto compiled = driver::Compile(f.program, copts);
   if (!compiled.ok()) return Fail("compile", compiled.status());
   double compile_ms = MsSince(t0);
 
@@ -99,6 +113,16 @@ int Main(const Flags& f) {
   Clock::time_point tc = Clock::now();
   runtime::ExecutorOptions options;
   options.threads = f.threads;
+  options.devices = f.devices;
+  if (f.backend == "cuda") {
+    options.backend = runtime::Backend::kCuda;
+    auto images = std::make_shared<runtime::cuda::CudaImages>();
+    images->ptx = compiled->stages.Find("ptx")->bytes;
+    for (const driver::StageRecord& r : compiled->stages.records()) {
+      if (r.name.rfind("cubin-", 0) == 0) images->cubins.emplace_back(r.name.substr(6), r.bytes);
+    }
+    options.cuda_images = images;
+  }
   auto executor = runtime::Executor::Create(compiled->stages.Find("plan")->bytes, options);
   if (!executor.ok()) return Fail("executor", executor.status());
   double create_ms = MsSince(tc);
@@ -126,13 +150,15 @@ int Main(const Flags& f) {
   struct rusage usage;
   getrusage(RUSAGE_SELF, &usage);
   std::printf(
-      "{\"framework\": \"detrain\", \"model\": \"%s\", \"threads\": %d, \"isa\": \"%s\", "
+      "{\"framework\": \"detrain\", \"backend\": \"%s\", \"device\": \"%s\", "
+      "\"devices\": %d, \"model\": \"%s\", \"threads\": %d, \"isa\": \"%s\", "
       "\"first_call_ms\": %.3f, \"compile_ms\": %.3f, \"create_ms\": %.3f, "
       "\"first_step_ms\": %.3f, \"args_ms\": %.3f, \"step_ms\": %.4f, \"step_min_ms\": %.4f, "
       "\"steps\": %d, \"warmup\": %d, \"folded_transposes\": %lld, \"folded_dot_trees\": %lld, "
       "\"peak_rss_mib\": %.1f}\n",
-      f.model.c_str(), f.threads, std::string(IsaName((*executor)->isa())).c_str(), first_call_ms,
-      compile_ms, create_ms, first_step_ms, args_ms, Median(times),
+      f.backend.c_str(), (*executor)->stats().devices.at(0).c_str(), f.devices, f.model.c_str(),
+      f.threads, std::string(IsaName((*executor)->isa())).c_str(), first_call_ms, compile_ms,
+      create_ms, first_step_ms, args_ms, Median(times),
       *std::min_element(times.begin(), times.end()), f.steps, f.warmup,
       static_cast<long long>((*executor)->stats().folded_transposes),
       static_cast<long long>((*executor)->stats().folded_dot_trees),
@@ -148,7 +174,7 @@ int main(int argc, char** argv) {
   if (!detrain::ParseFlags(argc, argv, flags)) {
     std::fprintf(stderr,
                  "usage: bench_peer_step PROGRAM.dt --threads T [--steps N] [--warmup W] "
-                 "[--model NAME]\n");
+                 "[--model NAME] [--backend cpu|cuda] [--devices D]\n");
     return 2;
   }
   return detrain::Main(flags);

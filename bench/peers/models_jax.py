@@ -174,8 +174,10 @@ def main():
         leaves = [np.asarray(v).ravel() for v in state["params"].values()]
         np.save(args.determinism, np.concatenate(leaves))
         return
+    device = jax.devices()[0]
     common.measure("jax", args, step, IMPORT_MS, setup_ms, version=jax.__version__,
-                   optax=optax.__version__)
+                   optax=optax.__version__, platform=device.platform,
+                   device=getattr(device, "device_kind", str(device)))
 
 
 if __name__ == "__main__":

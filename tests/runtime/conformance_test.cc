@@ -28,10 +28,7 @@ bool CheckModule(const ir::Module& module, uint64_t seed, int replicas) {
     // executor must refuse too or agree — neither may crash. Nothing to compare.
     return false;
   }
-  auto optimized = passes::RunPipeline(module, passes::kDefaultPipeline, {});
-  EXPECT_TRUE(optimized.ok()) << optimized.status().message();
-  if (!optimized.ok()) return false;
-  auto plan = codegen::cpu::BuildPlan(*optimized->module);
+  auto plan = OptimizedPlan(module);
   EXPECT_TRUE(plan.ok()) << plan.status().message();
   if (!plan.ok()) return false;
   bool ok = true;

@@ -1,7 +1,16 @@
 // See runtime_test_util.h.
 #include "runtime_test_util.h"
 
+#include "compiler/codegen/cpu/plan.h"
+#include "compiler/passes/pipeline.h"
+
 namespace detrain::runtime {
+
+Result<std::string> OptimizedPlan(const ir::Module& module) {
+  DETRAIN_ASSIGN_OR_RETURN(passes::PipelineResult optimized,
+                           passes::RunPipeline(module, passes::kDefaultPipeline, {}));
+  return codegen::cpu::BuildPlan(*optimized.module);
+}
 
 std::vector<ir::Literal> TrainStepArguments(const ir::Module& step, uint64_t seed) {
   uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/isa.h"
+#include "base/status.h"
 #include "compiler/ir/literal.h"
 #include "compiler/ir/module.h"
 
@@ -48,6 +49,9 @@ inline void ExpectSameBits(const std::vector<ir::Literal>& want,
 // (valid labels and tokens for every example), u32 keys, the count 0 and learning rate 1e-3
 // for the scalar parameters named `count` and `learning_rate`.
 std::vector<ir::Literal> TrainStepArguments(const ir::Module& step, uint64_t seed);
+
+// `module` through the default pass pipeline to its serialized plan (stage 4).
+Result<std::string> OptimizedPlan(const ir::Module& module);
 
 }  // namespace detrain::runtime
 

@@ -53,6 +53,9 @@ class Shape {
 // Row-major strides (in elements) of `dims`.
 std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
 
+// Whether `perm` is a permutation of [0, rank).
+bool IsPermutation(const std::vector<int64_t>& perm, size_t rank);
+
 // "{1,2,3}" as printed in attributes.
 std::string IntListToString(const std::vector<int64_t>& values);
 

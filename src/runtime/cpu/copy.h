@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/ir/element_type.h"
+#include "compiler/ir/shape.h"
 
 namespace detrain::runtime::cpu {
 
@@ -60,16 +61,7 @@ inline bool IsIdentity(const std::vector<int64_t>& perm) {
   return true;
 }
 
-// Whether `perm` is a permutation of [0, rank).
-inline bool IsPermutation(const std::vector<int64_t>& perm, size_t rank) {
-  if (perm.size() != rank) return false;
-  std::vector<bool> seen(rank, false);
-  for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)]) return false;
-    seen[static_cast<size_t>(p)] = true;
-  }
-  return true;
-}
+using ir::IsPermutation;
 
 // Element i of an index operand as int64 (u64 beyond int64 saturates), as the interpreter reads
 // start indices.

@@ -28,7 +28,8 @@ Status CudaDevice::Load(const pb::Plan& plan) {
     return Internal("the CUDA program was not generated from this plan");
   plan_ = &plan;
   // Sizes are checked by the executor (cpu::CheckBuffers) before any device is loaded.
-  DETRAIN_ASSIGN_OR_RETURN(arena_, system_->Allocate(gpu_, std::max<int64_t>(plan.arena_bytes(), 1)));
+  DETRAIN_ASSIGN_OR_RETURN(arena_,
+                           system_->Allocate(gpu_, std::max<int64_t>(plan.arena_bytes(), 1)));
   DETRAIN_ASSIGN_OR_RETURN(scratch_,
                            system_->Allocate(gpu_, std::max<int64_t>(program_->scratch_bytes, 1)));
   std::vector<long long> args;
@@ -50,7 +51,8 @@ Status CudaDevice::Load(const pb::Plan& plan) {
   }
   const int64_t args_bytes = static_cast<int64_t>(args.size() * sizeof(long long));
   DETRAIN_ASSIGN_OR_RETURN(args_, system_->Allocate(gpu_, std::max<int64_t>(args_bytes, 8)));
-  if (args_bytes > 0) DETRAIN_RETURN_IF_ERROR(system_->ToDevice(gpu_, args_, args.data(), args_bytes));
+  if (args_bytes > 0)
+    DETRAIN_RETURN_IF_ERROR(system_->ToDevice(gpu_, args_, args.data(), args_bytes));
   const int64_t constant_bytes = static_cast<int64_t>(constants.size());
   DETRAIN_ASSIGN_OR_RETURN(constants_,
                            system_->Allocate(gpu_, std::max<int64_t>(constant_bytes, 8)));
@@ -120,7 +122,8 @@ Status CudaDevice::SendBuffer(int32_t id, Device* to) {
     return to->CopyIn(id, staged.data(), bytes);
   }
   if (bytes == 0) return Status::Ok();
-  if (peer->gpu_ == gpu_) return system_->OnDevice(gpu_, peer->arena_ + offset, arena_ + offset, bytes);
+  if (peer->gpu_ == gpu_)
+    return system_->OnDevice(gpu_, peer->arena_ + offset, arena_ + offset, bytes);
   return system_->Between(gpu_, arena_ + offset, peer->gpu_, peer->arena_ + offset, bytes);
 }
 

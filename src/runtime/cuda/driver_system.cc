@@ -38,22 +38,27 @@ namespace {
 
 // The driver API entry points detrain calls, resolved from libcuda.so.1.
 struct Driver {
-#define DETRAIN_CU_FUNCTIONS(X)                                                                  \
-  X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)          \
-  X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease_v2)            \
-  X(cuCtxSetCurrent) X(cuModuleLoadDataEx) X(cuModuleUnload) X(cuModuleGetFunction)              \
-  X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2)               \
-  X(cuMemcpyDtoDAsync_v2) X(cuMemcpyPeerAsync) X(cuStreamCreate) X(cuStreamDestroy_v2)           \
-  X(cuStreamSynchronize) X(cuLaunchKernel) X(cuGetErrorString)
+#define DETRAIN_CU_FUNCTIONS(X)                                                                    \
+  X(cuInit)                                                                                        \
+  X(cuDriverGetVersion)                                                                            \
+  X(cuDeviceGetCount)                                                                              \
+  X(cuDeviceGet)                                                                                   \
+  X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain)                           \
+      X(cuDevicePrimaryCtxRelease_v2) X(cuCtxSetCurrent) X(cuModuleLoadDataEx) X(cuModuleUnload)   \
+          X(cuModuleGetFunction) X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemcpyHtoDAsync_v2)          \
+              X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoDAsync_v2) X(cuMemcpyPeerAsync)                 \
+                  X(cuStreamCreate) X(cuStreamDestroy_v2) X(cuStreamSynchronize) X(cuLaunchKernel) \
+                      X(cuGetErrorString)
 #define DETRAIN_X(f) decltype(&::f) f = nullptr;
   DETRAIN_CU_FUNCTIONS(DETRAIN_X)
 #undef DETRAIN_X
 };
 
 struct Nccl {
-#define DETRAIN_NCCL_FUNCTIONS(X)                                                             \
-  X(ncclGetVersion) X(ncclCommInitAll) X(ncclCommDestroy) X(ncclGroupStart) X(ncclGroupEnd) \
-  X(ncclSend) X(ncclRecv) X(ncclGetErrorString)
+#define DETRAIN_NCCL_FUNCTIONS(X) \
+  X(ncclGetVersion)               \
+  X(ncclCommInitAll)              \
+  X(ncclCommDestroy) X(ncclGroupStart) X(ncclGroupEnd) X(ncclSend) X(ncclRecv) X(ncclGetErrorString)
 #define DETRAIN_X(f) decltype(&::f) f = nullptr;
   DETRAIN_NCCL_FUNCTIONS(DETRAIN_X)
 #undef DETRAIN_X
@@ -67,12 +72,12 @@ Result<const Driver*> LoadDriver() {
   std::call_once(once, [] {
     void* lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) {
-      error = std::string("no NVIDIA driver: libcuda.so.1 could not be loaded (") + ::dlerror() +
-              ")";
+      error =
+          std::string("no NVIDIA driver: libcuda.so.1 could not be loaded (") + ::dlerror() + ")";
       return;
     }
-#define DETRAIN_X(f)                                                   \
-  driver.f = reinterpret_cast<decltype(driver.f)>(::dlsym(lib, #f));   \
+#define DETRAIN_X(f)                                                 \
+  driver.f = reinterpret_cast<decltype(driver.f)>(::dlsym(lib, #f)); \
   if (driver.f == nullptr && error.empty()) error = "libcuda.so.1 has no " #f;
     DETRAIN_CU_FUNCTIONS(DETRAIN_X)
 #undef DETRAIN_X
@@ -99,8 +104,8 @@ Result<const Nccl*> LoadNccl() {
       error = std::string("libnccl.so.2 could not be loaded (") + ::dlerror() + ")";
       return;
     }
-#define DETRAIN_X(f)                                               \
-  nccl.f = reinterpret_cast<decltype(nccl.f)>(::dlsym(lib, #f));   \
+#define DETRAIN_X(f)                                             \
+  nccl.f = reinterpret_cast<decltype(nccl.f)>(::dlsym(lib, #f)); \
   if (nccl.f == nullptr && error.empty()) error = "libnccl.so.2 has no " #f;
     DETRAIN_NCCL_FUNCTIONS(DETRAIN_X)
 #undef DETRAIN_X
@@ -160,9 +165,9 @@ class DriverSystem : public GpuSystem {
       }
       std::string text = *image;
       if (image == &images.ptx) text.push_back('\0');  // the driver reads PTX as a C string
-      DETRAIN_RETURN_IF_ERROR(Check(
-          d_->cuModuleLoadDataEx(&g.module, text.data(), 0, nullptr, nullptr), "loading the " +
-                                                                                     g.image));
+      DETRAIN_RETURN_IF_ERROR(
+          Check(d_->cuModuleLoadDataEx(&g.module, text.data(), 0, nullptr, nullptr),
+                "loading the " + g.image));
       g.description = std::string(name) + ", compute capability " + std::to_string(major) + "." +
                       std::to_string(minor) + ", driver " + std::to_string(version / 1000) + "." +
                       std::to_string(version % 1000 / 10) + ", " + g.image;
@@ -172,14 +177,16 @@ class DriverSystem : public GpuSystem {
   }
 
   int DeviceCount() const override { return static_cast<int>(gpus_.size()); }
-  std::string Describe(int gpu) const override { return gpus_[static_cast<size_t>(gpu)].description; }
+  std::string Describe(int gpu) const override {
+    return gpus_[static_cast<size_t>(gpu)].description;
+  }
 
   Result<DevicePtr> Allocate(int gpu, int64_t bytes) override {
     DETRAIN_RETURN_IF_ERROR(Use(gpu));
     CUdeviceptr p = 0;
-    DETRAIN_RETURN_IF_ERROR(Check(d_->cuMemAlloc_v2(&p, static_cast<size_t>(bytes)),
-                                  "allocating " + std::to_string(bytes) + " bytes on GPU " +
-                                      std::to_string(gpu)));
+    DETRAIN_RETURN_IF_ERROR(
+        Check(d_->cuMemAlloc_v2(&p, static_cast<size_t>(bytes)),
+              "allocating " + std::to_string(bytes) + " bytes on GPU " + std::to_string(gpu)));
     return static_cast<DevicePtr>(p);
   }
 
@@ -191,8 +198,7 @@ class DriverSystem : public GpuSystem {
     DETRAIN_RETURN_IF_ERROR(Use(gpu));
     // Synchronous for the caller's memory: the host buffer may change right after.
     DETRAIN_RETURN_IF_ERROR(Check(d_->cuMemcpyHtoDAsync_v2(static_cast<CUdeviceptr>(dst), src,
-                                                           static_cast<size_t>(bytes),
-                                                           Stream(gpu)),
+                                                           static_cast<size_t>(bytes), Stream(gpu)),
                                   "copy to GPU"));
     return Check(d_->cuStreamSynchronize(Stream(gpu)), "cuStreamSynchronize");
   }
@@ -200,18 +206,17 @@ class DriverSystem : public GpuSystem {
   Status ToHost(int gpu, void* dst, DevicePtr src, int64_t bytes) override {
     DETRAIN_RETURN_IF_ERROR(Use(gpu));
     DETRAIN_RETURN_IF_ERROR(Check(d_->cuMemcpyDtoHAsync_v2(dst, static_cast<CUdeviceptr>(src),
-                                                           static_cast<size_t>(bytes),
-                                                           Stream(gpu)),
+                                                           static_cast<size_t>(bytes), Stream(gpu)),
                                   "copy from GPU"));
     return Check(d_->cuStreamSynchronize(Stream(gpu)), "cuStreamSynchronize");
   }
 
   Status OnDevice(int gpu, DevicePtr dst, DevicePtr src, int64_t bytes) override {
     DETRAIN_RETURN_IF_ERROR(Use(gpu));
-    return Check(d_->cuMemcpyDtoDAsync_v2(static_cast<CUdeviceptr>(dst),
-                                          static_cast<CUdeviceptr>(src),
-                                          static_cast<size_t>(bytes), Stream(gpu)),
-                 "copy on GPU");
+    return Check(
+        d_->cuMemcpyDtoDAsync_v2(static_cast<CUdeviceptr>(dst), static_cast<CUdeviceptr>(src),
+                                 static_cast<size_t>(bytes), Stream(gpu)),
+        "copy on GPU");
   }
 
   Status Between(int from, DevicePtr src, int to, DevicePtr dst, int64_t bytes) override {
@@ -225,13 +230,12 @@ class DriverSystem : public GpuSystem {
                    "peer copy");
     }
     DETRAIN_RETURN_IF_ERROR(NcclCheck(nccl_->ncclGroupStart(), "ncclGroupStart"));
-    ncclResult_t send = nccl_->ncclSend(reinterpret_cast<const void*>(src),
-                                        static_cast<size_t>(bytes), ncclUint8, to,
-                                        comms_[static_cast<size_t>(from)],
-                                        reinterpret_cast<cudaStream_t>(Stream(from)));
-    ncclResult_t recv =
-        nccl_->ncclRecv(reinterpret_cast<void*>(dst), static_cast<size_t>(bytes), ncclUint8, from,
-                        comms_[static_cast<size_t>(to)], reinterpret_cast<cudaStream_t>(Stream(to)));
+    ncclResult_t send = nccl_->ncclSend(
+        reinterpret_cast<const void*>(src), static_cast<size_t>(bytes), ncclUint8, to,
+        comms_[static_cast<size_t>(from)], reinterpret_cast<cudaStream_t>(Stream(from)));
+    ncclResult_t recv = nccl_->ncclRecv(reinterpret_cast<void*>(dst), static_cast<size_t>(bytes),
+                                        ncclUint8, from, comms_[static_cast<size_t>(to)],
+                                        reinterpret_cast<cudaStream_t>(Stream(to)));
     DETRAIN_RETURN_IF_ERROR(NcclCheck(nccl_->ncclGroupEnd(), "ncclGroupEnd"));
     DETRAIN_RETURN_IF_ERROR(NcclCheck(send, "ncclSend"));
     return NcclCheck(recv, "ncclRecv");
@@ -299,8 +303,8 @@ class DriverSystem : public GpuSystem {
     comms_.assign(gpus_.size(), nullptr);
     std::vector<int> devices;
     for (size_t i = 0; i < gpus_.size(); ++i) devices.push_back(static_cast<int>(i));
-    ncclResult_t r = (*nccl)->ncclCommInitAll(comms_.data(), static_cast<int>(gpus_.size()),
-                                              devices.data());
+    ncclResult_t r =
+        (*nccl)->ncclCommInitAll(comms_.data(), static_cast<int>(gpus_.size()), devices.data());
     if (r != ncclSuccess) {
       comms_.clear();
       return Internal(std::string("NCCL: ncclCommInitAll: ") + (*nccl)->ncclGetErrorString(r));

@@ -14,6 +14,7 @@
 
 #include "compiler/codegen/common/dot_view.h"
 #include "compiler/codegen/cuda/writer.h"
+#include "compiler/ir/shape.h"
 
 namespace detrain::codegen::cuda::internal {
 namespace {
@@ -37,6 +38,9 @@ struct Gemm {
   Element a;      // (b, i, kk)
   Element b;      // (b, kk, j)
   Element store;  // (b, i, j): the output element's lvalue
+  // The sizes as the function spells them: constants, or names of arguments the pointers
+  // callback declares (then one function serves every size).
+  std::string batch_expr, m_expr, n_expr, k_expr;
 };
 
 // `guard ? load : 0` with the guard's parts joined.
@@ -51,25 +55,29 @@ void WriteGemm(KernelWriter& w, const Gemm& g, const std::function<void(KernelWr
   const bool f32 = g.type == ir::ElementType::kF32;
   const std::string zero = f32 ? "0.0f" : "static_cast<" + t + ">(0)";
   const int64_t row_tiles = (g.m + kTile - 1) / kTile, col_tiles = (g.n + kTile - 1) / kTile;
+  const std::string B = g.batch_expr.empty() ? Num(g.batch) : g.batch_expr;
+  const std::string M = g.m_expr.empty() ? Num(g.m) : g.m_expr;
+  const std::string N = g.n_expr.empty() ? Num(g.n) : g.n_expr;
+  const std::string K = g.k_expr.empty() ? Num(g.k) : g.k_expr;
+  const std::string rows = g.m_expr.empty() ? Num(row_tiles) : "(" + M + " + 63) / 64";
+  const std::string cols = g.n_expr.empty() ? Num(col_tiles) : "(" + N + " + 63) / 64";
   w.BeginFunction(kStep * kStep);
   pointers(w);
   w.Line("__shared__ " + t + " As[" + Num(kStep) + "][" + Num(kTile) + "];");
   w.Line("__shared__ " + t + " Bs[" + Num(kStep) + "][" + Num(kTile) + "];");
   w.Line("const I tx = static_cast<I>(threadIdx.x) % " + Num(kStep) + ";");
   w.Line("const I ty = static_cast<I>(threadIdx.x) / " + Num(kStep) + ";");
-  w.Open("for (I b = static_cast<I>(blockIdx.z); b < " + Num(g.batch) +
-         "; b += static_cast<I>(gridDim.z))");
-  w.Open("for (I by = static_cast<I>(blockIdx.y); by < " + Num(row_tiles) +
+  w.Open("for (I b = static_cast<I>(blockIdx.z); b < " + B + "; b += static_cast<I>(gridDim.z))");
+  w.Open("for (I by = static_cast<I>(blockIdx.y); by < " + rows +
          "; by += static_cast<I>(gridDim.y))");
-  w.Open("for (I bx = static_cast<I>(blockIdx.x); bx < " + Num(col_tiles) +
+  w.Open("for (I bx = static_cast<I>(blockIdx.x); bx < " + cols +
          "; bx += static_cast<I>(gridDim.x))");
   w.Line("const I i0 = by * " + Num(kTile) + ", j0 = bx * " + Num(kTile) + ";");
   w.Line(t + " acc[" + Num(kRegs) + "][" + Num(kRegs) + "];");
   w.Line("for (int r = 0; r < " + Num(kRegs) + "; ++r) for (int c = 0; c < " + Num(kRegs) +
          "; ++c) acc[r][c] = " + zero + ";");
-  w.Open("for (I k0 = 0; k0 < " + Num(g.k) + "; k0 += " + Num(kStep) + ")");
-  w.Line("const I kc = " + Num(g.k) + " - k0 < " + Num(kStep) + " ? " + Num(g.k) +
-         " - k0 : " + Num(kStep) + ";");
+  w.Open("for (I k0 = 0; k0 < " + K + "; k0 += " + Num(kStep) + ")");
+  w.Line("const I kc = " + K + " - k0 < " + Num(kStep) + " ? " + K + " - k0 : " + Num(kStep) + ";");
   // The A tile, k fastest (a row-major operand's contiguous direction), then the B tile, j
   // fastest.
   w.Open("for (I e = static_cast<I>(threadIdx.x); e < " + Num(kTile * kStep) +
@@ -79,7 +87,7 @@ void WriteGemm(KernelWriter& w, const Gemm& g, const std::function<void(KernelWr
   {
     std::string guard;
     const std::string load = g.a(w, "b", "i", "kk", &guard);
-    w.Line("As[ak][ai] = " + Guarded("i < " + Num(g.m) + " && ak < kc", guard, load, zero) + ";");
+    w.Line("As[ak][ai] = " + Guarded("i < " + M + " && ak < kc", guard, load, zero) + ";");
   }
   w.Close();
   w.Open("for (I e = static_cast<I>(threadIdx.x); e < " + Num(kTile * kStep) +
@@ -89,7 +97,7 @@ void WriteGemm(KernelWriter& w, const Gemm& g, const std::function<void(KernelWr
   {
     std::string guard;
     const std::string load = g.b(w, "b", "kk", "j", &guard);
-    w.Line("Bs[bk][bj] = " + Guarded("j < " + Num(g.n) + " && bk < kc", guard, load, zero) + ";");
+    w.Line("Bs[bk][bj] = " + Guarded("j < " + N + " && bk < kc", guard, load, zero) + ";");
   }
   w.Close();
   w.Line("__syncthreads();");
@@ -109,13 +117,13 @@ void WriteGemm(KernelWriter& w, const Gemm& g, const std::function<void(KernelWr
   w.Open("for (int r = 0; r < " + Num(kRegs) + "; ++r)");
   w.Open("for (int c = 0; c < " + Num(kRegs) + "; ++c)");
   w.Line("const I i = i0 + ty + " + Num(kStep) + " * r, j = j0 + tx + " + Num(kStep) + " * c;");
-  w.Line("if (i >= " + Num(g.m) + " || j >= " + Num(g.n) + ") continue;");
+  w.Line("if (i >= " + M + " || j >= " + N + ") continue;");
   w.Line(t + " v = acc[r][c];");
   if (f32) {
     // A NaN result: the chain again with the defined NaN rule (semantics::Fma).
     w.Open("if (v != v)");
     w.Line("v = 0.0f;");
-    w.Open("for (I kk = 0; kk < " + Num(g.k) + "; ++kk)");
+    w.Open("for (I kk = 0; kk < " + K + "; ++kk)");
     std::string ga, gb;
     const std::string la = g.a(w, "b", "i", "kk", &ga);
     const std::string lb = g.b(w, "b", "kk", "j", &gb);
@@ -147,7 +155,7 @@ std::string ViewOffset(KernelWriter& w, const Array& a, const std::vector<int64_
   }
   // The general view: the linear view index unravelled over the permuted dims.
   std::vector<int64_t> permuted, strides;
-  const std::vector<int64_t> operand_strides = Strides(a.dims);
+  const std::vector<int64_t> operand_strides = ir::RowMajorStrides(a.dims);
   for (int64_t p : perm) {
     permuted.push_back(a.dims[static_cast<size_t>(p)]);
     strides.push_back(operand_strides[static_cast<size_t>(p)]);
@@ -155,16 +163,6 @@ std::string ViewOffset(KernelWriter& w, const Array& a, const std::vector<int64_
   const std::string linear = "((" + x0 + ") * " + std::to_string(sizes[1]) + " + (" + x1 + ")) * " +
                              std::to_string(sizes[2]) + " + (" + x2 + ")";
   return Ravel(Unravel(w, linear, permuted, "v"), strides);
-}
-
-bool IsPermutation(const std::vector<int64_t>& p, size_t rank) {
-  if (p.size() != rank) return false;
-  std::vector<bool> seen(rank, false);
-  for (int64_t x : p) {
-    if (x < 0 || x >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(x)]) return false;
-    seen[static_cast<size_t>(x)] = true;
-  }
-  return true;
 }
 
 bool InRange(int64_t d, size_t rank) { return d >= 0 && d < static_cast<int64_t>(rank); }
@@ -179,7 +177,7 @@ Status EmitDot(KernelWriter& w) {
   const Array& out = w.out()[0];
   std::vector<int64_t> lp(s.lhs_permutation().begin(), s.lhs_permutation().end());
   std::vector<int64_t> rp(s.rhs_permutation().begin(), s.rhs_permutation().end());
-  if (!IsPermutation(lp, lhs.dims.size()) || !IsPermutation(rp, rhs.dims.size()))
+  if (!ir::IsPermutation(lp, lhs.dims.size()) || !ir::IsPermutation(rp, rhs.dims.size()))
     return BadSpec(w, "bad dot permutations");
   if (lhs.type != out.type || rhs.type != out.type || out.type == ir::ElementType::kPred)
     return BadSpec(w, "dot element types");
@@ -196,6 +194,37 @@ Status EmitDot(KernelWriter& w) {
   g.k = s.k();
   g.type = out.type;
   const std::array<int64_t, 3> ls{s.batch(), s.m(), s.k()}, rs{s.batch(), s.k(), s.n()};
+  const auto lstrides = DotGroupStrides(lhs.dims, lp, ls);
+  const auto rstrides = DotGroupStrides(rhs.dims, rp, rs);
+  if (lstrides && rstrides) {
+    // Both operands are strided views: one function for every dot of this element type, its
+    // sizes and strides arguments.
+    g.batch_expr = "B";
+    g.m_expr = "M";
+    g.n_expr = "N";
+    g.k_expr = "K";
+    g.a = [](KernelWriter&, const std::string& b, const std::string& i, const std::string& kk,
+             std::string*) { return "lhs[" + b + " * a_b + " + i + " * a_m + " + kk + " * a_k]"; };
+    g.b = [](KernelWriter&, const std::string& b, const std::string& kk, const std::string& j,
+             std::string*) { return "rhs[" + b + " * b_b + " + kk + " * b_k + " + j + " * b_n]"; };
+    g.store = [](KernelWriter&, const std::string& b, const std::string& i, const std::string& j,
+                 std::string*) { return "out[(" + b + " * M + " + i + ") * N + " + j + "]"; };
+    WriteGemm(w, g, [&](KernelWriter& kw) {
+      kw.InputPointer(0, "lhs");
+      kw.InputPointer(1, "rhs");
+      kw.OutputPointer(0, "out");
+      // One argument per statement: the order of Arg calls is the arguments' order.
+      const std::vector<int64_t> values = {
+          s.batch(),      s.m(),          s.n(),          s.k(),          (*lstrides)[0],
+          (*lstrides)[1], (*lstrides)[2], (*rstrides)[0], (*rstrides)[1], (*rstrides)[2]};
+      const char* names[] = {"B", "M", "N", "K", "a_b", "a_m", "a_k", "b_b", "b_k", "b_n"};
+      for (size_t i = 0; i < values.size(); ++i) {
+        const std::string arg = kw.Arg(values[i]);
+        kw.Line(std::string("const I ") + names[i] + " = static_cast<I>(" + arg + ");");
+      }
+    });
+    return Status::Ok();
+  }
   g.a = [&, lp, ls](KernelWriter& kw, const std::string& b, const std::string& i,
                     const std::string& kk,
                     std::string*) { return "lhs[" + ViewOffset(kw, lhs, lp, ls, b, i, kk) + "]"; };
@@ -261,8 +290,9 @@ Status EmitConvolution(KernelWriter& w) {
   for (int64_t d : k_dims) g.k *= d;
   g.n = out.dims[static_cast<size_t>(s.out_feature())];
   g.type = ir::ElementType::kF32;
-  const std::vector<int64_t> in_strides = Strides(in.dims), k_strides = Strides(kernel.dims),
-                             out_strides = Strides(out.dims);
+  const std::vector<int64_t> in_strides = ir::RowMajorStrides(in.dims),
+                             k_strides = ir::RowMajorStrides(kernel.dims),
+                             out_strides = ir::RowMajorStrides(out.dims);
   g.a = [&, row_dims, k_dims, in_strides](KernelWriter& kw, const std::string&,
                                           const std::string& i, const std::string& kk,
                                           std::string* guard) {

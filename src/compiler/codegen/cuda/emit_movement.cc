@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "compiler/codegen/cuda/writer.h"
+#include "compiler/ir/shape.h"
 
 namespace detrain::codegen::cuda::internal {
 namespace {
@@ -24,19 +25,10 @@ bool Contains(const std::vector<int64_t>& v, int64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-bool IsPermutation(const std::vector<int64_t>& p, size_t rank) {
-  if (p.size() != rank) return false;
-  std::vector<bool> seen(rank, false);
-  for (int64_t x : p) {
-    if (x < 0 || x >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(x)]) return false;
-    seen[static_cast<size_t>(x)] = true;
-  }
-  return true;
-}
-
-// `const B* in<i>` / `B* out` pointers with B the bits type of the element size.
-void BitsPointers(KernelWriter& w) {
-  for (size_t i = 0; i < w.in().size(); ++i) {
+// `const B* in<i>` for the first `inputs` inputs and `B* out`, with B the bits type of the
+// element size.
+void BitsPointers(KernelWriter& w, size_t inputs) {
+  for (size_t i = 0; i < inputs; ++i) {
     const Array& a = w.in()[i];
     const char* t = BitsType(a.type);
     w.Line(std::string("const ") + t + "* __restrict__ in" + std::to_string(i) +
@@ -53,15 +45,15 @@ std::string IndexScalar(KernelWriter& w, size_t i) {
          "*>(arena + " + w.Arg(w.in()[i].offset) + "))";
 }
 
-// A one-thread-per-output kernel: `body` writes the lines that set `out[o]` from the output
-// index variables.
-void PerOutput(KernelWriter& w,
+// A one-thread-per-output kernel reading its first `inputs` inputs as data: `body` writes the
+// lines that set `out[o]` from the output index variables.
+void PerOutput(KernelWriter& w, size_t inputs,
                const std::function<void(KernelWriter&, const std::vector<std::string>&)>& body,
                const std::function<void(KernelWriter&)>& prologue = nullptr) {
   const Array& out = w.out()[0];
   if (out.elements == 0) return;
   w.BeginFunction(kBlock);
-  BitsPointers(w);
+  BitsPointers(w, inputs);
   if (prologue) prologue(w);
   w.OpenGridStride("o", out.elements);
   body(w, Unravel(w, "o", out.dims, "q"));
@@ -87,7 +79,7 @@ Status EmitAffine(KernelWriter& w) {
   const Array& out = w.out()[0];
   const size_t rank = out.dims.size();
   if (src.type != out.type) return BadSpec(w, "operand and result types differ");
-  const std::vector<int64_t> strides = Strides(src.dims);
+  const std::vector<int64_t> strides = ir::RowMajorStrides(src.dims);
   if (k.has_broadcast()) {
     const auto& dims = k.broadcast().dimensions();
     if (dims.size() != static_cast<int>(src.dims.size())) return BadSpec(w, "broadcast dimensions");
@@ -96,7 +88,7 @@ Status EmitAffine(KernelWriter& w) {
           out.dims[static_cast<size_t>(dims[i])] != src.dims[static_cast<size_t>(i)])
         return BadSpec(w, "broadcast dimensions");
     }
-    PerOutput(w, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
+    PerOutput(w, 1, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
       std::vector<std::string> from;
       for (int64_t d : dims) from.push_back(idx[static_cast<size_t>(d)]);
       kw.Line("out[o] = in0[" + Ravel(from, strides) + "];");
@@ -106,13 +98,13 @@ Status EmitAffine(KernelWriter& w) {
   if (k.has_transpose()) {
     std::vector<int64_t> perm(k.transpose().permutation().begin(),
                               k.transpose().permutation().end());
-    if (!IsPermutation(perm, src.dims.size()) || rank != src.dims.size())
+    if (!ir::IsPermutation(perm, src.dims.size()) || rank != src.dims.size())
       return BadSpec(w, "transpose permutation");
     for (size_t i = 0; i < rank; ++i) {
       if (out.dims[i] != src.dims[static_cast<size_t>(perm[i])])
         return BadSpec(w, "transpose shape");
     }
-    PerOutput(w, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
+    PerOutput(w, 1, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
       std::vector<std::string> from(rank);
       for (size_t i = 0; i < rank; ++i) from[static_cast<size_t>(perm[i])] = idx[i];
       kw.Line("out[o] = in0[" + Ravel(from, strides) + "];");
@@ -130,7 +122,7 @@ Status EmitAffine(KernelWriter& w) {
           (out.dims[d] > 0 && out.dims[d] - 1 > (src.dims[d] - 1 - start) / stride))
         return BadSpec(w, "slice outside its operand");
     }
-    PerOutput(w, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
+    PerOutput(w, 1, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
       std::vector<std::string> from(rank);
       int64_t base = 0;
       std::vector<int64_t> step(rank);
@@ -150,7 +142,7 @@ Status EmitAffine(KernelWriter& w) {
       if (d < 0 || d >= static_cast<int64_t>(rank)) return BadSpec(w, "reverse dimensions");
       reversed[static_cast<size_t>(d)] = true;
     }
-    PerOutput(w, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
+    PerOutput(w, 1, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
       std::vector<std::string> from(rank);
       for (size_t d = 0; d < rank; ++d) {
         from[d] = reversed[d] && out.dims[d] > 1 ? "(" + Num(out.dims[d] - 1) + " - " + idx[d] + ")"
@@ -169,7 +161,7 @@ Status EmitAffine(KernelWriter& w) {
       return BadSpec(w, "dynamic-slice sizes");
   }
   PerOutput(
-      w,
+      w, 1,
       [&](KernelWriter& kw, const std::vector<std::string>& idx) {
         std::vector<std::string> from(rank);
         for (size_t d = 0; d < rank; ++d)
@@ -191,8 +183,8 @@ Status EmitPad(KernelWriter& w) {
     if (x < 0) return BadSpec(w, "negative interior padding");
   }
   const Array& src = w.in()[0];
-  const std::vector<int64_t> strides = Strides(src.dims);
-  PerOutput(w, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
+  const std::vector<int64_t> strides = ir::RowMajorStrides(src.dims);
+  PerOutput(w, 2, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
     // Output index x holds operand element (x - lo) / (interior + 1) when that divides exactly
     // and lands inside the operand; every other element is the padding value.
     std::string inside;
@@ -229,7 +221,7 @@ Status EmitConcatenate(KernelWriter& w) {
     total += a.dims[static_cast<size_t>(dim)];
   }
   if (total != out.dims[static_cast<size_t>(dim)]) return BadSpec(w, "concatenate sizes");
-  PerOutput(w, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
+  PerOutput(w, w.in().size(), [&](KernelWriter& kw, const std::vector<std::string>& idx) {
     int64_t first = 0;
     const std::string at = idx[static_cast<size_t>(dim)];
     for (size_t i = 0; i < kw.in().size(); ++i) {
@@ -239,7 +231,7 @@ Status EmitConcatenate(KernelWriter& w) {
       std::vector<std::string> from = idx;
       from[static_cast<size_t>(dim)] = first == 0 ? at : "(" + at + " - " + Num(first) + ")";
       const std::string load =
-          "out[o] = in" + std::to_string(i) + "[" + Ravel(from, Strides(a.dims)) + "];";
+          "out[o] = in" + std::to_string(i) + "[" + Ravel(from, ir::RowMajorStrides(a.dims)) + "];";
       const bool last = first + size == total;
       if (first == 0 && last) {
         kw.Line(load);
@@ -268,9 +260,9 @@ Status EmitDynamicUpdateSlice(KernelWriter& w) {
         !ir::IsInteger(w.in()[2 + d].type))
       return BadSpec(w, "dynamic-update-slice sizes");
   }
-  const std::vector<int64_t> strides = Strides(update.dims);
+  const std::vector<int64_t> strides = ir::RowMajorStrides(update.dims);
   PerOutput(
-      w,
+      w, 2,
       [&](KernelWriter& kw, const std::vector<std::string>& idx) {
         std::string inside;
         std::vector<std::string> from(rank);
@@ -311,7 +303,7 @@ Status EmitIota(KernelWriter& w) {
 std::vector<std::string> IndexVector(KernelWriter& w, int64_t ivd,
                                      const std::vector<std::string>& batch, int64_t count) {
   const Array& indices = w.in()[1];
-  const std::vector<int64_t> strides = Strides(indices.dims);
+  const std::vector<int64_t> strides = ir::RowMajorStrides(indices.dims);
   std::vector<std::string> full;
   size_t b = 0;
   for (int64_t d = 0; d < static_cast<int64_t>(indices.dims.size()); ++d)
@@ -385,9 +377,9 @@ Status EmitGather(KernelWriter& w) {
   ok = ok && vector_len == static_cast<int64_t>(start_map.size());
   for (int64_t d : offset_dims) ok = ok && d >= 0 && d < static_cast<int64_t>(out.dims.size());
   if (!ok) return BadSpec(w, "inconsistent gather spec");
-  const std::vector<int64_t> strides = Strides(in.dims);
+  const std::vector<int64_t> strides = ir::RowMajorStrides(in.dims);
   PerOutput(
-      w,
+      w, 1,
       [&](KernelWriter& kw, const std::vector<std::string>& idx) {
         std::vector<std::string> batch, offset;
         for (size_t d = 0; d < idx.size(); ++d)
@@ -469,7 +461,8 @@ Status EmitScatter(KernelWriter& w) {
   w.InputPointer(2, "upd");
   IndexPointer(w);
   w.OutputPointer(0, "out");
-  const std::vector<int64_t> ustrides = Strides(updates.dims), ostrides = Strides(out.dims);
+  const std::vector<int64_t> ustrides = ir::RowMajorStrides(updates.dims),
+                             ostrides = ir::RowMajorStrides(out.dims);
   auto apply = [&](const std::string& b, const std::string& p) {
     const std::vector<std::string> bi = Unravel(w, b, batch_dims, "b");
     const std::vector<std::string> wi = Unravel(w, p, win_dims, "w");

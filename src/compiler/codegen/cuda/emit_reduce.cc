@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "compiler/codegen/cuda/writer.h"
+#include "compiler/ir/shape.h"
 
 namespace detrain::codegen::cuda::internal {
 namespace {
@@ -47,7 +48,7 @@ struct ReduceShape {
 
 ReduceShape Shape(const Reduction& r) {
   ReduceShape s;
-  const std::vector<int64_t> strides = Strides(r.operand_dims);
+  const std::vector<int64_t> strides = ir::RowMajorStrides(r.operand_dims);
   std::vector<bool> red(r.operand_dims.size(), false);
   for (int64_t d : r.reduced) red[static_cast<size_t>(d)] = true;
   for (size_t d = 0; d < r.operand_dims.size(); ++d) {
@@ -397,7 +398,7 @@ Status EmitReduceWindow(KernelWriter& w) {
   w.Line(t + " acc = init;");
   w.Open("for (I tap = 0; tap < " + Num(taps) + "; ++tap)");
   const std::vector<std::string> ti = Unravel(w, "tap", sizes, "t");
-  const std::vector<int64_t> strides = Strides(in.dims);
+  const std::vector<int64_t> strides = ir::RowMajorStrides(in.dims);
   std::vector<std::string> pos(rank);
   for (size_t d = 0; d < rank; ++d) {
     const pb::WindowDim& wd = spec.window(static_cast<int>(d));

@@ -59,10 +59,16 @@ Result<ToolchainVersions> Versions() {
   return v;
 }
 
-Result<std::string> CompilePtx(std::string_view source) {
+Result<std::string> CompilePtx(std::string_view source, std::string* log) {
+  return CompilePtxWithout(source, "", log);
+}
+
+Result<std::string> CompilePtxWithout(std::string_view source, std::string_view header,
+                                      std::string* log_out) {
   const std::string text(source);
   std::vector<std::string> names, bytes;
   for (const DeviceHeader& h : DeviceHeaders()) {
+    if (h.path == header) continue;
     names.emplace_back(h.path);
     bytes.emplace_back(h.bytes);
   }
@@ -91,6 +97,7 @@ Result<std::string> CompilePtx(std::string_view source) {
   nvrtcDestroyProgram(&program);
   if (r != NVRTC_SUCCESS) return Internal(std::string("nvrtcGetPTX: ") + nvrtcGetErrorString(r));
   while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+  if (log_out != nullptr) *log_out = Trimmed(log);
   return ptx;
 }
 
@@ -140,7 +147,10 @@ Status NoToolkit() {
 
 bool ToolchainAvailable() { return false; }
 Result<ToolchainVersions> Versions() { return NoToolkit(); }
-Result<std::string> CompilePtx(std::string_view) { return NoToolkit(); }
+Result<std::string> CompilePtx(std::string_view, std::string*) { return NoToolkit(); }
+Result<std::string> CompilePtxWithout(std::string_view, std::string_view, std::string*) {
+  return NoToolkit();
+}
 Result<std::string> LinkCubin(std::string_view, std::string_view) { return NoToolkit(); }
 
 #endif

@@ -46,8 +46,12 @@ Result<ToolchainVersions> Versions();
 std::vector<std::string> NvrtcOptions();
 std::vector<std::string> LinkOptions(std::string_view arch);
 
-// PTX of `source` (NUL-free text). A compile error carries NVRTC's log.
-Result<std::string> CompilePtx(std::string_view source);
+// PTX of `source` (NUL-free text). A compile error carries NVRTC's log; `log`, when given,
+// receives the log of a successful compile (its warnings; empty for detrain's sources).
+Result<std::string> CompilePtx(std::string_view source, std::string* log = nullptr);
+// CompilePtx with every device header but `header` (a check that each one is needed).
+Result<std::string> CompilePtxWithout(std::string_view source, std::string_view header,
+                                      std::string* log = nullptr);
 // The cubin of `ptx` for `arch` (one of kCubinArchs).
 Result<std::string> LinkCubin(std::string_view ptx, std::string_view arch);
 

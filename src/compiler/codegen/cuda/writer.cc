@@ -89,12 +89,6 @@ const char* BitsType(ir::ElementType type) {
   }
 }
 
-std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> strides(dims.size(), 1);
-  for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
-  return strides;
-}
-
 // Stands for a function's name in its text until the text is compared with those written before.
 constexpr char kName[] = "@NAME@";
 
@@ -253,8 +247,9 @@ std::vector<std::string> Unravel(KernelWriter& w, const std::string& linear,
   for (size_t d = dims.size(); d-- > first;) {
     if (dims[d] == 1) continue;
     const std::string name = w.Fresh(prefix);
+    // A caller may use only some dims (a broadcast, a gather's batch dims).
     if (d == first) {
-      w.Line("const I " + name + " = " + rest + ";");
+      w.Line("[[maybe_unused]] const I " + name + " = " + rest + ";");
     } else {
       if (!copied) {
         const std::string r = w.Fresh(prefix + "r");
@@ -262,8 +257,8 @@ std::vector<std::string> Unravel(KernelWriter& w, const std::string& linear,
         rest = r;
         copied = true;
       }
-      w.Line("const I " + name + " = " + rest + " % " + std::to_string(dims[d]) + "; " + rest +
-             " /= " + std::to_string(dims[d]) + ";");
+      w.Line("[[maybe_unused]] const I " + name + " = " + rest + " % " + std::to_string(dims[d]) +
+             "; " + rest + " /= " + std::to_string(dims[d]) + ";");
     }
     index[d] = name;
   }

@@ -44,9 +44,6 @@ struct Array {
 const char* CType(ir::ElementType type);
 const char* BitsType(ir::ElementType type);
 
-// Row-major strides of `dims`.
-std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
-
 // Threads per block of the one-thread-per-element kernels, and the most blocks a grid-stride
 // loop is launched with.
 inline constexpr uint32_t kBlock = 256;

@@ -35,10 +35,7 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 bool CheckModule(const ir::Module& module, const std::vector<ir::Literal>& args) {
   auto expected = interp::Evaluate(module, args);
   if (!expected.ok()) return false;
-  auto optimized = passes::RunPipeline(module, passes::kDefaultPipeline, {});
-  EXPECT_TRUE(optimized.ok()) << optimized.status().message();
-  if (!optimized.ok()) return false;
-  auto plan = codegen::cpu::BuildPlan(*optimized->module);
+  auto plan = runtime::OptimizedPlan(module);
   EXPECT_TRUE(plan.ok()) << plan.status().message();
   if (!plan.ok()) return false;
   auto program = codegen::cuda::GenerateCuda(*plan);
