@@ -38,27 +38,26 @@ namespace {
 
 // The driver API entry points detrain calls, resolved from libcuda.so.1.
 struct Driver {
-#define DETRAIN_CU_FUNCTIONS(X)                                                                    \
-  X(cuInit)                                                                                        \
-  X(cuDriverGetVersion)                                                                            \
-  X(cuDeviceGetCount)                                                                              \
-  X(cuDeviceGet)                                                                                   \
-  X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain)                           \
-      X(cuDevicePrimaryCtxRelease_v2) X(cuCtxSetCurrent) X(cuModuleLoadDataEx) X(cuModuleUnload)   \
-          X(cuModuleGetFunction) X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemcpyHtoDAsync_v2)          \
-              X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoDAsync_v2) X(cuMemcpyPeerAsync)                 \
-                  X(cuStreamCreate) X(cuStreamDestroy_v2) X(cuStreamSynchronize) X(cuLaunchKernel) \
-                      X(cuGetErrorString)
+// clang-format off
+#define DETRAIN_CU_FUNCTIONS(X)                                                                  \
+  X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)          \
+  X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease_v2)            \
+  X(cuCtxSetCurrent) X(cuModuleLoadDataEx) X(cuModuleUnload) X(cuModuleGetFunction)              \
+  X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2)               \
+  X(cuMemcpyDtoDAsync_v2) X(cuMemcpyPeerAsync) X(cuStreamCreate) X(cuStreamDestroy_v2)           \
+  X(cuStreamSynchronize) X(cuLaunchKernel) X(cuGetErrorString)
+// clang-format on
 #define DETRAIN_X(f) decltype(&::f) f = nullptr;
   DETRAIN_CU_FUNCTIONS(DETRAIN_X)
 #undef DETRAIN_X
 };
 
 struct Nccl {
-#define DETRAIN_NCCL_FUNCTIONS(X) \
-  X(ncclGetVersion)               \
-  X(ncclCommInitAll)              \
-  X(ncclCommDestroy) X(ncclGroupStart) X(ncclGroupEnd) X(ncclSend) X(ncclRecv) X(ncclGetErrorString)
+// clang-format off
+#define DETRAIN_NCCL_FUNCTIONS(X)                                                             \
+  X(ncclGetVersion) X(ncclCommInitAll) X(ncclCommDestroy) X(ncclGroupStart) X(ncclGroupEnd) \
+  X(ncclSend) X(ncclRecv) X(ncclGetErrorString)
+// clang-format on
 #define DETRAIN_X(f) decltype(&::f) f = nullptr;
   DETRAIN_NCCL_FUNCTIONS(DETRAIN_X)
 #undef DETRAIN_X
