@@ -24,6 +24,8 @@ packages=(
   python3-jsonschema            # tests/tools/bundle_schema_test.py (schemas/bundle.schema.json)
   gzip base-files               # gunzip; base-files ships the char-LM corpus (common-licenses/GPL-3)
   clang-format                  # the format check of tools/lint.sh, which tools/test.sh runs
+  openmpi-bin libopenmpi-dev    # multi-process runs (mpirun; docs/scale-out.md)
+  iproute2                      # tests/cli/mpi_test.py: two hosts as network namespaces
 )
 for arg in "$@"; do
   case $arg in

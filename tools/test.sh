@@ -5,7 +5,10 @@
 #   (default)   the full suite in build/
 #   --sanitize  the ASan+UBSan build in build-asan/, all tests but those labelled `slow` and the
 #               CUDA emulation (`emulation`: generated code compiled by the host compiler and run
-#               on fibers, which ASan does not follow; the plain suite runs it)
+#               on fibers, which ASan does not follow; the plain suite runs it), `toolchain`
+#               (NVRTC and nvJitLink compiling each example: uninstrumented time) and `mpi` (real
+#               mpirun runs, whose Open MPI allocations ASan reports; the in-process cluster
+#               test covers the same protocol under the sanitizers)
 #
 # The layering check (tools/check_layers.py) stops the run at once. A format difference
 # (tools/lint.sh --format) does not stop the build and the tests, so one run reports
@@ -19,7 +22,7 @@ tools/lint.sh --format || format_status=$?
 if [[ "${1:-}" == "--sanitize" ]]; then
   tools/build.sh --sanitize
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -LE 'slow|emulation'
+  ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -LE 'slow|emulation|toolchain|mpi'
 else
   tools/build.sh
   ctest --test-dir build --output-on-failure -j "$(nproc)"

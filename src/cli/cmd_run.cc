@@ -13,6 +13,7 @@
 #include "attest/bundle/attested_run.h"
 #include "attest/bundle/bundle_format.h"
 #include "cli/command.h"
+#include "runtime/mpi/mpi_cluster.h"
 
 namespace detrain::cli {
 namespace {
@@ -34,6 +35,7 @@ struct RunFlags {
   int64_t steps = 0;
   std::string step_digest = "xxh3-128";
   bool quiet = false;
+  double rank_timeout = 300;
 };
 
 std::string Duration(double s) {
@@ -139,7 +141,12 @@ int RunRun(const RunFlags& f) {
                        InvalidArgument("--resume, --embed-data and --step-digest need --attest"));
   }
   o.detrain_version = DETRAIN_VERSION " (" DETRAIN_GIT_COMMIT ")";
-  auto printer = std::make_shared<ProgressPrinter>(f.quiet);
+  // Started by mpirun: this process is one rank of the run (docs/scale-out.md).
+  Result<std::shared_ptr<runtime::Cluster>> cluster = runtime::mpi::Join(f.rank_timeout);
+  if (!cluster.ok()) return ReportError("run", cluster.status());
+  o.executor.cluster = *cluster;
+  const bool follower = *cluster != nullptr && (*cluster)->rank() != 0;
+  auto printer = std::make_shared<ProgressPrinter>(f.quiet || follower);
   o.progress = [printer](const bundle::RunProgress& p) { (*printer)(p); };
   o.interrupt = &g_interrupt;
   std::signal(SIGINT, OnInterrupt);
@@ -147,6 +154,17 @@ int RunRun(const RunFlags& f) {
   Result<bundle::RunSummary> r = bundle::RunProgram(o);
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
+  if (*cluster != nullptr && (*cluster)->broken()) {
+    // A transfer failed half-way: the other ranks wait for bytes that will not come.
+    ReportError("run", r.ok() ? Internal("the ranks lost step") : r.status());
+    (*cluster)->Abort(kExitInternal);
+    return kExitInternal;
+  }
+  if (follower) {  // rank 0 reports the run; a follower only what happened to it alone
+    if (r.ok()) return r->follower_exit_code.value_or(kExitInternal);
+    if (r.status().message().rfind(bundle::kStoppedByRankZero, 0) == 0) return kExitUsage;
+    return ReportError("run", r.status().WithContext((*cluster)->Describe((*cluster)->rank())));
+  }
   if (!r.ok()) {
     const std::string& m = r.status().message();
     // A message about the bundle (a full disk, say) starts with its path, which may begin with
@@ -229,10 +247,17 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                   "checkpoints and the end) or sha256 (SHA-256 every step)")
       ->check(CLI::IsMember({"xxh3-128", "sha256"}));
   cmd->add_flag("-q,--quiet", f->quiet, "No progress output");
+  cmd->add_option("--rank-timeout", f->rank_timeout,
+                  "Under mpirun: seconds a rank waits for another before the run stops, naming "
+                  "it (default 300)")
+      ->check(CLI::Range(0.001, 86400.0));
   cmd->footer(
       "Ctrl-C stops after the current step; the bundle says it is incomplete and --resume\n"
       "continues it. A NaN or infinite loss stops the run; the bundle is finished with status\n"
       "\"stopped\" and holds every step before it.\n"
+      "Processes: mpirun -np P detrain run ... runs on P processes (the mesh is P x\n"
+      "--devices devices and must divide the program's shards); rank 0 writes the bundle, and\n"
+      "the result is bit-identical to one process (docs/scale-out.md).\n"
       "Exit codes: 0 trained, 1 stopped on a non-finite loss, 2 usage or input error,\n"
       "3 internal error, 130 interrupted.");
   cmd->callback([f, exit_code] { *exit_code = RunRun(*f); });

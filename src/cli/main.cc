@@ -9,6 +9,7 @@
 
 #include "base/budget.h"
 #include "cli/command.h"
+#include "runtime/mpi/mpi_cluster.h"
 
 namespace detrain::cli {
 
@@ -120,5 +121,6 @@ int main(int argc, char** argv) {
     std::cerr << "detrain: internal error: uncaught exception: " << e.what() << "\n";
     return kExitInternal;
   }
+  detrain::runtime::mpi::Leave();  // a rank of a multi-process run: MPI ends with the command
   return exit_code;
 }

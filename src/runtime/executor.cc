@@ -26,11 +26,19 @@ struct Executor::State {
   std::vector<ArrayRef> buffers;
   std::vector<uint32_t> device_mask;             // per kernel: the devices that run it (bit d)
   std::vector<int32_t> param_kernel;             // per parameter number: its kernel id
-  std::vector<std::unique_ptr<Device>> devices;  // loaded once, reused by every Run
+  std::vector<std::unique_ptr<Device>> devices;  // this rank's, loaded once, reused by every Run
+  // The mesh across processes: `ranks` × `per_rank` devices; this rank holds devices
+  // [rank × per_rank, (rank + 1) × per_rank). One rank without a cluster.
+  Cluster* cluster = nullptr;
+  int rank = 0, ranks = 1, per_rank = 1;
   ExecutorStats stats;
   // kCuda: the generated program and the GPUs.
   std::unique_ptr<codegen::cuda::CudaProgram> cuda_program;
   std::shared_ptr<cuda::GpuSystem> gpus;
+
+  int Owner(int device) const { return ranks == 1 ? 0 : device / per_rank; }
+  Status Walk(const std::vector<std::vector<const ir::Literal*>>* args,
+              std::vector<std::vector<ir::Literal>>* results, size_t first);
 
   // Device `index` of the mesh, loaded with the plan.
   Result<std::unique_ptr<Device>> MakeDevice(int index, bool whole_plan) {
@@ -201,20 +209,39 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
   const int64_t shards = s.plan.shards();
   if (!IsPowerOfTwo(shards) || shards > 4096)
     return InvalidArgument("plan: shard count " + std::to_string(shards));
-  const int d = options.devices;
-  if (!(d == 1 || d == 2 || d == 4 || d == 8) || shards % d != 0) {
+  const int per_rank = options.devices;
+  const int ranks = options.cluster != nullptr ? options.cluster->size() : 1;
+  if (!(per_rank == 1 || per_rank == 2 || per_rank == 4 || per_rank == 8) ||
+      shards % per_rank != 0) {
     std::string ok;
     for (int c : {1, 2, 4, 8}) {
       if (shards % c == 0) ok += (ok.empty() ? "" : ", ") + std::to_string(c);
     }
-    return InvalidArgument("--devices " + std::to_string(d) +
+    return InvalidArgument("--devices " + std::to_string(per_rank) +
                            ": the device count must be 1, 2, 4 or 8 and divide the program's " +
                            std::to_string(shards) + " shards (use " + ok + ")");
   }
-  if (s.plan.replicated() && d != 1) {
-    return InvalidArgument("--devices " + std::to_string(d) +
-                           ": a replicated module (all-reduce) runs one device per replica");
+  if (ranks < 1 || ranks > 32 || shards % (static_cast<int64_t>(ranks) * per_rank) != 0 ||
+      ranks * per_rank > 32) {
+    return InvalidArgument("a mesh of " + std::to_string(ranks) + " processes × --devices " +
+                           std::to_string(per_rank) + " = " +
+                           std::to_string(static_cast<int64_t>(ranks) * per_rank) +
+                           " devices: the mesh's device count must divide the program's " +
+                           std::to_string(shards) + " shards (and be at most 32)");
   }
+  const int d = ranks * per_rank;  // the mesh's devices
+  if (s.plan.replicated() && d != 1) {
+    return InvalidArgument(
+        "--devices " + std::to_string(per_rank) + " on " + std::to_string(ranks) +
+        " process(es): a replicated module (all-reduce) runs one device per replica, in one "
+        "process");
+  }
+  if (options.cluster != nullptr && ranks > 1) {
+    s.cluster = options.cluster.get();
+    s.rank = options.cluster->rank();
+    s.ranks = ranks;
+  }
+  s.per_rank = per_rank;
   s.options = options;
   DETRAIN_ASSIGN_OR_RETURN(s.buffers, cpu::CheckBuffers(s.plan));
   for (int i = 0; i < s.plan.kernels_size(); ++i) {
@@ -276,9 +303,10 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
                               std::to_string(options.threads) + " threads)");
   }
   // Loading prepares every kernel: a bad plan is reported here rather than at the first run.
-  for (int i = 0; i < (s.plan.replicated() ? 1 : d); ++i) {
-    DETRAIN_ASSIGN_OR_RETURN(auto device,
-                             s.MakeDevice(i, /*whole_plan=*/s.plan.replicated() || d == 1));
+  for (int i = 0; i < (s.plan.replicated() ? 1 : per_rank); ++i) {
+    DETRAIN_ASSIGN_OR_RETURN(
+        auto device,
+        s.MakeDevice(s.rank * per_rank + i, /*whole_plan=*/s.plan.replicated() || d == 1));
     s.devices.push_back(std::move(device));
   }
   if (auto* first = dynamic_cast<cpu::CpuDevice*>(s.devices[0].get())) {
@@ -313,108 +341,191 @@ Status Executor::RunInto(const std::vector<const ir::Literal*>& args,
 Status Executor::RunBorrowed(const std::vector<std::vector<const ir::Literal*>>& args,
                              std::vector<std::vector<ir::Literal>>* results) {
   State& s = *state_;
+  if (s.rank != 0) {
+    return FailedPrecondition("this process is " + s.cluster->Describe(s.rank) +
+                              ", which follows rank 0 (Executor::Follow)");
+  }
   const size_t replicas = args.size();
   if (replicas == 0) return InvalidArgument("at least one replica is needed");
   results->resize(replicas);
-  const int nd = s.plan.replicated() ? static_cast<int>(replicas) : s.options.devices;
-  auto& devices = s.devices;
-  while (static_cast<int>(devices.size()) < nd) {  // a replicated plan: one device per replica
-    DETRAIN_ASSIGN_OR_RETURN(auto device,
-                             s.MakeDevice(static_cast<int>(devices.size()), /*whole_plan=*/true));
-    devices.push_back(std::move(device));
+  if (s.plan.replicated()) {
+    // A replicated plan: one device per replica, all in lockstep.
+    while (s.devices.size() < replicas) {
+      DETRAIN_ASSIGN_OR_RETURN(
+          auto device, s.MakeDevice(static_cast<int>(s.devices.size()), /*whole_plan=*/true));
+      s.devices.push_back(std::move(device));
+    }
+    return s.Walk(&args, results, 0);
   }
-  // Arguments are borrowed and results written over (*results)[first..]: copying a step's state
-  // or allocating its results anew would cost as much as the step's elementwise work.
-  auto run_one = [&](std::span<const std::vector<const ir::Literal*>> replica_args,
-                     size_t first) -> Status {
-    const size_t nb = s.buffers.size();
-    std::vector<std::vector<char>> present(static_cast<size_t>(nd), std::vector<char>(nb, 0));
-    auto device_of = [&](size_t r, int d) { return s.plan.replicated() ? static_cast<int>(r) : d; };
-    for (size_t r = 0; r < replica_args.size(); ++r) {
-      const auto& a = replica_args[r];
-      if (a.size() != static_cast<size_t>(s.plan.parameters_size())) {
-        return InvalidArgument("the entry computation takes " +
-                               std::to_string(s.plan.parameters_size()) + " argument(s), got " +
-                               std::to_string(a.size()));
-      }
-      for (int i = 0; i < s.plan.parameters_size(); ++i) {
-        const pb::EntryParameter& p = s.plan.parameters(i);
-        const ArrayRef& b = s.buffers[static_cast<size_t>(p.buffers(0))];
-        DETRAIN_RETURN_IF_ERROR(CheckArgument(b, *a[static_cast<size_t>(i)], p));
-        uint32_t mask =
-            s.plan.replicated()
-                ? 1u
-                : s.device_mask[static_cast<size_t>(s.param_kernel[static_cast<size_t>(i)])];
-        for (int d = 0; d < nd; ++d) {
-          if (!s.plan.replicated() && !(mask & (1u << d))) continue;
-          int dev = device_of(r, d);
-          if (s.plan.replicated() && d != 0) continue;
-          DETRAIN_RETURN_IF_ERROR(devices[static_cast<size_t>(dev)]->CopyIn(
-              b.id, a[static_cast<size_t>(i)]->bytes().data(), b.bytes));
-          present[static_cast<size_t>(dev)][static_cast<size_t>(b.id)] = 1;
+  // Without collectives, replicas are independent runs.
+  for (size_t r = 0; r < replicas; ++r) {
+    const std::vector<std::vector<const ir::Literal*>> one = {args[r]};
+    if (s.cluster != nullptr) {
+      for (int f = 1; f < s.ranks; ++f) {
+        Status sent = SendControl(*s.cluster, f, Control::kRunStep, 0);
+        if (!sent.ok()) {
+          s.cluster->set_broken();
+          return sent;
         }
       }
     }
-    auto ensure = [&](int d, int32_t b) -> Status {
-      if (present[static_cast<size_t>(d)][static_cast<size_t>(b)]) return Status::Ok();
-      for (int e = 0; e < nd; ++e) {
-        if (!present[static_cast<size_t>(e)][static_cast<size_t>(b)]) continue;
-        const ArrayRef& ref = s.buffers[static_cast<size_t>(b)];
-        DETRAIN_RETURN_IF_ERROR(
-            devices[static_cast<size_t>(e)]->SendBuffer(b, devices[static_cast<size_t>(d)].get()));
-        present[static_cast<size_t>(d)][static_cast<size_t>(b)] = 1;
-        ++s.stats.transfers;
-        s.stats.transfer_bytes += ref.bytes;
-        return Status::Ok();
-      }
-      return Internal("buffer " + std::to_string(b) + " is on no device");
-    };
-    for (const pb::Kernel& k : s.plan.kernels()) {
-      if (k.has_alias()) continue;
-      if (k.has_all_reduce()) {
-        DETRAIN_RETURN_IF_ERROR(AllReduce(k, s.buffers, devices, nd));
-        for (int d = 0; d < nd; ++d)
-          present[static_cast<size_t>(d)][static_cast<size_t>(k.outputs(0))] = 1;
-        continue;
-      }
-      for (int d = 0; d < nd; ++d) {
-        if (!s.plan.replicated() && !(s.device_mask[static_cast<size_t>(k.id())] & (1u << d)))
-          continue;
-        for (const auto& op : k.operands()) {
-          for (int32_t b : op.buffers()) DETRAIN_RETURN_IF_ERROR(ensure(d, b));
+    DETRAIN_RETURN_IF_ERROR(s.Walk(&one, results, r));
+  }
+  return Status::Ok();
+}
+
+Result<bool> Executor::Follow(int64_t* stop_value) {
+  State& s = *state_;
+  if (s.cluster == nullptr || s.rank == 0)
+    return FailedPrecondition("Follow is for the follower ranks of a cluster");
+  Result<std::pair<Control, int64_t>> message = RecvControl(*s.cluster, 0);
+  if (!message.ok()) {
+    s.cluster->set_broken();
+    return message.status();
+  }
+  if (message->first == Control::kStop) {
+    if (stop_value != nullptr) *stop_value = message->second;
+    return false;
+  }
+  DETRAIN_RETURN_IF_ERROR(s.Walk(nullptr, nullptr, 0));
+  return true;
+}
+
+// One run of the plan on the mesh: `args` (rank 0; null on a follower) per replica, the results
+// written over (*results)[first..]. Arguments are borrowed and results written in place: copying
+// a step's state or allocating its results anew would cost as much as the step's elementwise work.
+// Every rank walks the same schedule with the same presence table (which device holds which
+// buffer), so the ranks agree on every transfer without telling each other.
+Status Executor::State::Walk(const std::vector<std::vector<const ir::Literal*>>* args,
+                             std::vector<std::vector<ir::Literal>>* results, size_t first) {
+  const bool replicated = plan.replicated();
+  const size_t replica_count = replicated ? args->size() : 1;
+  const int nd = replicated ? static_cast<int>(replica_count) : ranks * per_rank;
+  const int base = rank * per_rank;  // this rank's first device
+  auto mine = [&](int d) { return Owner(d) == rank; };
+  auto device = [&](int d) { return devices[static_cast<size_t>(d - base)].get(); };
+  const size_t nb = buffers.size();
+  std::vector<std::vector<char>> present(static_cast<size_t>(nd), std::vector<char>(nb, 0));
+  auto device_of = [&](size_t r, int d) { return replicated ? static_cast<int>(r) : d; };
+  // A failed transfer leaves the other ranks waiting for bytes that will never come.
+  auto fail = [&](Status st) {
+    if (!st.ok() && cluster != nullptr) cluster->set_broken();
+    return st;
+  };
+
+  // The parameters: rank 0 copies each into its devices that use it and sends it to each
+  // follower that has such a device; a follower copies what it receives into its own.
+  const int np = plan.parameters_size();
+  for (size_t r = 0; r < replica_count; ++r) {
+    if (args != nullptr && (*args)[r].size() != static_cast<size_t>(np)) {
+      return InvalidArgument("the entry computation takes " + std::to_string(np) +
+                             " argument(s), got " + std::to_string((*args)[r].size()));
+    }
+    for (int i = 0; i < np; ++i) {
+      const pb::EntryParameter& p = plan.parameters(i);
+      const ArrayRef& b = buffers[static_cast<size_t>(p.buffers(0))];
+      const ir::Literal* arg = args != nullptr ? (*args)[r][static_cast<size_t>(i)] : nullptr;
+      if (arg != nullptr) DETRAIN_RETURN_IF_ERROR(CheckArgument(b, *arg, p));
+      const uint32_t mask =
+          replicated ? 1u : device_mask[static_cast<size_t>(param_kernel[static_cast<size_t>(i)])];
+      std::string received;
+      const void* bytes = arg != nullptr ? arg->bytes().data() : nullptr;
+      if (cluster != nullptr) {
+        for (int q = 0; q < ranks; ++q) {
+          const uint32_t devices_of_q = ((1u << per_rank) - 1) << (q * per_rank);
+          if (q == 0 || !(mask & devices_of_q)) continue;
+          if (rank == 0) {
+            DETRAIN_RETURN_IF_ERROR(fail(cluster->Send(q, Channel::kData, bytes, b.bytes)));
+          } else if (q == rank) {
+            received.resize(static_cast<size_t>(b.bytes));
+            DETRAIN_RETURN_IF_ERROR(
+                fail(cluster->Recv(0, Channel::kData, received.data(), b.bytes)));
+            bytes = received.data();
+          }
         }
-        DETRAIN_RETURN_IF_ERROR(devices[static_cast<size_t>(d)]->Launch(k.id()));
-        ++s.stats.kernel_launches;
-        for (int32_t b : k.outputs()) present[static_cast<size_t>(d)][static_cast<size_t>(b)] = 1;
+      }
+      for (int d = 0; d < (replicated ? 1 : nd); ++d) {
+        if (!replicated && !(mask & (1u << d))) continue;
+        const int dev = device_of(r, d);
+        present[static_cast<size_t>(dev)][static_cast<size_t>(b.id)] = 1;
+        if (mine(dev)) DETRAIN_RETURN_IF_ERROR(fail(device(dev)->CopyIn(b.id, bytes, b.bytes)));
       }
     }
-    for (size_t r = 0; r < replica_args.size(); ++r) {
-      int dev = device_of(r, 0);
-      std::vector<ir::Literal>& out = (*results)[first + r];
-      out.resize(static_cast<size_t>(s.plan.outputs_size()));
-      for (int o = 0; o < s.plan.outputs_size(); ++o) {
-        const int32_t b = s.plan.outputs(o);
-        DETRAIN_RETURN_IF_ERROR(ensure(dev, b));
-        const ArrayRef& ref = s.buffers[static_cast<size_t>(b)];
-        ir::Literal& lit = out[static_cast<size_t>(o)];
-        if (lit.shape().is_tuple() || lit.shape().type() != ref.type ||
-            lit.shape().dims() != ref.dims ||
-            lit.bytes().size() != static_cast<size_t>(ref.bytes)) {  // e.g. a default literal
-          lit = ir::Literal(ir::Shape(ref.type, ref.dims));
-        }
-        DETRAIN_RETURN_IF_ERROR(
-            devices[static_cast<size_t>(dev)]->CopyOut(b, lit.mutable_bytes().data(), ref.bytes));
-      }
+  }
+
+  // Makes buffer `b` present on device `d`: from a device of the same rank when one has it,
+  // else from the lowest device that has it.
+  auto ensure = [&](int d, int32_t b) -> Status {
+    if (present[static_cast<size_t>(d)][static_cast<size_t>(b)]) return Status::Ok();
+    int from = -1;
+    for (int e = 0; e < nd && from < 0; ++e) {
+      if (present[static_cast<size_t>(e)][static_cast<size_t>(b)] && Owner(e) == Owner(d)) from = e;
     }
+    for (int e = 0; e < nd && from < 0; ++e) {
+      if (present[static_cast<size_t>(e)][static_cast<size_t>(b)]) from = e;
+    }
+    if (from < 0) return Internal("buffer " + std::to_string(b) + " is on no device");
+    const ArrayRef& ref = buffers[static_cast<size_t>(b)];
+    if (mine(from) && mine(d)) {
+      DETRAIN_RETURN_IF_ERROR(device(from)->SendBuffer(b, device(d)));
+    } else if (mine(from)) {
+      std::string staged(static_cast<size_t>(ref.bytes), '\0');
+      DETRAIN_RETURN_IF_ERROR(fail(device(from)->CopyOut(b, staged.data(), ref.bytes)));
+      DETRAIN_RETURN_IF_ERROR(
+          fail(cluster->Send(Owner(d), Channel::kData, staged.data(), ref.bytes)));
+    } else if (mine(d)) {
+      std::string staged(static_cast<size_t>(ref.bytes), '\0');
+      DETRAIN_RETURN_IF_ERROR(
+          fail(cluster->Recv(Owner(from), Channel::kData, staged.data(), ref.bytes)));
+      DETRAIN_RETURN_IF_ERROR(fail(device(d)->CopyIn(b, staged.data(), ref.bytes)));
+    }
+    if (mine(from) || mine(d)) {
+      ++stats.transfers;
+      stats.transfer_bytes += ref.bytes;
+    }
+    present[static_cast<size_t>(d)][static_cast<size_t>(b)] = 1;
     return Status::Ok();
   };
-  if (s.plan.replicated()) {
-    // All replicas in lockstep, each on its own device.
-    DETRAIN_RETURN_IF_ERROR(run_one(args, 0));
-  } else {
-    // Without collectives, replicas are independent runs.
-    for (size_t r = 0; r < replicas; ++r)
-      DETRAIN_RETURN_IF_ERROR(run_one(std::span(args).subspan(r, 1), r));
+
+  for (const pb::Kernel& k : plan.kernels()) {
+    if (k.has_alias()) continue;
+    if (k.has_all_reduce()) {  // replicated plans only: one process
+      DETRAIN_RETURN_IF_ERROR(AllReduce(k, buffers, devices, nd));
+      for (int d = 0; d < nd; ++d)
+        present[static_cast<size_t>(d)][static_cast<size_t>(k.outputs(0))] = 1;
+      continue;
+    }
+    for (int d = 0; d < nd; ++d) {
+      if (!replicated && !(device_mask[static_cast<size_t>(k.id())] & (1u << d))) continue;
+      for (const auto& op : k.operands()) {
+        for (int32_t b : op.buffers()) DETRAIN_RETURN_IF_ERROR(fail(ensure(d, b)));
+      }
+      if (mine(d)) {
+        DETRAIN_RETURN_IF_ERROR(fail(device(d)->Launch(k.id())));
+        ++stats.kernel_launches;
+      }
+      for (int32_t b : k.outputs()) present[static_cast<size_t>(d)][static_cast<size_t>(b)] = 1;
+    }
+  }
+
+  // The results, gathered on device 0 (rank 0) — or each replica's device.
+  for (size_t r = 0; r < replica_count; ++r) {
+    const int dev = device_of(r, 0);
+    std::vector<ir::Literal>* out = results != nullptr ? &(*results)[first + r] : nullptr;
+    if (out != nullptr) out->resize(static_cast<size_t>(plan.outputs_size()));
+    for (int o = 0; o < plan.outputs_size(); ++o) {
+      const int32_t b = plan.outputs(o);
+      DETRAIN_RETURN_IF_ERROR(fail(ensure(dev, b)));
+      if (!mine(dev) || out == nullptr) continue;
+      const ArrayRef& ref = buffers[static_cast<size_t>(b)];
+      ir::Literal& lit = (*out)[static_cast<size_t>(o)];
+      if (lit.shape().is_tuple() || lit.shape().type() != ref.type ||
+          lit.shape().dims() != ref.dims ||
+          lit.bytes().size() != static_cast<size_t>(ref.bytes)) {  // e.g. a default literal
+        lit = ir::Literal(ir::Shape(ref.type, ref.dims));
+      }
+      DETRAIN_RETURN_IF_ERROR(device(dev)->CopyOut(b, lit.mutable_bytes().data(), ref.bytes));
+    }
   }
   return Status::Ok();
 }

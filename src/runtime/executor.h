@@ -15,6 +15,12 @@
 // lockstep; the all-reduce is the pairwise tree over each replica group, in group order,
 // computed on the host from the replicas' copies.
 //
+// Processes (cluster.h): with a cluster of P ranks the mesh is P × D devices, rank p holding
+// devices [p D, (p+1) D); every rank walks the same schedule, runs the kernels of its devices and
+// sends or receives the buffers a kernel on another rank lacks. Rank 0 is given the arguments
+// and sends each follower the parameters its devices use; the results are gathered on device 0
+// (rank 0). Followers call Follow for each of rank 0's runs.
+//
 // CUDA devices: device d runs on GPU d mod G (several devices may share one GPU, each with its
 // own arena); a transfer between devices on two GPUs is an NCCL send/receive, on one GPU a copy.
 //
@@ -30,6 +36,7 @@
 #include "base/isa.h"
 #include "base/status.h"
 #include "compiler/ir/literal.h"
+#include "runtime/cluster.h"
 #include "runtime/cuda/gpu.h"
 #include "schemas/cpu_plan.pb.h"
 
@@ -51,6 +58,9 @@ struct ExecutorOptions {
   // emulator).
   std::shared_ptr<const cuda::CudaImages> cuda_images;
   cuda::GpuSystemFactory gpu_system;
+  // Set, with more than one rank: this process is one rank of a mesh of P × `devices` devices,
+  // whose count must divide the plan's shards. Never changes a bit.
+  std::shared_ptr<Cluster> cluster;
 };
 
 struct ExecutorStats {
@@ -84,6 +94,11 @@ class Executor {
   // result's shape overwritten in place. A train loop that keeps `results` between steps (and
   // feeds them back as arguments) allocates nothing per step.
   Status RunInto(const std::vector<const ir::Literal*>& args, std::vector<ir::Literal>* results);
+
+  // A follower rank's part (rank > 0 of a cluster): waits for rank 0's next message and, for a
+  // run, takes part in it — rank 0's Run or RunInto. Returns false, with the value rank 0 sent,
+  // when rank 0 says stop.
+  Result<bool> Follow(int64_t* stop_value);
 
   const plan::v2::Plan& plan() const;
   const ExecutorStats& stats() const;

@@ -9,6 +9,7 @@
 #include "attest/bundle/environment.h"
 #include "attest/bundle/step_runner.h"
 #include "attest/canonical_json.h"
+#include "attest/sha256.h"
 #include "attest/tensor_digest.h"
 #include "base/file_io.h"
 #include "base/fs.h"
@@ -256,6 +257,7 @@ Result<RunSummary> RunAttested(const RunOptions& o, Session& s) {
   statics.schedule = &s.schedule;
   statics.environment = EnvironmentJson(o.executor, s.trainer->isa(), s.trainer->devices(),
                                         o.detrain_version, o.program);
+  if (!o.processes.is_null()) statics.environment["processes"] = o.processes;
   if (o.resume) {
     DETRAIN_RETURN_IF_ERROR(CheckStaticsMatch(dir, statics));
   }
@@ -378,13 +380,105 @@ Status CheckResumeBackend(const RunOptions& o) {
                             "; resume it with --backend " + started);
 }
 
+// What a rank says of itself before the first step: whether it compiled, and what.
+json RankJson(const runtime::Cluster& c, const RunOptions& o, const Result<Session>& s) {
+  json j = {{"rank", c.rank()},
+            {"host", c.host()},
+            {"devices", o.executor.devices},
+            {"detrain", o.detrain_version}};
+  if (!s.ok()) {
+    j["error"] = s.status().message();
+    return j;
+  }
+  j["stages"] = attest::Sha256Hex(s->stage_chain);
+  json data = json::array();
+  for (const auto& file : s->compiled.dataset->file_sha256) data.push_back(file.second);
+  j["data"] = data;
+  return j;
+}
+
+// Every rank compiled the same stages from the same data, or the run stops before its first
+// step — on every rank, with rank 0 naming the first rank that differs. Rank 0 gets the ranks'
+// records (environment.json "processes").
+Result<json> Handshake(runtime::Cluster& c, const RunOptions& o, const Result<Session>& s) {
+  constexpr int64_t kMaxRecord = 1 << 20;
+  const json mine = RankJson(c, o, s);
+  DETRAIN_ASSIGN_OR_RETURN(std::vector<std::string> all,
+                           runtime::GatherToRankZero(c, mine.dump(), kMaxRecord));
+  std::string verdict;
+  json processes = json::array();
+  for (size_t r = 0; r < all.size() && verdict.empty(); ++r) {  // rank 0 only
+    const std::string who = c.Describe(static_cast<int>(r));
+    json j = json::parse(all[r], nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) {
+      verdict = who + " sent an unreadable record";
+      break;
+    }
+    if (j.contains("error")) {
+      verdict = r == 0 ? s.status().message() : who + ": " + j["error"].get<std::string>();
+      break;
+    }
+    for (const char* field : {"detrain", "stages", "data"}) {
+      const std::string f = field;
+      if (j.value(f, json()) == mine.value(f, json())) continue;
+      const std::string what = f == "stages" ? "compiled stages (SHA-256 of the stage chain)"
+                               : f == "data" ? "data files' SHA-256"
+                                             : "detrain version";
+      verdict = who + " differs from rank 0 in its " + what + ": " + j.value(f, json()).dump() +
+                ", rank 0 " + mine.value(f, json()).dump() +
+                "; every rank must run the same detrain on the same program and data";
+      break;
+    }
+    j.erase("stages");
+    j.erase("detrain");
+    processes.push_back(j);
+  }
+  DETRAIN_ASSIGN_OR_RETURN(std::string agreed,
+                           runtime::BroadcastFromRankZero(c, verdict, kMaxRecord));
+  if (!agreed.empty()) {
+    if (!s.ok() && c.rank() == 0) return s.status();
+    return FailedPrecondition(c.rank() == 0 ? agreed : kStoppedByRankZero + agreed);
+  }
+  if (!s.ok()) return s.status();
+  return processes;
+}
+
 }  // namespace
 
 Result<RunSummary> RunProgram(const RunOptions& options) {
-  if (options.attest && options.resume) DETRAIN_RETURN_IF_ERROR(CheckResumeBackend(options));
-  DETRAIN_ASSIGN_OR_RETURN(Session s, Open(options));
-  if (!options.attest) return RunPlain(options, s);
-  return RunAttested(options, s);
+  runtime::Cluster* cluster = options.executor.cluster.get();
+  if (cluster == nullptr || cluster->size() == 1) {
+    if (options.attest && options.resume) DETRAIN_RETURN_IF_ERROR(CheckResumeBackend(options));
+    DETRAIN_ASSIGN_OR_RETURN(Session s, Open(options));
+    if (!options.attest) return RunPlain(options, s);
+    return RunAttested(options, s);
+  }
+  Result<Session> s = Open(options);
+  DETRAIN_ASSIGN_OR_RETURN(json processes, Handshake(*cluster, options, s));
+  if (cluster->rank() != 0) {  // a follower: serve the train step until rank 0 is done
+    RunSummary sum;
+    DETRAIN_ASSIGN_OR_RETURN(int64_t code, s->trainer->Follow());
+    sum.follower_exit_code = static_cast<int>(code);
+    return sum;
+  }
+  RunOptions o = options;
+  o.processes = std::move(processes);
+  const Status backend = o.attest && o.resume ? CheckResumeBackend(o) : Status::Ok();
+  Result<RunSummary> r = !backend.ok() ? Result<RunSummary>(backend)
+                                       : (o.attest ? RunAttested(o, *s) : RunPlain(o, *s));
+  // The followers wait for rank 0's next message — unless a transfer failed half-way, when
+  // they wait for bytes instead and only aborting stops them (the caller's part).
+  if (!cluster->broken()) {
+    const int64_t code = !r.ok() ? 2 : (r->stopped ? 1 : (r->interrupted ? 130 : 0));
+    for (int f = 1; f < cluster->size(); ++f) {
+      Status st = runtime::SendControl(*cluster, f, runtime::Control::kStop, code);
+      if (!st.ok()) {
+        cluster->set_broken();
+        if (r.ok()) return st;
+      }
+    }
+  }
+  return r;
 }
 
 }  // namespace detrain::bundle

@@ -14,6 +14,11 @@
 // A NaN or infinite loss stops the run: the bundle is finished with status "stopped", naming the
 // step and the tensor, and holds the records and final weights of the last good step.
 //
+// Processes: with `executor.cluster` of P > 1 ranks, every rank calls RunProgram; each compiles
+// the program and they check they have the same stages and data (else every rank stops with an
+// error naming the rank that differs). Rank 0 then runs as above — it alone writes the bundle —
+// and the followers serve the train step's mesh (runtime/cluster.h) until rank 0 is done.
+//
 // Thread safety: one run per bundle directory; `interrupt` may be set from a signal handler.
 #ifndef DETRAIN_ATTEST_BUNDLE_ATTESTED_RUN_H_
 #define DETRAIN_ATTEST_BUNDLE_ATTESTED_RUN_H_
@@ -21,6 +26,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -54,6 +60,8 @@ struct RunOptions {
   const std::atomic<bool>* interrupt = nullptr;  // set: stop after the current step
   // Tests only: stop (as if killed) once this many steps are done, without finishing.
   std::optional<int64_t> crash_after_steps;
+  // Set by RunProgram on rank 0 of a multi-process run: each rank's record (environment.json).
+  nlohmann::json processes;
 };
 
 struct RunSummary {
@@ -67,9 +75,15 @@ struct RunSummary {
   std::string root_digest;      // hex (attest, complete)
   std::optional<runtime::EvalResult> last_eval;
   float last_loss = 0;
+  // A follower rank of a multi-process run (executor.cluster): the exit code rank 0 ended with.
+  std::optional<int> follower_exit_code;
 };
 
 Result<RunSummary> RunProgram(const RunOptions& options);
+
+// How a follower's error begins when rank 0 stopped the run before its first step (rank 0
+// reports why).
+inline constexpr char kStoppedByRankZero[] = "stopped by rank 0: ";
 
 }  // namespace detrain::bundle
 

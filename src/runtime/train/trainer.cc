@@ -122,7 +122,8 @@ Result<std::unique_ptr<Trainer>> Trainer::Create(const driver::CompileResult& co
   DETRAIN_ASSIGN_OR_RETURN(t->step_, Executor::Create(plan->bytes, step_options));
   if (const driver::StageRecord* eval = compiled.stages.Find(driver::kStageEvalPlan)) {
     ExecutorOptions eval_options = options;
-    eval_options.devices = 1;  // one shard: the validation split is not sharded
+    eval_options.devices = 1;        // one shard: the validation split is not sharded
+    eval_options.cluster = nullptr;  // on rank 0 alone
     if (options.backend == Backend::kCuda && options.cuda_images == nullptr)
       eval_options.cuda_images = ImagesOf(compiled, driver::kEvalPrefix);
     DETRAIN_ASSIGN_OR_RETURN(t->eval_, Executor::Create(eval->bytes, eval_options));
@@ -158,6 +159,14 @@ Isa Trainer::isa() const { return step_->isa(); }
 const std::vector<std::string>& Trainer::devices() const { return step_->stats().devices; }
 
 TrainState Trainer::StateLayout() const { return layout_; }
+
+Result<int64_t> Trainer::Follow() {
+  int64_t stop = 0;
+  for (;;) {
+    DETRAIN_ASSIGN_OR_RETURN(bool ran, step_->Follow(&stop));
+    if (!ran) return stop;
+  }
+}
 
 Result<TrainState> Trainer::InitialState(RunKeys* keys) const {
   DETRAIN_ASSIGN_OR_RETURN(nlohmann::json plan, attest::ParseJson(init_plan_));

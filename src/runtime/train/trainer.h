@@ -77,6 +77,10 @@ class Trainer {
   // `step_key`.
   Result<StepResult> Step(int64_t t, const prng::Key& step_key, TrainState* state);
 
+  // A follower rank of a multi-process run (ExecutorOptions::cluster): takes part in each of
+  // rank 0's train steps until rank 0 says stop; returns the value it sent (its exit code).
+  Result<int64_t> Follow();
+
   // The eval program over the validation split, when the program has one.
   bool has_eval() const { return eval_ != nullptr; }
   Result<EvalResult> Evaluate(const TrainState& state);

@@ -1,0 +1,193 @@
+// Multi-process runs through the library (runtime/cluster.h, attested_run.h "Processes"): P
+// ranks as threads of this process on the in-process cluster, each calling RunProgram as each
+// `mpirun` process does. The same protocol as MPI without a launcher, so it also runs under the
+// sanitizers; tests/cli/mpi_test.py runs the real thing.
+//   - P ∈ {2, 4} × devices ∈ {1, 2}: the bundle's step records and final step hash are those of
+//     one process, and it verifies (on one process);
+//   - the ranks' records are in environment.json; the mesh that does not divide the shards, a
+//     rank with another program, and a rank that never answers are errors naming the rank, on
+//     every rank, before any step.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "attest/bundle/attested_run.h"
+#include "attest/canonical_json.h"
+#include "attest/verify/verifier.h"
+#include "base/file_io.h"
+#include "runtime/cluster.h"
+
+namespace detrain::bundle {
+namespace {
+
+using nlohmann::json;
+
+const std::string kTiny = std::string(DETRAIN_SOURCE_DIR) + "/tests/attest/testdata/tiny/train.dt";
+const std::string kBreast =
+    std::string(DETRAIN_SOURCE_DIR) + "/examples/breast_cancer/train.dt";
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "detrain_cluster.XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::string Sub(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+RunOptions Options(const std::string& program, const std::string& out, int devices) {
+  RunOptions o;
+  o.program = program;
+  o.output_dir = out;
+  o.attest = true;
+  o.executor.devices = devices;
+  o.detrain_version = "test";
+  return o;
+}
+
+// Runs `per_rank[r]` on rank r of an in-process cluster of per_rank.size() ranks, each on its
+// own thread; returns every rank's result.
+std::vector<Result<RunSummary>> RunRanks(std::vector<RunOptions> per_rank,
+                                         double timeout = 60, int silent_rank = -1) {
+  const int p = static_cast<int>(per_rank.size());
+  auto clusters = runtime::MakeLocalClusters(p, timeout);
+  std::vector<Result<RunSummary>> results(static_cast<size_t>(p), Internal("not run"));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < p; ++r) {
+    if (r == silent_rank) continue;  // a rank that died before it said anything
+    threads.emplace_back([&, r] {
+      RunOptions o = per_rank[static_cast<size_t>(r)];
+      o.executor.cluster = clusters[static_cast<size_t>(r)];
+      results[static_cast<size_t>(r)] = RunProgram(o);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return results;
+}
+
+std::vector<RunOptions> Same(const RunOptions& o, int p) { return std::vector<RunOptions>(p, o); }
+
+json Environment(const std::string& bundle) {
+  Result<std::string> text = ReadFile(bundle + "/environment.json");
+  EXPECT_TRUE(text.ok());
+  return json::parse(text.ok() ? *text : "{}");
+}
+
+TEST(ClusterRun, AnyProcessAndDeviceCountGivesTheSingleProcessBundle) {
+  TempDir dir;
+  Result<RunSummary> one = RunProgram(Options(kTiny, dir.Sub("one"), 1));
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  Result<std::string> one_steps = ReadFile(dir.Sub("one") + "/steps.jsonl");
+  ASSERT_TRUE(one_steps.ok());
+  for (int p : {2, 4}) {
+    for (int d : {1, 2}) {
+      if (p * d > 4) continue;  // tiny has 4 shards
+      const std::string out = dir.Sub("p" + std::to_string(p) + "d" + std::to_string(d));
+      std::vector<Result<RunSummary>> r = RunRanks(Same(Options(kTiny, out, d), p));
+      ASSERT_TRUE(r[0].ok()) << r[0].status().message();
+      EXPECT_TRUE(r[0]->complete);
+      EXPECT_EQ(r[0]->final_step_hash, one->final_step_hash) << "P " << p << " D " << d;
+      for (int f = 1; f < p; ++f) {
+        ASSERT_TRUE(r[static_cast<size_t>(f)].ok()) << r[static_cast<size_t>(f)].status().message();
+        EXPECT_EQ(r[static_cast<size_t>(f)]->follower_exit_code, 0);
+      }
+      Result<std::string> steps = ReadFile(out + "/steps.jsonl");
+      ASSERT_TRUE(steps.ok());
+      EXPECT_TRUE(*steps == *one_steps) << "steps.jsonl differs, P " << p << " D " << d;
+      // The ranks, as they reported themselves.
+      const json processes = Environment(out)["processes"];
+      ASSERT_EQ(processes.size(), static_cast<size_t>(p));
+      for (int q = 0; q < p; ++q) {
+        EXPECT_EQ(processes[static_cast<size_t>(q)]["rank"], q);
+        EXPECT_EQ(processes[static_cast<size_t>(q)]["devices"], d);
+        EXPECT_EQ(processes[static_cast<size_t>(q)]["data"], processes[0]["data"]);
+      }
+      verify::VerifyOptions v;
+      v.bundle = out;
+      verify::VerifyReport report = verify::VerifyBundle(v);
+      EXPECT_EQ(report.outcome, verify::Outcome::kVerified) << report.message;
+    }
+  }
+  EXPECT_FALSE(Environment(dir.Sub("one")).contains("processes"));
+}
+
+TEST(ClusterRun, AnExampleOnTwoProcessesOfTwoDevices) {
+  TempDir dir;
+  RunOptions o = Options(kBreast, dir.Sub("one"), 1);
+  o.steps = 8;
+  Result<RunSummary> one = RunProgram(o);
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  RunOptions two = Options(kBreast, dir.Sub("two"), 2);
+  two.steps = 8;
+  std::vector<Result<RunSummary>> r = RunRanks(Same(two, 2));
+  ASSERT_TRUE(r[0].ok()) << r[0].status().message();
+  EXPECT_EQ(r[0]->final_step_hash, one->final_step_hash);
+}
+
+TEST(ClusterRun, AMeshThatDoesNotDivideTheShardsIsRefusedOnEveryRank) {
+  TempDir dir;
+  std::vector<Result<RunSummary>> r = RunRanks(Same(Options(kTiny, dir.Sub("b"), 2), 4));
+  ASSERT_FALSE(r[0].ok());
+  EXPECT_NE(r[0].status().message().find(
+                "a mesh of 4 processes × --devices 2 = 8 devices: the mesh's device count must "
+                "divide the program's 4 shards"),
+            std::string::npos)
+      << r[0].status().message();
+  for (int f = 1; f < 4; ++f) {
+    ASSERT_FALSE(r[static_cast<size_t>(f)].ok());
+    EXPECT_EQ(r[static_cast<size_t>(f)].status().message().rfind(kStoppedByRankZero, 0), 0u)
+        << r[static_cast<size_t>(f)].status().message();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("b")));  // nothing written
+}
+
+TEST(ClusterRun, ARankWithOtherStagesIsNamedBeforeTheFirstStep) {
+  TempDir dir;
+  std::vector<RunOptions> ranks = Same(Options(kTiny, dir.Sub("b"), 1), 2);
+  ranks[1].program = kBreast;  // as if rank 1 had another version of the program
+  ranks[1].steps = 24;
+  std::vector<Result<RunSummary>> r = RunRanks(ranks);
+  ASSERT_FALSE(r[0].ok());
+  const std::string& m = r[0].status().message();
+  EXPECT_NE(m.find("rank 1 (host local) differs from rank 0 in its "), std::string::npos) << m;
+  EXPECT_NE(m.find("every rank must run the same detrain on the same program and data"),
+            std::string::npos)
+      << m;
+  ASSERT_FALSE(r[1].ok());
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("b")));
+
+  ranks = Same(Options(kTiny, dir.Sub("c"), 1), 2);
+  ranks[1].detrain_version = "another";
+  r = RunRanks(ranks);
+  ASSERT_FALSE(r[0].ok());
+  EXPECT_NE(r[0].status().message().find("rank 1 (host local) differs from rank 0 in its detrain "
+                                         "version: \"another\", rank 0 \"test\""),
+            std::string::npos)
+      << r[0].status().message();
+}
+
+TEST(ClusterRun, ARankThatNeverAnswersStopsTheRunWithinTheTimeout) {
+  TempDir dir;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Result<RunSummary>> r =
+      RunRanks(Same(Options(kTiny, dir.Sub("b"), 1), 2), /*timeout=*/1, /*silent_rank=*/1);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(r[0].ok());
+  EXPECT_NE(r[0].status().message().find("rank 1 (host local) sent nothing for 1 s"),
+            std::string::npos)
+      << r[0].status().message();
+  EXPECT_LT(seconds, 30);
+}
+
+}  // namespace
+}  // namespace detrain::bundle
