@@ -3,7 +3,8 @@
 // of additions (and its bits) may change with either — next to what detrain does instead: the
 // pairwise tree over the ranks in rank order (rank r adds rank r + s's partial sum to its own at
 // stride s = 1, 2, 4, ...), with detrain's own transport (runtime/mpi), then the sum sent back
-// down the same tree so every rank holds it, as an all-reduce leaves it.
+// down the same tree so every rank holds it, as an all-reduce leaves it; and an all-gather
+// followed by the same tree on every rank.
 //
 //   mpirun -np P bench_mpi_reduce [REPETITIONS]
 //
@@ -55,6 +56,22 @@ void TreeAllReduce(Cluster& c, std::vector<float>* data, std::vector<float>* scr
   }
 }
 
+// MPI_Allgather (which only moves bytes) and then, on every rank, the pairwise tree over the P
+// gathered buffers in rank order: the same bits everywhere, in one round of communication.
+void GatherThenTree(int p, std::vector<float>* data, std::vector<float>* gathered) {
+  const size_t n = data->size();
+  MPI_Allgather(data->data(), static_cast<int>(n), MPI_FLOAT, gathered->data(), static_cast<int>(n),
+                MPI_FLOAT, MPI_COMM_WORLD);
+  for (int s = 1; s < p; s *= 2) {
+    for (int r = 0; r + s < p; r += 2 * s) {
+      float* a = gathered->data() + static_cast<size_t>(r) * n;
+      const float* b = gathered->data() + static_cast<size_t>(r + s) * n;
+      for (size_t i = 0; i < n; ++i) a[i] = a[i] + b[i];
+    }
+  }
+  std::memcpy(data->data(), gathered->data(), n * sizeof(float));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -66,14 +83,16 @@ int main(int argc, char** argv) {
   }
   Cluster& c = **joined;
   if (c.rank() == 0) {
-    std::printf("P = %d, %d repetitions, medians\n%10s %14s %14s %8s\n", c.size(), reps,
-                "floats", "MPI_Allreduce", "exact tree", "ratio");
+    std::printf("P = %d, %d repetitions, medians\n%10s %14s %16s %6s %18s %6s\n", c.size(), reps,
+                "floats", "MPI_Allreduce", "tree down+up", "ratio", "allgather+tree", "ratio");
   }
   for (int64_t n : {1024, 16384, 262144, 1048576}) {
     std::vector<float> input(static_cast<size_t>(n)), data, scratch(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i)
       input[static_cast<size_t>(i)] = 1.0f / static_cast<float>(1 + ((i * 7919 + c.rank()) % 1000));
-    std::vector<double> mpi_s, tree_s;
+    std::vector<double> mpi_s, tree_s, gather_s;
+    std::vector<float> gathered(static_cast<size_t>(n) * static_cast<size_t>(c.size()));
+    std::vector<float> via_gather;
     for (int k = 0; k < reps; ++k) {
       data = input;
       MPI_Barrier(MPI_COMM_WORLD);
@@ -86,18 +105,27 @@ int main(int argc, char** argv) {
       auto t2 = std::chrono::steady_clock::now();
       TreeAllReduce(c, &data, &scratch);
       auto t3 = std::chrono::steady_clock::now();
+      via_gather = input;
+      MPI_Barrier(MPI_COMM_WORLD);
+      auto t4 = std::chrono::steady_clock::now();
+      GatherThenTree(c.size(), &via_gather, &gathered);
+      auto t5 = std::chrono::steady_clock::now();
+      gather_s.push_back(std::chrono::duration<double>(t5 - t4).count());
       mpi_s.push_back(std::chrono::duration<double>(t1 - t0).count());
       tree_s.push_back(std::chrono::duration<double>(t3 - t2).count());
     }
     // Every rank holds the root's bits.
     std::vector<float> root = data;
     MPI_Bcast(root.data(), static_cast<int>(n), MPI_FLOAT, 0, MPI_COMM_WORLD);
-    int same = std::memcmp(root.data(), data.data(), data.size() * sizeof(float)) == 0, all = 0;
+    int same = std::memcmp(root.data(), data.data(), data.size() * sizeof(float)) == 0 &&
+               std::memcmp(root.data(), via_gather.data(), data.size() * sizeof(float)) == 0,
+        all = 0;
     MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (c.rank() == 0) {
-      const double a = Median(mpi_s), b = Median(tree_s);
-      std::printf("%10lld %11.1f us %11.1f us %7.2fx%s\n", static_cast<long long>(n), a * 1e6,
-                  b * 1e6, b / a, all ? "" : "  RANKS DIFFER");
+      const double a = Median(mpi_s), b = Median(tree_s), g = Median(gather_s);
+      std::printf("%10lld %11.1f us %13.1f us %5.2fx %15.1f us %5.2fx%s\n",
+                  static_cast<long long>(n), a * 1e6, b * 1e6, b / a, g * 1e6, g / a,
+                  all ? "" : "  RANKS DIFFER");
     }
   }
   detrain::runtime::mpi::Leave();

@@ -6,6 +6,7 @@
 
 #include "attest/verify/verifier.h"
 #include "cli/command.h"
+#include "runtime/mpi/mpi_cluster.h"
 
 namespace detrain::cli {
 namespace {
@@ -22,6 +23,7 @@ struct VerifyFlags {
   int devices = 1;
   std::string isa;
   std::string backend = "cpu";
+  double rank_timeout = 300;
 };
 
 // "A:B", "A:", ":B" -> [A, B).
@@ -66,8 +68,14 @@ int RunVerify(const VerifyFlags& f) {
     Status s = ParseRange(f.steps, &o.from_step, &o.to_step);
     if (!s.ok()) return ReportError("verify", s);
   }
-  o.progress = [](const std::string& line) { std::cerr << line << "\n"; };
+  // Started by mpirun: the replay's segments are shared among the ranks (verifier.h).
+  Result<std::shared_ptr<runtime::Cluster>> cluster = runtime::mpi::Join(f.rank_timeout);
+  if (!cluster.ok()) return ReportError("verify", cluster.status());
+  o.cluster = *cluster;
+  const bool follower = o.cluster != nullptr && o.cluster->rank() != 0;
+  if (!follower) o.progress = [](const std::string& line) { std::cerr << line << "\n"; };
   verify::VerifyReport r = verify::VerifyBundle(o);
+  if (follower) return r.ExitCode();  // rank 0 reports
   if (f.json) {
     std::cout << r.ToJson().dump(2) << "\n";
   }
@@ -110,13 +118,18 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 256));
   cmd->add_option("--devices", f->devices, "In-process devices per job; never changes a bit");
   cmd->add_option("--isa", f->isa, "scalar, avx2 or avx512; never changes a bit");
+  cmd->add_option("--rank-timeout", f->rank_timeout,
+                  "Under mpirun: seconds a rank waits for another (default 300)")
+      ->check(CLI::Range(0.001, 86400.0));
   cmd->footer(
       "Phases: integrity (every file's size and Merkle root, the manifest's root digest, the\n"
       "step chain, checkpoints, final weights, the split), recompile (stages 1-4, the data\n"
       "record, the key lineage, the genesis hash), replay (every step's record, bit for bit).\n"
       "Exit codes: 0 verified, 1 verification failed or bundle incomplete, 2 usage or input\n"
       "error (no such bundle, a format version this detrain does not read, a dataset not\n"
-      "found).");
+      "found).\n"
+      "mpirun -np P detrain verify BUNDLE shares the replay's checkpoint segments among P\n"
+      "processes (each must see the bundle); rank 0 prints the report.");
   cmd->callback([f, exit_code] { *exit_code = RunVerify(*f); });
 }
 

@@ -60,8 +60,7 @@ Result<std::vector<std::string>> GatherToRankZero(Cluster& c, const std::string&
   return all;
 }
 
-Result<std::string> BroadcastFromRankZero(Cluster& c, const std::string& value,
-                                          int64_t max_bytes) {
+Result<std::string> BroadcastFromRankZero(Cluster& c, const std::string& value, int64_t max_bytes) {
   if (c.rank() != 0) return RecvString(c, 0, Channel::kHandshake, max_bytes);
   for (int r = 1; r < c.size(); ++r)
     DETRAIN_RETURN_IF_ERROR(SendString(c, r, Channel::kHandshake, value));
@@ -131,8 +130,8 @@ class LocalCluster final : public Cluster {
                                 " s (it died, hangs, or the run was aborted)");
     }
     if (static_cast<int64_t>(message.size()) != bytes) {
-      return Internal(Describe(from) + " sent " + std::to_string(message.size()) +
-                      " bytes where " + std::to_string(bytes) + " were expected");
+      return Internal(Describe(from) + " sent " + std::to_string(message.size()) + " bytes where " +
+                      std::to_string(bytes) + " were expected");
     }
     if (bytes > 0) std::memcpy(data, message.data(), static_cast<size_t>(bytes));
     return Status::Ok();

@@ -71,8 +71,7 @@ Result<std::string> RecvString(Cluster& c, int from, Channel channel, int64_t ma
 Result<std::vector<std::string>> GatherToRankZero(Cluster& c, const std::string& mine,
                                                   int64_t max_bytes);
 // Rank 0's `value` on every rank.
-Result<std::string> BroadcastFromRankZero(Cluster& c, const std::string& value,
-                                          int64_t max_bytes);
+Result<std::string> BroadcastFromRankZero(Cluster& c, const std::string& value, int64_t max_bytes);
 
 // P ranks as threads of this process, for tests: the same protocol without a launcher.
 // MakeLocalClusters(P) returns one cluster per rank; each must be used by its own thread.

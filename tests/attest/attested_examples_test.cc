@@ -8,6 +8,7 @@
 #include "attest/bundle/attested_run.h"
 #include "attest/verify/verifier.h"
 #include "base/fs.h"
+#include "temp_dir.h"
 
 namespace detrain::bundle {
 namespace {
@@ -16,22 +17,10 @@ std::string Example(const std::string& name) {
   return std::string(DETRAIN_SOURCE_DIR) + "/examples/" + name + "/train.dt";
 }
 
-class TempDir {
+// Temporary directories named after this test.
+class TempDir : public testutil::TempDir {
  public:
-  TempDir() {
-    std::string tmpl =
-        (std::filesystem::temp_directory_path() / "detrain_examples_test.XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string Sub(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
+  TempDir() : testutil::TempDir("detrain_examples_test") {}
 };
 
 // Trains `program` into a bundle (threads 2), verifies it (jobs 2) and returns the summary.

@@ -4,6 +4,7 @@
 // sanitizers; tests/cli/mpi_test.py runs the real thing.
 //   - P ∈ {2, 4} × devices ∈ {1, 2}: the bundle's step records and final step hash are those of
 //     one process, and it verifies (on one process);
+//   - `verify` on P ranks shares the replay's segments and merges their verdicts on rank 0;
 //   - the ranks' records are in environment.json; the mesh that does not divide the shards, a
 //     rank with another program, and a rank that never answers are errors naming the rank, on
 //     every rank, before any step.
@@ -17,6 +18,7 @@
 #include "attest/verify/verifier.h"
 #include "base/file_io.h"
 #include "runtime/cluster.h"
+#include "temp_dir.h"
 
 namespace detrain::bundle {
 namespace {
@@ -24,24 +26,12 @@ namespace {
 using nlohmann::json;
 
 const std::string kTiny = std::string(DETRAIN_SOURCE_DIR) + "/tests/attest/testdata/tiny/train.dt";
-const std::string kBreast =
-    std::string(DETRAIN_SOURCE_DIR) + "/examples/breast_cancer/train.dt";
+const std::string kBreast = std::string(DETRAIN_SOURCE_DIR) + "/examples/breast_cancer/train.dt";
 
-class TempDir {
+// Temporary directories named after this test.
+class TempDir : public testutil::TempDir {
  public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "detrain_cluster.XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string Sub(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
+  TempDir() : testutil::TempDir("detrain_cluster") {}
 };
 
 RunOptions Options(const std::string& program, const std::string& out, int devices) {
@@ -56,8 +46,8 @@ RunOptions Options(const std::string& program, const std::string& out, int devic
 
 // Runs `per_rank[r]` on rank r of an in-process cluster of per_rank.size() ranks, each on its
 // own thread; returns every rank's result.
-std::vector<Result<RunSummary>> RunRanks(std::vector<RunOptions> per_rank,
-                                         double timeout = 60, int silent_rank = -1) {
+std::vector<Result<RunSummary>> RunRanks(std::vector<RunOptions> per_rank, double timeout = 60,
+                                         int silent_rank = -1) {
   const int p = static_cast<int>(per_rank.size());
   auto clusters = runtime::MakeLocalClusters(p, timeout);
   std::vector<Result<RunSummary>> results(static_cast<size_t>(p), Internal("not run"));
@@ -187,6 +177,48 @@ TEST(ClusterRun, ARankThatNeverAnswersStopsTheRunWithinTheTimeout) {
             std::string::npos)
       << r[0].status().message();
   EXPECT_LT(seconds, 30);
+}
+
+// `mpirun -np P detrain verify`: the replay's segments dealt out over the ranks, rank 0's report
+// holding every segment's verdict.
+std::vector<verify::VerifyReport> VerifyOnRanks(const std::vector<std::string>& bundles) {
+  const int p = static_cast<int>(bundles.size());
+  auto clusters = runtime::MakeLocalClusters(p, 60);
+  std::vector<verify::VerifyReport> reports(static_cast<size_t>(p));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < p; ++r) {
+    threads.emplace_back([&, r] {
+      verify::VerifyOptions v;
+      v.bundle = bundles[static_cast<size_t>(r)];
+      v.cluster = clusters[static_cast<size_t>(r)];
+      reports[static_cast<size_t>(r)] = verify::VerifyBundle(v);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return reports;
+}
+
+TEST(ClusterVerify, SegmentsAreSharedAndTheVerdictsMerged) {
+  TempDir dir;
+  const std::string bundle = dir.Sub("b");
+  ASSERT_TRUE(RunProgram(Options(kTiny, bundle, 1)).ok());  // 24 steps, 3 segments
+  for (int p : {2, 3}) {
+    std::vector<verify::VerifyReport> r = VerifyOnRanks(std::vector<std::string>(p, bundle));
+    ASSERT_EQ(r[0].outcome, verify::Outcome::kVerified) << r[0].message;
+    EXPECT_EQ(r[0].steps_replayed, 24) << "rank 0 counts every rank's segments, P " << p;
+    for (int q = 1; q < p; ++q)
+      EXPECT_EQ(r[static_cast<size_t>(q)].outcome, verify::Outcome::kVerified);
+  }
+  // A rank that cannot reach the replay stops every rank, named.
+  std::vector<verify::VerifyReport> r = VerifyOnRanks({bundle, dir.Sub("absent")});
+  EXPECT_EQ(r[0].outcome, verify::Outcome::kFailed);
+  EXPECT_NE(r[0].message.find("rank 1 (host local) stopped before the replay: "), std::string::npos)
+      << r[0].message;
+  EXPECT_EQ(r[1].outcome, verify::Outcome::kFailed);  // rank 0's outcome
+  // And rank 0's own failure is every rank's.
+  r = VerifyOnRanks({dir.Sub("absent"), bundle});
+  EXPECT_EQ(r[0].outcome, verify::Outcome::kInputError);
+  EXPECT_EQ(r[1].outcome, verify::Outcome::kInputError);
 }
 
 }  // namespace

@@ -8,8 +8,9 @@
   counted on the veth link. Skipped, saying why, where namespaces cannot be made (no root, no
   CAP_NET_ADMIN, no iproute2).
 - A rank killed mid-run stops the whole run within seconds, naming the rank; the bundle is left
-  incomplete and `--resume` on another P reaches the uninterrupted run's final step hash. A rank
-  that hangs (SIGSTOP) is named once --rank-timeout passes.
+  incomplete and `--resume` on another P reaches the uninterrupted run's final step hash, which
+  `mpirun -np 2 detrain verify` (segments shared) verifies. A rank that hangs (SIGSTOP) is named
+  once --rank-timeout passes.
 
 Needs the detrain binary built with MPI (DETRAIN_BINARY) and Open MPI's mpirun; CTest registers
 this test only where CMake found MPI."""
@@ -152,8 +153,10 @@ class MpiTest(unittest.TestCase):
         resumed = Run(["run", program, "--attest", "-o", bundle, "-q", "--steps", steps,
                        "--resume", "--devices", "2"], mpi=4)
         self.assertEqual(FinalHash(resumed), straight)
-        v = Run(["verify", bundle])
-        self.assertIn("verified: 4000 steps", v.stdout + v.stderr)
+        v = Run(["verify", bundle], mpi=2)  # segments shared between two processes
+        self.assertIn("verified: 4000 steps, 4000 replayed", v.stdout + v.stderr)
+        # Rank 0 replayed half of the 40 segments; the 4000 replayed steps count rank 1's too.
+        self.assertEqual((v.stdout + v.stderr).count(") ok on rank 0"), 20)
         print("killed rank: the run stopped %.2f s after the kill" % stopped_in)
 
     def testAHungRankIsNamedAfterTheRankTimeout(self):

@@ -220,11 +220,18 @@ Check Replay(const Bundle& b, const Replayable& r, const VerifyOptions& o, int64
   if (begin < to || (confirm_stop && segments.empty())) segments.push_back({begin, to});
   if (segments.empty()) return std::nullopt;
   std::vector<SegmentResult> results(segments.size());
+  // Across ranks: segment i is rank (i mod P)'s.
+  runtime::Cluster* c = o.cluster != nullptr && o.cluster->size() > 1 ? o.cluster.get() : nullptr;
+  const size_t ranks = c != nullptr ? static_cast<size_t>(c->size()) : 1;
+  const size_t rank = c != nullptr ? static_cast<size_t>(c->rank()) : 0;
+  std::vector<size_t> mine;
+  for (size_t i = rank; i < segments.size(); i += ranks) mine.push_back(i);
   std::atomic<size_t> done{0};
-  ThreadPool pool(
-      static_cast<size_t>(std::max(1, std::min<int>(o.jobs, static_cast<int>(segments.size())))));
+  ThreadPool pool(static_cast<size_t>(
+      std::max(1, std::min<int>(o.jobs, static_cast<int>(std::max<size_t>(1, mine.size()))))));
   std::mutex mu;
-  pool.ParallelFor(segments.size(), [&](size_t i) {
+  pool.ParallelFor(mine.size(), [&](size_t j) {
+    const size_t i = mine[j];
     results[i] = ReplaySegment(b, r, o, segments[i], confirm_stop && i + 1 == segments.size());
     size_t k = ++done;
     if (o.progress) {
@@ -232,9 +239,36 @@ Check Replay(const Bundle& b, const Replayable& r, const VerifyOptions& o, int64
       o.progress("replay: segment " + std::to_string(k) + "/" + std::to_string(segments.size()) +
                  " (steps " + std::to_string(segments[i].begin) + ".." +
                  std::to_string(segments[i].end - 1) + ") " +
-                 (results[i].first_bad < 0 ? "ok" : "MISMATCH"));
+                 (results[i].first_bad < 0 ? "ok" : "MISMATCH") +
+                 (c != nullptr ? " on rank " + std::to_string(rank) : ""));
     }
   });
+  if (c != nullptr) {  // the followers' verdicts, to rank 0
+    constexpr int64_t kMaxVerdicts = 64 << 20;
+    json verdicts = json::array();
+    for (size_t i : mine) {
+      verdicts.push_back({i, results[i].first_bad, results[i].message, results[i].replayed});
+    }
+    Result<std::vector<std::string>> all =
+        runtime::GatherToRankZero(*c, verdicts.dump(), kMaxVerdicts);
+    if (!all.ok()) return Fail(std::string(all.status().message()));
+    for (size_t q = 1; q < all->size(); ++q) {
+      json v = json::parse((*all)[q], nullptr, /*allow_exceptions=*/false);
+      if (!v.is_array())
+        return Fail(c->Describe(static_cast<int>(q)) + " sent unreadable verdicts");
+      for (const json& e : v) {
+        if (!e.is_array() || e.size() != 4 || !e[0].is_number_unsigned() ||
+            e[0].get<size_t>() >= segments.size() || e[0].get<size_t>() % ranks != q ||
+            !e[1].is_number_integer() || !e[2].is_string() || !e[3].is_number_integer()) {
+          return Fail(c->Describe(static_cast<int>(q)) + " sent an unreadable verdict");
+        }
+        SegmentResult& res = results[e[0].get<size_t>()];
+        res.first_bad = e[1].get<int64_t>();
+        res.message = e[2].get<std::string>();
+        res.replayed = e[3].get<int64_t>();
+      }
+    }
+  }
   *replayed = 0;
   for (const SegmentResult& s : results) {
     *replayed += s.replayed;
@@ -280,7 +314,12 @@ json VerifyReport::ToJson() const {
           {"root_digest", root_digest}};
 }
 
-VerifyReport VerifyBundle(const VerifyOptions& o) {
+namespace {
+
+// Verification on one rank; `before_replay` returns why the replay cannot start (another rank
+// stopped), or "".
+VerifyReport VerifyOnRank(const VerifyOptions& o,
+                          const std::function<std::string()>& before_replay) {
   VerifyReport report;
   Bundle b;
   b.dir = o.bundle;
@@ -335,7 +374,10 @@ VerifyReport VerifyBundle(const VerifyOptions& o) {
     }
   }
   if (o.replay) {
-    if (!run_phase("replay", [&] { return Replay(b, r, o, &report.steps_replayed); })) {
+    if (!run_phase("replay", [&]() -> Check {
+          if (std::string why = before_replay(); !why.empty()) return Fail(why);
+          return Replay(b, r, o, &report.steps_replayed);
+        })) {
       return report;
     }
   }
@@ -348,6 +390,42 @@ VerifyReport VerifyBundle(const VerifyOptions& o) {
                         ? "; the run stopped: " + b.manifest["stop"]["reason"].get<std::string>()
                         : "") +
                    "; final step hash " + report.final_step_hash + notes;
+  return report;
+}
+
+}  // namespace
+
+VerifyReport VerifyBundle(const VerifyOptions& o) {
+  runtime::Cluster* c = o.cluster != nullptr && o.cluster->size() > 1 ? o.cluster.get() : nullptr;
+  if (c == nullptr) return VerifyOnRank(o, [] { return std::string(); });
+  // Every rank says whether it reached the replay; rank 0 decides for all, once.
+  constexpr int64_t kMaxState = 1 << 20;
+  bool synced = false;
+  auto sync = [&](const std::string& mine) -> std::string {
+    synced = true;
+    Result<std::vector<std::string>> all = runtime::GatherToRankZero(*c, mine, kMaxState);
+    if (!all.ok()) return std::string(all.status().message());
+    std::string verdict;
+    for (size_t q = 0; q < all->size() && verdict.empty(); ++q) {
+      if ((*all)[q] == "ready") continue;
+      verdict = q == 0
+                    ? "rank 0 stopped before the replay"
+                    : c->Describe(static_cast<int>(q)) + " stopped before the replay: " + (*all)[q];
+    }
+    Result<std::string> agreed = runtime::BroadcastFromRankZero(*c, verdict, kMaxState);
+    return agreed.ok() ? *agreed : std::string(agreed.status().message());
+  };
+  VerifyReport report = VerifyOnRank(o, [&] { return sync("ready"); });
+  if (!synced) sync(report.message.empty() ? "stopped" : report.message);
+  // Rank 0's outcome is the run's: followers exit with it.
+  Result<std::string> outcome =
+      runtime::BroadcastFromRankZero(*c, std::to_string(static_cast<int>(report.outcome)), 16);
+  if (c->rank() != 0) {
+    if (outcome.ok() && (*outcome == "0" || *outcome == "1" || *outcome == "2" || *outcome == "3"))
+      report.outcome = static_cast<Outcome>(std::stoi(*outcome));
+    else
+      report.outcome = Outcome::kFailed;
+  }
   return report;
 }
 

@@ -56,6 +56,11 @@ struct VerifyOptions {
   runtime::ExecutorOptions executor;                 // per replaying job
   int integrity_threads = 0;                         // 0: every hardware thread
   std::function<void(const std::string&)> progress;  // one line per event
+  // Set, with more than one rank (`mpirun -np P detrain verify`): every rank checks integrity
+  // and recompiles; the replay's checkpoint segments are dealt out over the ranks (segment i
+  // to rank i mod P) and rank 0 merges their verdicts into its report. A rank that stops
+  // before the replay stops every rank. Never changes a verdict.
+  std::shared_ptr<runtime::Cluster> cluster;
 };
 
 enum class Outcome { kVerified, kFailed, kIncomplete, kInputError };

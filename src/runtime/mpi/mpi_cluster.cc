@@ -38,7 +38,8 @@ constexpr int64_t kChunk = int64_t{1} << 30;  // MPI counts are int
 std::string ErrorString(int code) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
-  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(code);
   return std::string(text, static_cast<size_t>(length));
 }
 
@@ -75,8 +76,8 @@ class MpiCluster final : public Cluster {
       int rc = send ? MPI_Isend(p + done, count, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &request)
                     : MPI_Irecv(p + done, count, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &request);
       if (rc != MPI_SUCCESS)
-        return IoError("MPI " + std::string(send ? "send to " : "receive from ") +
-                       Describe(peer) + ": " + ErrorString(rc));
+        return IoError("MPI " + std::string(send ? "send to " : "receive from ") + Describe(peer) +
+                       ": " + ErrorString(rc));
       DETRAIN_RETURN_IF_ERROR(Wait(&request, send, peer, count));
       done += count;
     } while (done < bytes);
@@ -102,8 +103,8 @@ class MpiCluster final : public Cluster {
           int received = 0;
           MPI_Get_count(&status, MPI_BYTE, &received);
           if (received != count) {
-            return Internal(Describe(peer) + " sent " + std::to_string(received) +
-                            " bytes where " + std::to_string(count) + " were expected");
+            return Internal(Describe(peer) + " sent " + std::to_string(received) + " bytes where " +
+                            std::to_string(count) + " were expected");
           }
         }
         return Status::Ok();
@@ -114,10 +115,9 @@ class MpiCluster final : public Cluster {
         continue;
       }
       if (now > deadline) {
-        return FailedPrecondition(
-            Describe(peer) + (send ? " took nothing" : " sent nothing") + " for " +
-            std::to_string(static_cast<int64_t>(timeout_)) +
-            " s: it died or hangs (--rank-timeout sets the bound)");
+        return FailedPrecondition(Describe(peer) + (send ? " took nothing" : " sent nothing") +
+                                  " for " + std::to_string(static_cast<int64_t>(timeout_)) +
+                                  " s: it died or hangs (--rank-timeout sets the bound)");
       }
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
@@ -150,8 +150,8 @@ Result<std::shared_ptr<Cluster>> Join(double timeout_seconds) {
   int length = 0;
   MPI_Get_processor_name(name, &length);
   std::vector<char> all(static_cast<size_t>(size) * MPI_MAX_PROCESSOR_NAME, '\0');
-  int rc = MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
-                         MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD);
+  int rc = MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME,
+                         MPI_CHAR, MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS) return IoError("MPI: exchanging host names: " + ErrorString(rc));
   std::vector<std::string> hosts;
   for (int r = 0; r < size; ++r) {
