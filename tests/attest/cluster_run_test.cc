@@ -165,6 +165,20 @@ TEST(ClusterRun, ARankWithOtherStagesIsNamedBeforeTheFirstStep) {
       << r[0].status().message();
 }
 
+TEST(ClusterRun, RanksWithDifferentDeviceCountsAreRefused) {
+  TempDir dir;
+  std::vector<RunOptions> ranks = Same(Options(kTiny, dir.Sub("b"), 1), 2);
+  ranks[1].executor.devices = 2;  // the mesh would differ between the ranks
+  std::vector<Result<RunSummary>> r = RunRanks(ranks);
+  ASSERT_FALSE(r[0].ok());
+  EXPECT_NE(r[0].status().message().find(
+                "rank 1 (host local) differs from rank 0 in its --devices (every rank must hold "
+                "the same count): 2, rank 0 1"),
+            std::string::npos)
+      << r[0].status().message();
+  EXPECT_FALSE(r[1].ok());
+}
+
 TEST(ClusterRun, ARankThatNeverAnswersStopsTheRunWithinTheTimeout) {
   TempDir dir;
   const auto start = std::chrono::steady_clock::now();

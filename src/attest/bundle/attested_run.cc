@@ -415,23 +415,29 @@ Result<json> Handshake(runtime::Cluster& c, const RunOptions& o, const Result<Se
       break;
     }
     if (j.contains("error")) {
-      verdict = r == 0 ? s.status().message() : who + ": " + j["error"].get<std::string>();
+      const json& e = j["error"];
+      verdict = r == 0 ? s.status().message()
+                       : who + ": " + (e.is_string() ? e.get<std::string>() : e.dump());
       break;
     }
-    for (const char* field : {"detrain", "stages", "data"}) {
+    for (const char* field : {"detrain", "stages", "data", "devices"}) {
       const std::string f = field;
       if (j.value(f, json()) == mine.value(f, json())) continue;
-      const std::string what = f == "stages" ? "compiled stages (SHA-256 of the stage chain)"
-                               : f == "data" ? "data files' SHA-256"
-                                             : "detrain version";
+      const std::string what = f == "stages"    ? "compiled stages (SHA-256 of the stage chain)"
+                               : f == "data"    ? "data files' SHA-256"
+                               : f == "devices" ? "--devices (every rank must hold the same count)"
+                                                : "detrain version";
       verdict = who + " differs from rank 0 in its " + what + ": " + j.value(f, json()).dump() +
                 ", rank 0 " + mine.value(f, json()).dump() +
                 "; every rank must run the same detrain on the same program and data";
       break;
     }
-    j.erase("stages");
-    j.erase("detrain");
-    processes.push_back(j);
+    // What environment.json records of the rank (schemas/bundle.md §4.10): rank 0 says which
+    // rank it is, not the rank itself.
+    processes.push_back({{"rank", static_cast<int64_t>(r)},
+                         {"host", j.value("host", json("")).is_string() ? j["host"] : json("")},
+                         {"devices", j.value("devices", json(0))},
+                         {"data", j.value("data", json::array())}});
   }
   DETRAIN_ASSIGN_OR_RETURN(std::string agreed,
                            runtime::BroadcastFromRankZero(c, verdict, kMaxRecord));
