@@ -16,6 +16,7 @@
 #include "attest/bundle/attested_run.h"
 #include "attest/canonical_json.h"
 #include "attest/verify/verifier.h"
+#include "attest/verify/verifier_internal.h"
 #include "base/file_io.h"
 #include "runtime/cluster.h"
 #include "temp_dir.h"
@@ -233,6 +234,95 @@ TEST(ClusterVerify, SegmentsAreSharedAndTheVerdictsMerged) {
   r = VerifyOnRanks({dir.Sub("absent"), bundle});
   EXPECT_EQ(r[0].outcome, verify::Outcome::kInputError);
   EXPECT_EQ(r[1].outcome, verify::Outcome::kInputError);
+}
+
+// What ranks send each other is read as hostile input: every malformed record is an error
+// naming the rank, never a crash or an exception.
+std::string Rank(int r) { return "rank " + std::to_string(r) + " (host h)"; }
+
+TEST(ClusterHostile, RankRecords) {
+  const std::string ok =
+      R"({"rank":0,"host":"h","devices":1,"detrain":"v","stages":"ab","data":["cd"]})";
+  ASSERT_TRUE(CheckRankRecords({ok, ok}, Rank).ok());
+  const std::string deep(100000, '[');
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "rank 1 (host h) sent an unreadable record"},
+      {deep, "rank 1 (host h) sent an unreadable record"},
+      {std::string(1 << 16, '\0'), "rank 1 (host h) sent an unreadable record"},
+      {"[1,2]", "rank 1 (host h) sent an unreadable record (not an object)"},
+      {R"({"stages":1e999})", "rank 1 (host h) sent an unreadable record"},
+      {"{\"host\":\"\xff\"}", "rank 1 (host h) sent an unreadable record"},
+      {ok.substr(0, ok.size() / 2), "rank 1 (host h) sent an unreadable record"},
+      {R"({"error":{"nested":[1]}})", "rank 1 (host h): {\"nested\":[1]}"},
+      {R"({"error":"it did not compile"})", "rank 1 (host h): it did not compile"},
+      {R"({"rank":9,"host":5,"devices":"x","detrain":"v","stages":"ab","data":{"a":1}})",
+       "rank 1 (host h) differs from rank 0 in its data files' SHA-256: {\"a\":1}, rank 0 "
+       "[\"cd\"]"},
+      {R"({"detrain":"v","stages":"ab","data":["cd"],"devices":9223372036854775807})",
+       "rank 1 (host h) differs from rank 0 in its --devices"},
+  };
+  for (const auto& [record, expected] : cases) {
+    Result<nlohmann::json> r = CheckRankRecords({ok, record}, Rank);
+    ASSERT_FALSE(r.ok()) << record.substr(0, 80);
+    EXPECT_EQ(r.status().message().rfind(expected, 0), 0u)
+        << r.status().message() << "\n for " << record.substr(0, 80);
+  }
+  // Fields of the wrong type are recorded with the schema's types.
+  const std::string odd = R"({"rank":7,"host":[1],"devices":1,"detrain":"v","stages":"ab",)"
+                          R"("data":["cd"],"extra":{"x":1}})";
+  Result<nlohmann::json> r = CheckRankRecords({ok, odd}, Rank);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[1], nlohmann::json::parse(R"({"rank":1,"host":"","devices":1,"data":["cd"]})"));
+}
+
+TEST(ClusterHostile, SegmentVerdicts) {
+  std::vector<verify::internal::SegmentVerdict> v;
+  ASSERT_TRUE(
+      verify::internal::ReadSegmentVerdicts(R"([[1,-1,"",5],[3,12,"bad",2]])", 1, 2, 4, &v).ok());
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[1].segment, 3u);
+  EXPECT_EQ(v[1].first_bad, 12);
+  EXPECT_EQ(v[1].message, "bad");
+  for (const std::string& text :
+       {std::string(), std::string(100000, '['), std::string(1 << 16, '\0'), std::string("{}"),
+        std::string(R"([[0,-1,"",5]])"),      // rank 0's segment, from rank 1
+        std::string(R"([[5,-1,"",5]])"),      // no such segment
+        std::string(R"([[1,-2,"",5]])"),      // a step before -1
+        std::string(R"([[1,-1,7,5]])"),       // a message that is no string
+        std::string(R"([[1,-1,"",-5]])"),     // negative count
+        std::string(R"([[1,-1,""]])"),        // short
+        std::string(R"([[-1,-1,"",0]])"),     // negative segment
+        std::string(R"([[1e300,-1,"",0]])"),  // not an integer
+        std::string(R"([[1,-1,"",0],[1,-1,"",0],[1,-1,"",0],[1,-1,"",0],[1,-1,"",0]])")}) {
+    v.clear();
+    Status st = verify::internal::ReadSegmentVerdicts(text, 1, 2, 4, &v);
+    EXPECT_FALSE(st.ok()) << text.substr(0, 60);
+  }
+}
+
+TEST(ClusterHostile, LyingLengthsSizesAndControlMessages) {
+  auto c = runtime::MakeLocalClusters(2, 1);
+  for (int64_t lie : {int64_t{-1}, int64_t{1} << 62, int64_t{2} << 20}) {
+    ASSERT_TRUE(c[1]->Send(0, runtime::Channel::kHandshake, &lie, sizeof(lie)).ok());
+    Result<std::string> s = runtime::RecvString(*c[0], 1, runtime::Channel::kHandshake, 1 << 20);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.status().message().find("rank 1 (host local) announced a message of " +
+                                        std::to_string(lie) + " bytes"),
+              std::string::npos)
+        << s.status().message();
+  }
+  // Fewer bytes than the receiver expects.
+  ASSERT_TRUE(c[1]->Send(0, runtime::Channel::kData, "abc", 3).ok());
+  char buffer[8];
+  Status st = c[0]->Recv(1, runtime::Channel::kData, buffer, sizeof(buffer));
+  EXPECT_NE(st.message().find("sent 3 bytes where 8 were expected"), std::string::npos)
+      << st.message();
+  // A control message that is neither stop nor run.
+  const int64_t unknown[2] = {42, 0};
+  ASSERT_TRUE(c[0]->Send(1, runtime::Channel::kControl, unknown, sizeof(unknown)).ok());
+  Result<std::pair<runtime::Control, int64_t>> m = runtime::RecvControl(*c[1], 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("unknown control message 42"), std::string::npos);
 }
 
 }  // namespace

@@ -9,14 +9,20 @@
 //   3  manifest.json: ParseJson, CheckFormatVersion, CheckManifest, ManifestRootDigest
 //   4  data/data.json: ParseJson, CheckDataRecord
 //   5  run configuration: ParseJson, frontend::ParseRunConfig, CanonicalRunConfig
+//   6  the ranks' records of a multi-process run (bundle::CheckRankRecords), one per line; an
+//      accepted set gives one environment.json entry per rank
+//   7  a follower's replay verdicts (verify::internal::ReadSegmentVerdicts, rank 1 of 2, 8
+//      segments); every accepted verdict is one of rank 1's segments
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+#include "attest/bundle/attested_run.h"
 #include "attest/bundle/bundle_format.h"
 #include "attest/canonical_json.h"
 #include "attest/prng/lineage.h"
 #include "attest/verify/manifest_check.h"
+#include "attest/verify/verifier_internal.h"
 #include "base/budget.h"
 #include "frontend/run_config.h"
 #include "fuzz_util.h"
@@ -76,6 +82,29 @@ void RunConfig(std::string_view text) {
   if (config.ok()) (void)detrain::frontend::CanonicalRunConfig(*config);
 }
 
+void RankRecords(std::string_view text) {
+  std::vector<std::string> records;
+  for (size_t start = 0; start <= text.size() && records.size() < 16;) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    records.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  auto processes =
+      detrain::bundle::CheckRankRecords(records, [](int r) { return "rank " + std::to_string(r); });
+  if (processes.ok() && processes->size() != records.size())
+    PropertyFailed("one environment entry per rank", text);
+}
+
+void Verdicts(std::string_view text) {
+  std::vector<detrain::verify::internal::SegmentVerdict> verdicts;
+  if (!detrain::verify::internal::ReadSegmentVerdicts(text, 1, 2, 8, &verdicts).ok()) return;
+  for (const auto& v : verdicts) {
+    if (v.segment >= 8 || v.segment % 2 != 1 || v.first_bad < -1 || v.replayed < 0)
+      PropertyFailed("an accepted verdict out of range", text);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -86,7 +115,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view text = detrain::fuzz::AsText(data + 1, size - 1);
-  switch (data[0] % 6) {
+  switch (data[0] % 8) {
     case 0:
       CanonicalFixedPoint(text);
       break;
@@ -104,6 +133,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 5:
       RunConfig(text);
+      break;
+    case 6:
+      RankRecords(text);
+      break;
+    case 7:
+      Verdicts(text);
       break;
   }
   return 0;

@@ -90,6 +90,9 @@ def main():
         put("json", "0_" + name, b"\x00" + read(os.path.join(TINY, name)))
     put("json", "0_numbers", b"\x00" + b'[0,-0,1e308,5e-324,1.5,-2.25e-7,9007199254740993,'
         b'18446744073709551615,-9223372036854775808,"\\u00e9\\ud83d\\ude00"]')
+    rank = b'{"rank":0,"host":"h","devices":1,"detrain":"v","stages":"ab","data":["cd"]}'
+    put("json", "6_ranks", b"\x06" + rank + b"\n" + rank.replace(b'"rank":0', b'"rank":1'))
+    put("json", "7_verdicts", b"\x07" + b'[[1,-1,"",100],[3,250,"step 250 differs",50]]')
     put("json", "1_steps", b"\x01" + head_lines(read(os.path.join(TINY, "steps.jsonl")), 6))
     put("json", "2_lineage", b"\x02" + head_lines(read(os.path.join(TINY, "lineage.jsonl")), 40))
     manifest = read(os.path.join(TINY, "manifest.json"))

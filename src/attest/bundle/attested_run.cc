@@ -397,47 +397,25 @@ json RankJson(const runtime::Cluster& c, const RunOptions& o, const Result<Sessi
   return j;
 }
 
+// JSON for a message: never throws, whatever bytes a string holds.
+std::string Text(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 // Every rank compiled the same stages from the same data, or the run stops before its first
 // step — on every rank, with rank 0 naming the first rank that differs. Rank 0 gets the ranks'
 // records (environment.json "processes").
 Result<json> Handshake(runtime::Cluster& c, const RunOptions& o, const Result<Session>& s) {
   constexpr int64_t kMaxRecord = 1 << 20;
-  const json mine = RankJson(c, o, s);
   DETRAIN_ASSIGN_OR_RETURN(std::vector<std::string> all,
-                           runtime::GatherToRankZero(c, mine.dump(), kMaxRecord));
+                           runtime::GatherToRankZero(c, Text(RankJson(c, o, s)), kMaxRecord));
   std::string verdict;
-  json processes = json::array();
-  for (size_t r = 0; r < all.size() && verdict.empty(); ++r) {  // rank 0 only
-    const std::string who = c.Describe(static_cast<int>(r));
-    json j = json::parse(all[r], nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object()) {
-      verdict = who + " sent an unreadable record";
-      break;
+  json processes;
+  if (c.rank() == 0) {
+    Result<json> checked = CheckRankRecords(all, [&c](int r) { return c.Describe(r); });
+    if (checked.ok()) {
+      processes = std::move(*checked);
+    } else {
+      verdict = checked.status().message();
     }
-    if (j.contains("error")) {
-      const json& e = j["error"];
-      verdict = r == 0 ? s.status().message()
-                       : who + ": " + (e.is_string() ? e.get<std::string>() : e.dump());
-      break;
-    }
-    for (const char* field : {"detrain", "stages", "data", "devices"}) {
-      const std::string f = field;
-      if (j.value(f, json()) == mine.value(f, json())) continue;
-      const std::string what = f == "stages"    ? "compiled stages (SHA-256 of the stage chain)"
-                               : f == "data"    ? "data files' SHA-256"
-                               : f == "devices" ? "--devices (every rank must hold the same count)"
-                                                : "detrain version";
-      verdict = who + " differs from rank 0 in its " + what + ": " + j.value(f, json()).dump() +
-                ", rank 0 " + mine.value(f, json()).dump() +
-                "; every rank must run the same detrain on the same program and data";
-      break;
-    }
-    // What environment.json records of the rank (schemas/bundle.md §4.10): rank 0 says which
-    // rank it is, not the rank itself.
-    processes.push_back({{"rank", static_cast<int64_t>(r)},
-                         {"host", j.value("host", json("")).is_string() ? j["host"] : json("")},
-                         {"devices", j.value("devices", json(0))},
-                         {"data", j.value("data", json::array())}});
   }
   DETRAIN_ASSIGN_OR_RETURN(std::string agreed,
                            runtime::BroadcastFromRankZero(c, verdict, kMaxRecord));
@@ -450,6 +428,54 @@ Result<json> Handshake(runtime::Cluster& c, const RunOptions& o, const Result<Se
 }
 
 }  // namespace
+
+Result<json> CheckRankRecords(const std::vector<std::string>& records,
+                              const std::function<std::string(int)>& describe) {
+  json processes = json::array();
+  json mine;
+  for (size_t r = 0; r < records.size(); ++r) {
+    const std::string who = describe(static_cast<int>(r));
+    Result<json> parsed = attest::ParseJson(records[r]);
+    if (!parsed.ok() || !parsed->is_object()) {
+      return FailedPrecondition(who + " sent an unreadable record" +
+                                (parsed.ok()
+                                     ? std::string(" (not an object)")
+                                     : " (" + std::string(parsed.status().message()) + ")"));
+    }
+    const json& j = *parsed;
+    if (j.contains("error")) {
+      const json& e = j["error"];
+      const std::string error = e.is_string() ? e.get<std::string>() : Text(e);
+      return FailedPrecondition(r == 0 ? error : who + ": " + error);
+    }
+    if (r == 0) mine = j;
+    for (const char* field : {"detrain", "stages", "data", "devices"}) {
+      const std::string f = field;
+      const json theirs = j.value(f, json()), ours = mine.value(f, json());
+      if (theirs == ours) continue;
+      const std::string what = f == "stages"    ? "compiled stages (SHA-256 of the stage chain)"
+                               : f == "data"    ? "data files' SHA-256"
+                               : f == "devices" ? "--devices (every rank must hold the same count)"
+                                                : "detrain version";
+      return FailedPrecondition(who + " differs from rank 0 in its " + what + ": " + Text(theirs) +
+                                ", rank 0 " + Text(ours) +
+                                "; every rank must run the same detrain on the same program and "
+                                "data");
+    }
+    // What environment.json records of the rank (schemas/bundle.md §4.10): rank 0 says which
+    // rank it is, not the rank itself; every field has the type the schema gives it.
+    const json host = j.value("host", json()), devices = j.value("devices", json());
+    json data = json::array();
+    for (const json& d : j.value("data", json::array())) {
+      if (d.is_string()) data.push_back(d);
+    }
+    processes.push_back({{"rank", static_cast<int64_t>(r)},
+                         {"host", host.is_string() ? host : json("")},
+                         {"devices", devices.is_number_integer() ? devices : json(0)},
+                         {"data", data}});
+  }
+  return processes;
+}
 
 Result<RunSummary> RunProgram(const RunOptions& options) {
   runtime::Cluster* cluster = options.executor.cluster.get();

@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "attest/state_digest.h"
 #include "base/status.h"
@@ -80,6 +81,14 @@ struct RunSummary {
 };
 
 Result<RunSummary> RunProgram(const RunOptions& options);
+
+// Rank 0's decision before the first step of a multi-process run: `records[r]` is rank r's
+// account of itself (JSON text as a rank sent it, however malformed; records[0] is rank 0's).
+// Returns each rank's entry for environment.json "processes", or why the run cannot start,
+// naming (by `describe`) the first rank that failed to compile or differs from rank 0 in its
+// detrain version, stages, data files' digests or --devices. Never throws.
+Result<nlohmann::json> CheckRankRecords(const std::vector<std::string>& records,
+                                        const std::function<std::string(int)>& describe);
 
 // How a follower's error begins when rank 0 stopped the run before its first step (rank 0
 // reports why).

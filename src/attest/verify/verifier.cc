@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "attest/canonical_json.h"
 #include "attest/verify/verifier_internal.h"
 #include "base/fs.h"
 
@@ -249,23 +250,20 @@ Check Replay(const Bundle& b, const Replayable& r, const VerifyOptions& o, int64
     for (size_t i : mine) {
       verdicts.push_back({i, results[i].first_bad, results[i].message, results[i].replayed});
     }
-    Result<std::vector<std::string>> all =
-        runtime::GatherToRankZero(*c, verdicts.dump(), kMaxVerdicts);
+    Result<std::vector<std::string>> all = runtime::GatherToRankZero(
+        *c, verdicts.dump(-1, ' ', false, json::error_handler_t::replace), kMaxVerdicts);
     if (!all.ok()) return Fail(std::string(all.status().message()));
     for (size_t q = 1; q < all->size(); ++q) {
-      json v = json::parse((*all)[q], nullptr, /*allow_exceptions=*/false);
-      if (!v.is_array())
-        return Fail(c->Describe(static_cast<int>(q)) + " sent unreadable verdicts");
-      for (const json& e : v) {
-        if (!e.is_array() || e.size() != 4 || !e[0].is_number_unsigned() ||
-            e[0].get<size_t>() >= segments.size() || e[0].get<size_t>() % ranks != q ||
-            !e[1].is_number_integer() || !e[2].is_string() || !e[3].is_number_integer()) {
-          return Fail(c->Describe(static_cast<int>(q)) + " sent an unreadable verdict");
-        }
-        SegmentResult& res = results[e[0].get<size_t>()];
-        res.first_bad = e[1].get<int64_t>();
-        res.message = e[2].get<std::string>();
-        res.replayed = e[3].get<int64_t>();
+      std::vector<SegmentVerdict> theirs;
+      if (Status st = ReadSegmentVerdicts((*all)[q], q, ranks, segments.size(), &theirs);
+          !st.ok()) {
+        return Fail(c->Describe(static_cast<int>(q)) + ": " + std::string(st.message()));
+      }
+      for (SegmentVerdict& v : theirs) {
+        SegmentResult& res = results[v.segment];
+        res.first_bad = v.first_bad;
+        res.message = std::move(v.message);
+        res.replayed = v.replayed;
       }
     }
   }
@@ -279,6 +277,26 @@ Check Replay(const Bundle& b, const Replayable& r, const VerifyOptions& o, int64
 }
 
 }  // namespace
+
+Status internal::ReadSegmentVerdicts(std::string_view text, size_t rank, size_t ranks,
+                                     size_t segments, std::vector<SegmentVerdict>* out) {
+  Result<json> parsed = attest::ParseJson(text);
+  if (!parsed.ok()) return DataLoss("unreadable verdicts (" + parsed.status().message() + ")");
+  if (!parsed->is_array() || parsed->size() > segments)
+    return DataLoss("verdicts: expected an array of at most " + std::to_string(segments));
+  for (const json& e : *parsed) {
+    // [segment, first bad step (-1: none), message, steps replayed]
+    if (!e.is_array() || e.size() != 4 || !e[0].is_number_unsigned() ||
+        e[0].get<uint64_t>() >= segments || e[0].get<uint64_t>() % ranks != rank ||
+        !e[1].is_number_integer() || e[1].get<int64_t>() < -1 || !e[2].is_string() ||
+        !e[3].is_number_integer() || e[3].get<int64_t>() < 0) {
+      return DataLoss("a verdict that is not [segment of this rank, step, message, replayed]");
+    }
+    out->push_back({static_cast<size_t>(e[0].get<uint64_t>()), e[1].get<int64_t>(),
+                    e[2].get<std::string>(), e[3].get<int64_t>()});
+  }
+  return Status::Ok();
+}
 
 int VerifyReport::ExitCode() const {
   switch (outcome) {

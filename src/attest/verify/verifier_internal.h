@@ -86,6 +86,19 @@ struct Replayable {
   std::vector<std::string> notes;  // what the phase did not check, for the report
 };
 
+// A follower rank's replay verdicts, as rank 0 receives them (`mpirun -np P detrain verify`):
+// JSON text [[segment, first bad step or -1, message, steps replayed], ...] from rank `rank` of
+// `ranks`, each segment one of that rank's (segment mod ranks == rank). Whatever the text, an
+// error or verdicts in range; never throws.
+struct SegmentVerdict {
+  size_t segment = 0;
+  int64_t first_bad = -1;
+  std::string message;
+  int64_t replayed = 0;
+};
+Status ReadSegmentVerdicts(std::string_view text, size_t rank, size_t ranks, size_t segments,
+                           std::vector<SegmentVerdict>* out);
+
 // The phases (integrity.cc, recompile.cc).
 Check Integrity(Bundle& b, const VerifyOptions& o);
 Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r);
