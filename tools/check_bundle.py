@@ -559,6 +559,10 @@ class Checker:
         require("manifest.json" not in paths and "final/weights.safetensors" not in paths,
                 "manifest.json: files[] lists manifest.json or the final weights")
         expected = set(paths) | {"manifest.json", "final/weights.safetensors"}
+        # attestation/ (signed statements about the finished bundle) is outside the manifest;
+        # its signatures are for the standard verifiers (tests/attest/standard_verifiers.py)
+        # and `detrain verify --trusted-key`.
+        present = [p for p in present if not p.startswith("attestation/")]
         for p in present:
             require(p != "progress.json", "progress.json is present: the bundle is incomplete")
             require(p in expected, "extra file %s: not listed in manifest.json" % p)

@@ -4,7 +4,7 @@
 # first when missing (`tools/setup.sh --fuzz`).
 #
 # Usage: tools/fuzz.sh [SECONDS] [HARNESS...]     (default 30 s; all harnesses)
-#   harnesses: npy safetensors npz csv json hlo plan dt bundle
+#   harnesses: npy safetensors npz csv json hlo plan dt bundle archive
 #
 # Each harness first re-runs its committed regression inputs (tests/fuzz/crashes/<harness>/, one
 # execution each), then fuzzes from a scratch copy of its seed corpus (tests/fuzz/corpus/<harness>/
@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-all=(npy safetensors npz csv json hlo plan dt bundle)
+all=(npy safetensors npz csv json hlo plan dt bundle archive)
 
 seconds=30
 if [[ $# -gt 0 && $1 =~ ^[0-9]+$ ]]; then
@@ -38,7 +38,7 @@ max_len() {
   case $1 in
     plan) echo 65536 ;;
     hlo) echo 32768 ;;
-    json | safetensors | npz) echo 16384 ;;
+    json | safetensors | npz | archive) echo 16384 ;;
     *) echo 8192 ;;
   esac
 }

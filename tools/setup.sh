@@ -4,15 +4,17 @@
 # something is missing. Uses sudo when not run as root. The CUDA toolkit is not a Debian package
 # here: the build detects /usr/local/cuda and works without it.
 #
-# Usage: tools/setup.sh [--dev] [--fuzz]  (--dev adds clang-tidy; clang-format is always
-#                                         installed: tools/test.sh runs the format check;
-#                                         --fuzz adds clang, libFuzzer and llvm-symbolizer for
-#                                         tools/fuzz.sh)
+# Usage: tools/setup.sh [--dev] [--fuzz] [--tests]
+#   --dev    adds clang-tidy (clang-format is always installed: tools/test.sh runs the format
+#            check)
+#   --fuzz   adds clang, libFuzzer and llvm-symbolizer for tools/fuzz.sh
+#   --tests  adds Chromium, which tests/cli/report_test.py opens the audit report in
+#            (tools/test.sh passes it)
 set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
-  libssl-dev openssl            # SHA-256 (EVP), Ed25519
+  libssl-dev openssl            # SHA-256 (EVP), ECDSA P-256 signatures
   libxxhash-dev                 # XXH3 per-step state digests
   nlohmann-json3-dev            # JSON
   zlib1g-dev                    # inflate and CRC-32 of .npz data (base/zip.cc)
@@ -33,7 +35,8 @@ for arg in "$@"; do
     # clang 14 (Debian 12); libclang-rt-14-dev ships libclang_rt.fuzzer-x86_64.a and the
     # sanitizer runtimes; llvm ships llvm-symbolizer, which symbolizes the crash stacks.
     --fuzz) packages+=(clang libclang-rt-14-dev llvm) ;;
-    *) echo "setup: unknown option $arg (use --dev, --fuzz)" >&2; exit 2 ;;
+    --tests) packages+=(chromium util-linux) ;;  # util-linux: unshare (a browser without network)
+    *) echo "setup: unknown option $arg (use --dev, --fuzz, --tests)" >&2; exit 2 ;;
   esac
 done
 

@@ -108,7 +108,7 @@ Result<std::string> ReadFile(const std::string& path) {
   return out;
 }
 
-Status WriteFileAtomic(const std::string& path, std::string_view contents) {
+Status WriteFileAtomic(const std::string& path, std::string_view contents, unsigned mode) {
   // Every error names `path`, the file the caller asked for, not the temporary: that is the
   // file a user knows, and the temporary is gone when the error is returned.
   std::string tmp = path + ".tmp.XXXXXX";
@@ -121,7 +121,7 @@ Status WriteFileAtomic(const std::string& path, std::string_view contents) {
   if (fd < 0) return IoError(ErrnoMessage(path, errno) + " (creating its temporary file)");
   int err = WriteAll(fd, contents, path);
   const char* doing = err != 0 ? "" : nullptr;
-  if (doing == nullptr && ::fchmod(fd, 0644) != 0) {
+  if (doing == nullptr && ::fchmod(fd, static_cast<mode_t>(mode)) != 0) {
     err = errno;
     doing = " (setting its mode)";
   }

@@ -29,7 +29,8 @@ inline constexpr uint64_t kMaxReadFileBytes = uint64_t{64} << 30;
 // errors: they could block or never end.
 Result<std::string> ReadFile(const std::string& path);
 
-Status WriteFileAtomic(const std::string& path, std::string_view contents);
+// `mode` is the file's permission bits (0600 for a private key).
+Status WriteFileAtomic(const std::string& path, std::string_view contents, unsigned mode = 0644);
 
 // "<path>: <strerror(err)>", for messages about failed system calls.
 std::string ErrnoMessage(const std::string& path, int err);

@@ -12,6 +12,7 @@
 
 #include "attest/bundle/attested_run.h"
 #include "attest/bundle/bundle_format.h"
+#include "attest/sign/attestations.h"
 #include "cli/command.h"
 #include "runtime/mpi/mpi_cluster.h"
 
@@ -36,6 +37,7 @@ struct RunFlags {
   std::string step_digest = "xxh3-128";
   bool quiet = false;
   double rank_timeout = 300;
+  std::string sign_key;
 };
 
 std::string Duration(double s) {
@@ -140,12 +142,27 @@ int RunRun(const RunFlags& f) {
     return ReportError("run",
                        InvalidArgument("--resume, --embed-data and --step-digest need --attest"));
   }
+  if (!f.sign_key.empty() && !f.attest) {
+    return ReportError("run", InvalidArgument("--sign-key needs --attest"));
+  }
   o.detrain_version = DETRAIN_VERSION " (" DETRAIN_GIT_COMMIT ")";
   // Started by mpirun: this process is one rank of the run (docs/scale-out.md).
   Result<std::shared_ptr<runtime::Cluster>> cluster = runtime::mpi::Join(f.rank_timeout);
   if (!cluster.ok()) return ReportError("run", cluster.status());
   o.executor.cluster = *cluster;
   const bool follower = *cluster != nullptr && (*cluster)->rank() != 0;
+  // The key is read before anything runs, by the rank that signs (rank 0): a wrong path or key
+  // fails now, not after training — and stops every rank.
+  std::optional<sign::PrivateKey> key;
+  if (!f.sign_key.empty() && !follower) {
+    Result<sign::PrivateKey> k = sign::LoadPrivateKey(f.sign_key);
+    if (!k.ok()) {
+      const int code = ReportError("run", k.status());
+      if (*cluster != nullptr) (*cluster)->Abort(code);
+      return code;
+    }
+    key = std::move(*k);
+  }
   auto printer = std::make_shared<ProgressPrinter>(f.quiet || follower);
   o.progress = [printer](const bundle::RunProgress& p) { (*printer)(p); };
   o.interrupt = &g_interrupt;
@@ -200,6 +217,18 @@ int RunRun(const RunFlags& f) {
     }
     std::fprintf(stderr, "\n");
   }
+  if (f.attest && key.has_value() && r->complete) {
+    // The statements name the finished manifest and weights, so they come last; the bundle is
+    // complete and verifiable without them if signing fails.
+    Status signed_ok = sign::SignBundle(
+        f.output, *key, {DETRAIN_VERSION, DETRAIN_GIT_COMMIT, sign::ExecutableSha256()});
+    if (!signed_ok.ok()) {
+      return ReportError("run", signed_ok.WithContext("signing the finished bundle"));
+    }
+    std::cerr << "signed with key " << key->public_key().id().substr(0, 16) << ": "
+              << sign::kTrainingFile << ", " << sign::kProvenanceFile << ", "
+              << sign::kModelSignatureFile << "\n";
+  }
   if (f.attest) {
     std::cout << "bundle: " << f.output << "\n"
               << "steps: " << r->steps_done << "/" << r->steps << (r->stopped ? " (stopped)" : "")
@@ -246,6 +275,10 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                   "xxh3-128 (default: XXH3-128 of the state every step, SHA-256 roots at "
                   "checkpoints and the end) or sha256 (SHA-256 every step)")
       ->check(CLI::IsMember({"xxh3-128", "sha256"}));
+  cmd->add_option("--sign-key", f->sign_key,
+                  "With --attest: sign the finished bundle with this private key (detrain "
+                  "keygen): attestation/ gets the training provenance, SLSA provenance and an "
+                  "OpenSSF model signature of final/ (schemas/attestation.md)");
   cmd->add_flag("-q,--quiet", f->quiet, "No progress output");
   cmd->add_option("--rank-timeout", f->rank_timeout,
                   "Under mpirun: seconds a rank waits for another before the run stops, naming "

@@ -1,10 +1,14 @@
 // `detrain verify BUNDLE`: the verifier (attest/verify/verifier.h). Phase lines go to stderr;
 // --json writes the report to stdout.
 #include <charconv>
+#include <ctime>
 #include <iostream>
 #include <memory>
 
+#include "attest/bundle/archive.h"
+#include "attest/sign/attestations.h"
 #include "attest/verify/verifier.h"
+#include "base/fs.h"
 #include "cli/command.h"
 #include "runtime/mpi/mpi_cluster.h"
 
@@ -24,7 +28,37 @@ struct VerifyFlags {
   std::string isa;
   std::string backend = "cpu";
   double rank_timeout = 300;
+  std::vector<std::string> trusted_keys;
+  std::string sign_key;
+  std::string summary_out;
 };
+
+// Now as RFC 3339 UTC, for the verification summary (a record of when, never hashed).
+std::string NowRfc3339() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char b[32];
+  std::strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return b;
+}
+
+// What the verification summary says was checked: each phase, and the replayed range.
+nlohmann::json ChecksJson(const verify::VerifyReport& r, const verify::VerifyOptions& o) {
+  nlohmann::json phases = nlohmann::json::array();
+  for (const verify::PhaseReport& p : r.phases) {
+    phases.push_back({{"phase", p.name}, {"ok", p.ok}, {"message", p.message}});
+  }
+  nlohmann::json replay = nullptr;
+  if (o.replay) {
+    replay = {{"from_step", o.from_step.value_or(0)},
+              {"to_step", o.to_step.value_or(r.steps)},
+              {"steps_replayed", r.steps_replayed}};
+  }
+  return {{"phases", phases},  {"integrity", true}, {"recompile", o.recompile},
+          {"replay", replay},  {"steps", r.steps},  {"final_step_hash", r.final_step_hash},
+          {"status", r.status}};
+}
 
 // "A:B", "A:", ":B" -> [A, B).
 Status ParseRange(const std::string& s, std::optional<int64_t>* from, std::optional<int64_t>* to) {
@@ -68,16 +102,79 @@ int RunVerify(const VerifyFlags& f) {
     Status s = ParseRange(f.steps, &o.from_step, &o.to_step);
     if (!s.ok()) return ReportError("verify", s);
   }
+  for (const std::string& path : f.trusted_keys) {
+    Result<sign::PublicKey> key = sign::LoadPublicKey(path);
+    if (!key.ok()) return ReportError("verify", key.status());
+    o.trusted_keys.push_back(std::move(*key));
+  }
+  if (f.sign_key.empty() && !f.summary_out.empty()) {
+    return ReportError("verify", InvalidArgument("--summary-out needs --sign-key"));
+  }
+  // An archive (detrain pack) is unpacked into a temporary directory for the checks.
+  Result<bundle::BundleSource> source = bundle::BundleSource::Open(f.bundle);
+  if (!source.ok()) {
+    if (f.json) {
+      verify::VerifyReport r;
+      r.outcome = verify::Outcome::kInputError;
+      r.message = std::string(source.status().message());
+      std::cout << r.ToJson().dump(2) << "\n";
+    }
+    return ReportError("verify", source.status());
+  }
+  o.bundle = source->dir();
   // Started by mpirun: the replay's segments are shared among the ranks (verifier.h).
   Result<std::shared_ptr<runtime::Cluster>> cluster = runtime::mpi::Join(f.rank_timeout);
   if (!cluster.ok()) return ReportError("verify", cluster.status());
   o.cluster = *cluster;
   const bool follower = o.cluster != nullptr && o.cluster->rank() != 0;
+  // The verdict's signing key, read before verifying by the rank that signs (rank 0); a wrong
+  // one stops every rank.
+  std::optional<sign::PrivateKey> signer;
+  if (!f.sign_key.empty() && !follower) {
+    Result<sign::PrivateKey> key = sign::LoadPrivateKey(f.sign_key);
+    if (!key.ok()) {
+      const int code = ReportError("verify", key.status());
+      if (o.cluster != nullptr) o.cluster->Abort(code);
+      return code;
+    }
+    signer = std::move(*key);
+  }
   if (!follower) o.progress = [](const std::string& line) { std::cerr << line << "\n"; };
   verify::VerifyReport r = verify::VerifyBundle(o);
   if (follower) return r.ExitCode();  // rank 0 reports
   if (f.json) {
     std::cout << r.ToJson().dump(2) << "\n";
+  }
+  // The verdict as evidence: a signed verification summary (schemas/attestation.md).
+  if (signer.has_value() &&
+      (r.outcome == verify::Outcome::kVerified || r.outcome == verify::Outcome::kFailed) &&
+      !r.root_digest.empty()) {
+    sign::VerificationFacts facts;
+    facts.passed = r.outcome == verify::Outcome::kVerified;
+    facts.message = r.message;
+    facts.root_digest = r.root_digest;
+    facts.time_verified = NowRfc3339();
+    facts.checks = ChecksJson(r, o);
+    for (const sign::AttestationCheck& a : r.attestations) {
+      if (!a.signer.empty()) facts.input_attestations.push_back(a);
+    }
+    std::string out = f.summary_out;
+    if (source->is_archive()) {
+      facts.archive_name = BaseName(f.bundle);
+      facts.archive_sha256 = source->archive_sha256();
+      if (out.empty()) {
+        out = f.bundle + "." + signer->public_key().id().substr(0, 16) + ".vsa.intoto.json";
+      }
+    } else if (out.empty()) {
+      out = JoinPath(f.bundle, sign::VerificationFile(signer->public_key()));
+    }
+    Status s = sign::WriteVerificationSummary(
+        o.bundle, out, *signer, {DETRAIN_VERSION, DETRAIN_GIT_COMMIT, sign::ExecutableSha256()},
+        facts);
+    if (!s.ok()) return ReportError("verify", s.WithContext("writing the verification summary"));
+    std::cerr << "verification summary (" << (facts.passed ? "PASSED" : "FAILED")
+              << ", signed with key " << signer->public_key().id().substr(0, 16) << "): " << out
+              << "\n";
   }
   if (r.outcome == verify::Outcome::kVerified) {
     std::cerr << r.message << "\n";
@@ -97,7 +194,17 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
   auto f = std::make_shared<VerifyFlags>();
   CLI::App* cmd = app.add_subcommand(
       "verify", "Check an audit bundle: integrity, recompile, and replay bit for bit");
-  cmd->add_option("BUNDLE", f->bundle, "The bundle directory")->required();
+  cmd->add_option("BUNDLE", f->bundle, "The bundle directory, or an archive made by pack")
+      ->required();
+  cmd->add_option("--trusted-key", f->trusted_keys,
+                  "A public key (PEM) whose signatures are trusted; repeatable. With any, every "
+                  "attestation must be signed by one of them, and an unsigned bundle fails");
+  cmd->add_option("--sign-key", f->sign_key,
+                  "Sign the verdict with this private key: a SLSA verification summary written "
+                  "to BUNDLE/attestation/verification.<key id>.intoto.json (for an archive: "
+                  "next to it)");
+  cmd->add_option("--summary-out", f->summary_out,
+                  "With --sign-key: write the verification summary here instead");
   cmd->add_option("--steps", f->steps,
                   "A:B replays steps A..B-1 only (from the nearest checkpoint at or before A); "
                   "A: and :B are open ranges");
@@ -123,8 +230,10 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0.001, 86400.0));
   cmd->footer(
       "Phases: integrity (every file's size and Merkle root, the manifest's root digest, the\n"
-      "step chain, checkpoints, final weights, the split), recompile (stages 1-4, the data\n"
-      "record, the key lineage, the genesis hash), replay (every step's record, bit for bit).\n"
+      "step chain, checkpoints, final weights, the split), signatures (attestation/: each\n"
+      "statement is about this bundle and, with --trusted-key, signed by a trusted key),\n"
+      "recompile (stages 1-4, the data record, the key lineage, the genesis hash), replay\n"
+      "(every step's record, bit for bit).\n"
       "Exit codes: 0 verified, 1 verification failed or bundle incomplete, 2 usage or input\n"
       "error (no such bundle, a format version this detrain does not read, a dataset not\n"
       "found).\n"

@@ -39,6 +39,8 @@ void RegisterPrngCommand(CLI::App& app, int* exit_code);
 void RegisterRunCommand(CLI::App& app, int* exit_code);
 void RegisterVerifyCommand(CLI::App& app, int* exit_code);
 void RegisterInspectCommand(CLI::App& app, int* exit_code);
+void RegisterKeygenCommand(CLI::App& app, int* exit_code);
+void RegisterPackCommands(CLI::App& app, int* exit_code);  // pack and unpack
 
 }  // namespace detrain::cli
 

@@ -426,6 +426,62 @@ def run_case(case, root):
     return None
 
 
+def signing_cases(corpus):
+    """Keys and archives (schemas/attestation.md): key files and tar archives that lie."""
+    root = corpus.root
+    golden = os.path.join(SRC, "audit-bundles", "v1", "tiny")
+    specials = (("devzero", "/dev/zero"), ("fifo", root + "/fifo"), ("dir", root + "/adir"),
+                ("missing", root + "/nope"), ("zero-link", root + "/zero-link"))
+    keys = {
+        "empty": b"",
+        "garbage": bytes(range(256)) * 40,
+        "pem-header-only": b"-----BEGIN PUBLIC KEY-----\n-----END PUBLIC KEY-----\n",
+        "pem-bad-base64": b"-----BEGIN PUBLIC KEY-----\n!!!!\n-----END PUBLIC KEY-----\n",
+        "huge": b"A" * (1 << 20),
+        "nested-pem": b"-----BEGIN PUBLIC KEY-----\n" * 5000,
+    }
+    for name, path in specials + tuple((n, corpus.write("key-" + n + ".pub", d))
+                                       for n, d in keys.items()):
+        corpus.add("trusted-key/" + name, ["verify", golden, "--integrity-only",
+                                           "--trusted-key", path], rc=(2,))
+        corpus.add("sign-key/" + name, ["verify", golden, "--integrity-only",
+                                        "--sign-key", path], rc=(2,))
+    corpus.add("keygen/no-such-dir", ["keygen", "-o", root + "/nope/dir/key"], rc=(2,))
+
+    def header(name, typ=b"0", size=b"00000000001", checksum=None):
+        h = bytearray(512)
+        h[0:len(name)] = name[:100]
+        h[100:107] = b"0000644"
+        h[124:124 + len(size)] = size[:12]
+        h[156:157] = typ
+        h[257:263] = b"ustar\0"
+        h[263:265] = b"00"
+        h[148:156] = b" " * 8
+        h[148:154] = checksum if checksum else b"%06o" % sum(h)
+        return bytes(h)
+
+    end = b"\0" * 1024
+    archives = {
+        "dotdot": header(b"../evil") + b"x" + b"\0" * 511 + end,
+        "absolute": header(b"/tmp/evil") + b"x" + b"\0" * 511 + end,
+        "symlink": header(b"x", typ=b"2", size=b"00000000000") + end,
+        "lying-size": header(b"x", size=b"77777777777") + end,
+        "size-not-octal": header(b"x", size=b"99999999999") + end,
+        "bad-checksum": header(b"x", checksum=b"000000") + b"x" + b"\0" * 511 + end,
+        "truncated": header(b"x")[:300],
+        "no-end": header(b"x") + b"x" + b"\0" * 511,
+        "deep": header(b"/".join([b"a"] * 40)) + b"x" + b"\0" * 511 + end,
+    }
+    for name, data in archives.items():
+        path = corpus.write("archive-" + name + ".tar", data)
+        corpus.add("unpack/" + name, ["unpack", path, "-o", root + "/unpacked-" + name], rc=(2,))
+        corpus.add("verify-archive/" + name, ["verify", path], rc=(1, 2))
+    for name, path in specials:
+        corpus.add("unpack/" + name, ["unpack", path, "-o", root + "/unpacked-" + name], rc=(2,))
+        corpus.add("pack/" + name, ["pack", path, "-o", root + "/packed-" + name + ".tar"],
+                   rc=(2,))
+
+
 class HostileInputs(unittest.TestCase):
     def test_every_case_fails_cleanly(self):
         if not os.path.exists(BIN):
@@ -437,6 +493,7 @@ class HostileInputs(unittest.TestCase):
             corpus.hlo_modules()
             corpus.inputs()
             corpus.bundles()
+            signing_cases(corpus)
             only = os.environ.get("DETRAIN_HOSTILE_FILTER")
             failures = []
             ran = 0

@@ -92,6 +92,24 @@ class MpiTest(unittest.TestCase):
                                         "shards"), 1, p.stderr)
         self.assertFalse(os.path.exists(self.Bundle("b")))
 
+    def testRankZeroSignsTheBundleOfAMultiProcessRun(self):
+        key = self.Bundle("key")
+        Run(["keygen", "-o", key])
+        out = self.Bundle("signed")
+        Run(["run", Program("breast_cancer"), "--attest", "-o", out, "-q", "--steps", "4",
+             "--sign-key", key + ".key"], mpi=2)
+        self.assertEqual(sorted(os.listdir(os.path.join(out, "attestation"))),
+                         ["model.sig", "provenance.intoto.json", "training.intoto.json"])
+        v = Run(["verify", out, "--trusted-key", key + ".pub", "--sign-key", key + ".key"], mpi=2)
+        self.assertIn("verification summary (PASSED", v.stderr)
+        # A wrong key stops every rank before the first step, with one message.
+        bad = self.Bundle("bad")
+        p = Run(["run", Program("breast_cancer"), "--attest", "-o", bad, "-q",
+                 "--sign-key", key + ".pub"], mpi=2, check=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertEqual(p.stderr.count("not an unencrypted PEM private key"), 1, p.stderr)
+        self.assertFalse(os.path.exists(bad))
+
     def Start(self, args, p):
         return subprocess.Popen([MPIRUN, "-np", str(p), BINARY] + args, env=ENV,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

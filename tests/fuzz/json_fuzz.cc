@@ -13,6 +13,8 @@
 //      accepted set gives one environment.json entry per rank
 //   7  a follower's replay verdicts (verify::internal::ReadSegmentVerdicts, rank 1 of 2, 8
 //      segments); every accepted verdict is one of rank 1's segments
+//   8  an attestation: sign::ParseEnvelope, then ParseStatement on its payload; an accepted
+//      envelope prints (EnvelopeText) to text that parses to the same envelope
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -21,6 +23,7 @@
 #include "attest/bundle/bundle_format.h"
 #include "attest/canonical_json.h"
 #include "attest/prng/lineage.h"
+#include "attest/sign/dsse.h"
 #include "attest/verify/manifest_check.h"
 #include "attest/verify/verifier_internal.h"
 #include "base/budget.h"
@@ -105,6 +108,21 @@ void Verdicts(std::string_view text) {
   }
 }
 
+void Attestation(std::string_view text) {
+  auto e = detrain::sign::ParseEnvelope(text);
+  if (!e.ok()) return;
+  (void)detrain::sign::ParseStatement(e->payload);
+  auto again = detrain::sign::ParseEnvelope(detrain::sign::EnvelopeText(*e));
+  if (!again.ok() || again->payload != e->payload || again->payload_type != e->payload_type ||
+      again->signatures.size() != e->signatures.size())
+    PropertyFailed("an envelope does not survive EnvelopeText -> ParseEnvelope", text);
+  for (size_t i = 0; i < e->signatures.size(); ++i) {
+    if (again->signatures[i].sig != e->signatures[i].sig ||
+        again->signatures[i].keyid != e->signatures[i].keyid)
+      PropertyFailed("a signature does not survive EnvelopeText -> ParseEnvelope", text);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -115,7 +133,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view text = detrain::fuzz::AsText(data + 1, size - 1);
-  switch (data[0] % 8) {
+  switch (data[0] % 9) {
     case 0:
       CanonicalFixedPoint(text);
       break;
@@ -139,6 +157,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 7:
       Verdicts(text);
+      break;
+    case 8:
+      Attestation(text);
       break;
   }
   return 0;

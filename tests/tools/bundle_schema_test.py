@@ -114,6 +114,20 @@ class BundleSchemaTest(SchemaTest):
         report["exit_code"] = 0
         self.assertInvalid("verifyReport", report, "input-error with exit code 0")
 
+    def testASignedBundlesReportIsValid(self):
+        key = self.b.Path("key")
+        lib.Detrain("keygen", "-o", key)
+        signed = self.b.Copy(self.bundles["embedded"], "signed")
+        lib.Detrain("verify", signed, "--no-replay", "--sign-key", key + ".key")
+        p = lib.Detrain("verify", "--json", "--no-replay", "--trusted-key", key + ".pub", signed)
+        report = json.loads(p.stdout)
+        self.assertEqual([ph["phase"] for ph in report["phases"]],
+                         ["integrity", "signatures", "recompile"])
+        self.assertEqual(len(report["attestations"]), 1)
+        self.assertValid("verifyReport", report, "signed")
+        report["attestations"][0]["signer"] = "not hex"
+        self.assertInvalid("verifyReport", report, "a signer that is no key id")
+
     def testTheSchemaRejectsWhatTheFormatForbids(self):
         m = Load(self.bundles["embedded"], "manifest.json")
         cases = {

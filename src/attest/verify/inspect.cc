@@ -9,6 +9,7 @@
 #include "attest/bundle/bundle_format.h"
 #include "attest/canonical_json.h"
 #include "attest/prng/lineage.h"
+#include "attest/sign/attestations.h"
 #include "base/file_io.h"
 #include "base/fs.h"
 
@@ -84,6 +85,50 @@ void AddBackend(const std::string& dir, const Result<json>& manifest, json* out)
 
 }  // namespace
 
+namespace {
+
+// What attestation/ holds, as read (inspect does not check signatures: verify
+// --trusted-key does): per file, its statement's predicate type and the keys it names.
+json AttestationsSummary(const std::string& dir) {
+  json out = json::array();
+  const std::string adir = JoinPath(dir, sign::kAttestationDir);
+  if (!IsDirectory(adir)) return out;
+  Result<std::vector<std::string>> files = ListFiles(adir);
+  if (!files.ok()) return json::array({{{"problem", std::string(files.status().message())}}});
+  for (const std::string& f : *files) {
+    json entry = {{"file", std::string(sign::kAttestationDir) + "/" + f}};
+    const std::string path = JoinPath(adir, f);
+    Result<uint64_t> size = RegularFileSize(path);
+    Result<std::string> text = size.ok() && *size <= sign::kMaxEnvelopeBytes
+                                   ? ReadFile(path)
+                                   : Result<std::string>(DataLoss("too large"));
+    Result<json> j = text.ok() ? attest::ParseJson(*text) : Result<json>(text.status());
+    if (j.ok() && j->is_object() && j->contains("dsseEnvelope")) {
+      const json& hint = (*j)["verificationMaterial"]["publicKey"]["hint"];
+      if (hint.is_string()) entry["key"] = hint;
+      j = json((*j)["dsseEnvelope"]);
+    }
+    Result<sign::Envelope> e =
+        j.ok() ? sign::EnvelopeFromJson(*j) : Result<sign::Envelope>(j.status());
+    Result<json> st = e.ok() ? sign::ParseStatement(e->payload) : Result<json>(e.status());
+    if (!st.ok()) {
+      entry["problem"] = std::string(st.status().message());
+    } else {
+      entry["predicate_type"] = (*st)["predicateType"];
+      if (!entry.contains("key") && !e->signatures.empty()) entry["key"] = e->signatures[0].keyid;
+      const json& p = st->value("predicate", json::object());
+      if (p.contains("verificationResult")) {
+        entry["result"] = p["verificationResult"];
+        entry["time"] = p.value("timeVerified", json(""));
+      }
+    }
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<json> InspectBundle(const std::string& dir) {
   if (!IsDirectory(dir)) return InvalidArgument(dir + ": no such bundle directory");
   json out = {{"bundle", dir}};
@@ -155,9 +200,10 @@ Result<json> InspectBundle(const std::string& dir) {
     Result<bundle::ParsedSteps> steps =
         text.ok() ? bundle::ParseSteps(*text) : Result<bundle::ParsedSteps>(text.status());
     if (steps.ok()) {
-      json loss = json::array(), eval = json::array();
+      json loss = json::array(), eval = json::array(), learning_rate = json::array();
       for (const bundle::StepRecord& r : steps->records) {
         loss.push_back({r.step, bundle::FloatOfBits(r.loss_bits)});
+        learning_rate.push_back({r.step, bundle::FloatOfBits(r.learning_rate_bits)});
         if (r.eval_loss_bits.has_value()) {
           json acc = r.eval_accuracy_bits.has_value()
                          ? json(bundle::FloatOfBits(*r.eval_accuracy_bits))
@@ -174,6 +220,7 @@ Result<json> InspectBundle(const std::string& dir) {
       if (!steps->error.empty()) out["steps"]["problem"] = steps->error;
       out["loss"] = loss;
       out["eval"] = eval;
+      out["learning_rate"] = learning_rate;
     } else {
       out["steps"] = {{"problem", std::string(steps.status().message())}};
     }
@@ -185,6 +232,7 @@ Result<json> InspectBundle(const std::string& dir) {
     }
   }
   out["checkpoints"] = checkpoints;
+  out["attestations"] = AttestationsSummary(dir);
   return out;
 }
 
@@ -291,6 +339,21 @@ std::string InspectText(const json& s, int width, int height) {
   else if (s.contains("steps") && s["steps"].contains("last_hash"))
     line("last hash   " + str(s["steps"]["last_hash"]) + " (incomplete)");
   if (s.contains("root_digest")) line("root digest " + str(s["root_digest"]));
+  if (s.contains("archive_sha256")) line("archive     sha256:" + str(s["archive_sha256"]));
+  for (const json& a : s.value("attestations", json::array())) {
+    std::string l = "attestation " + str(a.value("file", json(""))) + "  ";
+    if (a.contains("problem")) {
+      l += "UNREADABLE: " + str(a["problem"]);
+    } else {
+      l += str(a["predicate_type"]);
+      if (a.contains("result")) l += "  " + str(a["result"]) + " at " + str(a["time"]);
+      if (a.contains("key")) l += "  key " + str(a["key"]).substr(0, 16);
+    }
+    line(l);
+  }
+  if (s.contains("attestations") && !s["attestations"].empty()) {
+    line("            (signatures not checked here: detrain verify --trusted-key KEY.pub)");
+  }
   return o;
 }
 

@@ -17,7 +17,10 @@ namespace detrain::verify {
 // sha256}] (a CUDA run's executable; empty otherwise), "backend" and "devices" (environment.json's
 // backend and device_list, as recorded), "lineage": {nodes, uses, purposes:
 // {kind: count}}, "steps": {count, state_digest, genesis, final_step_hash}, "loss": [[step, loss]],
-// "eval": [[step, loss, accuracy|null]], "checkpoints": [steps_done], "root_digest"}.
+// "learning_rate": [[step, rate]],
+// "eval": [[step, loss, accuracy|null]], "checkpoints": [steps_done], "root_digest",
+// "attestations": [{file, predicate_type, key, result?, time?} or {file, problem}] (as read,
+// not checked)}.
 // Fails (InvalidArgument) only when `dir` is not a bundle at all.
 Result<nlohmann::json> InspectBundle(const std::string& dir);
 

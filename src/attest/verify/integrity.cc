@@ -14,6 +14,7 @@
 #include "attest/canonical_json.h"
 #include "attest/merkle.h"
 #include "attest/prng/lineage.h"
+#include "attest/sign/attestations.h"
 #include "attest/verify/manifest_check.h"
 #include "attest/verify/verifier_internal.h"
 #include "base/file_io.h"
@@ -177,6 +178,9 @@ Check CheckFiles(Bundle& b, const VerifyOptions& o) {
     if (std::optional<int64_t> done = bundle::CheckpointStepsOf(path)) b.checkpoints[*done] = path;
   }
   for (const std::string& p : *present) {
+    // Signed statements about the finished bundle: outside the manifest, checked by the
+    // signatures phase.
+    if (p.rfind(std::string(sign::kAttestationDir) + "/", 0) == 0) continue;
     if (listed.count(p) == 0) {
       if (p == bundle::kProgress) return Fail("progress.json is present: the bundle is incomplete");
       return Fail("extra file " + p + ": not listed in manifest.json (field \"files\")");

@@ -309,6 +309,21 @@ int VerifyReport::ExitCode() const {
   }
 }
 
+namespace {
+
+json AttestationsJson(const std::vector<sign::AttestationCheck>& checked) {
+  json out = json::array();
+  for (const sign::AttestationCheck& a : checked) {
+    json j = {{"file", a.file}, {"predicate_type", a.predicate_type}};
+    if (!a.signer.empty()) j["signer"] = a.signer;
+    if (!a.detail.empty()) j["detail"] = a.detail;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+}  // namespace
+
 json VerifyReport::ToJson() const {
   static const char* kNames[] = {"verified", "failed", "incomplete", "input-error"};
   json phases_json = json::array();
@@ -329,7 +344,8 @@ json VerifyReport::ToJson() const {
           {"steps_replayed", steps_replayed},
           {"status", status},
           {"final_step_hash", final_step_hash},
-          {"root_digest", root_digest}};
+          {"root_digest", root_digest},
+          {"attestations", AttestationsJson(attestations)}};
 }
 
 namespace {
@@ -378,6 +394,22 @@ VerifyReport VerifyOnRank(const VerifyOptions& o,
   report.root_digest = b.root_digest;
   report.final_step_hash = b.manifest["final"]["step_hash"].get<std::string>();
   report.status = b.manifest["status"].get<std::string>();
+  if (!o.trusted_keys.empty() || PathExists(JoinPath(b.dir, sign::kAttestationDir))) {
+    std::vector<std::string> signature_notes;
+    if (!run_phase(
+            "signatures",
+            [&]() -> Check {
+              sign::AttestationReport a =
+                  sign::CheckAttestations(b.dir, b.root_digest, o.trusted_keys);
+              report.attestations = a.checked;
+              signature_notes = a.notes;
+              if (!a.ok) return Fail(a.message);
+              return std::nullopt;
+            },
+            &signature_notes)) {
+      return report;
+    }
+  }
   Replayable r;
   if (o.recompile || o.replay) {
     if (!run_phase(

@@ -21,6 +21,10 @@
 //              list exactly the files of this run, hold every static one (but environment.json)
 //              as the writer writes it, and its manifest must claim exactly what the run gives
 //              (claims_check.h).
+//   signatures every file in attestation/ (outside the manifest; schemas/attestation.md) is an
+//              attestation this format defines, about this bundle's manifest and final weights,
+//              and — given trusted keys — signed by one of them (sign/attestations.h). The
+//              phase runs when the bundle has attestations or trusted keys are given.
 //   replay     the steps are run again — all of them, or a range from the nearest checkpoint —
 //              and every field of every record (the epoch too) must come out the same, ending
 //              in the manifest's final state. Segments between checkpoints are independent,
@@ -42,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "attest/sign/attestations.h"
 #include "runtime/executor.h"
 
 namespace detrain::verify {
@@ -61,6 +66,9 @@ struct VerifyOptions {
   // to rank i mod P) and rank 0 merges their verdicts into its report. A rank that stops
   // before the replay stops every rank. Never changes a verdict.
   std::shared_ptr<runtime::Cluster> cluster;
+  // The keys whose signatures are trusted (--trusted-key): with any, every attestation must be
+  // signed by one of them, and a bundle without attestations fails.
+  std::vector<sign::PublicKey> trusted_keys;
 };
 
 enum class Outcome { kVerified, kFailed, kIncomplete, kInputError };
@@ -84,6 +92,8 @@ struct VerifyReport {
   std::string final_step_hash;
   std::string root_digest;
   std::string status;  // the manifest's: "complete" | "stopped"
+  // The attestations checked by the signatures phase (signer set when a trusted key verified).
+  std::vector<sign::AttestationCheck> attestations;
 
   int ExitCode() const;
   nlohmann::json ToJson() const;

@@ -3,8 +3,9 @@
 // 2 and 8 threads (the cubins are assembled in parallel there), seven through the toolchain
 // directly — and the generated source compiles through NVRTC with no warnings and no include path
 // but the embedded device headers. The source needs exactly those headers: without any one of
-// them NVRTC fails. Registered only where a CUDA toolkit was found. Under the sanitizers, one
-// direct compilation instead of seven (NVRTC is not instrumented; detrain's part is the same).
+// them NVRTC fails. Registered only where a CUDA toolkit was found. The default suite makes one
+// direct compilation instead of seven (four in all: NVRTC and nvJitLink take seconds per example);
+// cuda_toolchain_slow_test, in the long checks (label `long`), makes all ten.
 #include "compiler/codegen/cuda/toolchain.h"
 
 #include <gtest/gtest.h>
