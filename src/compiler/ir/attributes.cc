@@ -103,7 +103,7 @@ Result<ConvDims> ParseDimLabels(std::string_view labels) {
 }
 
 bool IsFusionKind(std::string_view kind) {
-  return kind == "kLoop" || kind == "kInput" || kind == "kOutput";
+  return kind == "kLoop" || kind == "kInput" || kind == "kOutput" || kind == "kCustom";
 }
 
 bool IsDefaultAttrValue(Attr attr, const AttrValue& value) {

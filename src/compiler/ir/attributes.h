@@ -81,7 +81,9 @@ struct AttrValue {
 using AttrMap = std::map<Attr, AttrValue>;
 
 // The fusion kinds, spelled as XLA prints them: kLoop (elementwise), kInput (a reduction with
-// its elementwise producers), kOutput (a reduction or dot with its elementwise consumers).
+// its elementwise producers), kOutput (a reduction or dot with its elementwise consumers),
+// kCustom (a backend's own fusion, e.g. XLA CPU's XNNPACK ones). The kind names how XLA would
+// run it; the value is always `calls` applied to the operands.
 bool IsFusionKind(std::string_view kind);
 
 // True when `value` equals the default of an optional attribute (then it is not printed).

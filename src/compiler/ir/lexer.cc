@@ -140,9 +140,63 @@ Result<std::string> Cursor::ReadString() {
   std::string s;
   while (PeekRaw() != '"') {
     if (PeekRaw() == '\0' || PeekRaw() == '\n') return Error("unterminated string");
-    if (PeekRaw() == '\\') return Error("escape sequences are not supported in strings");
-    s += PeekRaw();
+    if (PeekRaw() != '\\') {
+      s += PeekRaw();
+      Advance();
+      continue;
+    }
+    // C escapes, as XLA's printer writes them (absl::CEscape): \n \r \t \" \' \\, three
+    // octal digits; also \xHH.
+    SourceLoc at = Loc();
     Advance();
+    const char e = PeekRaw();
+    auto octal = [](char c) { return c >= '0' && c <= '7'; };
+    auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+    switch (e) {
+      case 'n':
+        s += '\n';
+        Advance();
+        break;
+      case 'r':
+        s += '\r';
+        Advance();
+        break;
+      case 't':
+        s += '\t';
+        Advance();
+        break;
+      case '"':
+      case '\'':
+      case '\\':
+        s += e;
+        Advance();
+        break;
+      default:
+        if (octal(e)) {
+          int v = 0;
+          for (int i = 0; i < 3; ++i) {
+            if (!octal(PeekRaw())) return ErrorAt(at, "an octal escape needs three digits");
+            v = v * 8 + (PeekRaw() - '0');
+            Advance();
+          }
+          if (v > 255) return ErrorAt(at, "an octal escape above \\377");
+          s += static_cast<char>(v);
+        } else if (e == 'x') {
+          Advance();
+          int v = 0;
+          for (int i = 0; i < 2; ++i) {
+            const char h = PeekRaw();
+            if (!hex(h)) return ErrorAt(at, "a \\x escape needs two hex digits");
+            v = v * 16 + (h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
+            Advance();
+          }
+          s += static_cast<char>(v);
+        } else {
+          return ErrorAt(at, std::string("unknown escape sequence '\\") +
+                                 (e == '\0' || e == '\n' ? std::string() : std::string(1, e)) +
+                                 "' in a string");
+        }
+    }
   }
   Advance();
   return s;

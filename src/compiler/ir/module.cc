@@ -134,4 +134,17 @@ Result<std::vector<const Computation*>> Module::ComputationPostOrder() const {
   return order;
 }
 
+std::string DebugTables::Describe(int64_t frame_id) const {
+  auto frame = stack_frames.find(frame_id);
+  if (frame == stack_frames.end()) return "";
+  auto loc = file_locations.find(frame->second.file_location_id);
+  if (loc == file_locations.end()) return "";
+  auto file = file_names.find(loc->second.file_name_id);
+  auto function = function_names.find(loc->second.function_name_id);
+  std::string out = (file == file_names.end() ? std::string("?") : file->second) + ":" +
+                    std::to_string(loc->second.line);
+  if (function != function_names.end()) out += " (" + function->second + ")";
+  return out;
+}
+
 }  // namespace detrain::ir

@@ -9,6 +9,7 @@
 #ifndef DETRAIN_COMPILER_IR_MODULE_H_
 #define DETRAIN_COMPILER_IR_MODULE_H_
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,9 +73,36 @@ class Computation {
   std::vector<std::unique_ptr<Instruction>> instructions_;
 };
 
+// XLA's debug tables, which HLO text with debug information carries between the HloModule line
+// and the first computation (FileNames, FunctionNames, FileLocations, StackFrames): where in
+// the user's source each op came from, for people. Parsed and checked (every reference
+// resolves) and kept with the module, but never printed in canonical text, so never hashed.
+struct DebugTables {
+  struct Location {
+    int64_t file_name_id = 0, function_name_id = 0;
+    int64_t line = 0, end_line = 0, column = 0, end_column = 0;
+  };
+  struct Frame {
+    int64_t file_location_id = 0, parent_frame_id = 0;
+  };
+  std::map<int64_t, std::string> file_names, function_names;
+  std::map<int64_t, Location> file_locations;
+  std::map<int64_t, Frame> stack_frames;
+
+  bool empty() const {
+    return file_names.empty() && function_names.empty() && file_locations.empty() &&
+           stack_frames.empty();
+  }
+  // "FILE:LINE (FUNCTION)" of a stack frame, or "" when it is not in the tables.
+  std::string Describe(int64_t frame_id) const;
+};
+
 class Module {
  public:
   explicit Module(std::string name) : name_(std::move(name)) {}
+
+  DebugTables& debug_tables() { return debug_tables_; }
+  const DebugTables& debug_tables() const { return debug_tables_; }
 
   const std::string& name() const { return name_; }
   Computation* entry() const { return entry_; }
@@ -91,6 +119,7 @@ class Module {
   std::string name_;
   Computation* entry_ = nullptr;
   std::vector<std::unique_ptr<Computation>> computations_;
+  DebugTables debug_tables_;
 };
 
 // The computations an instruction calls (its kComputation attributes, in attribute order).

@@ -56,6 +56,7 @@ class Parser {
     cur_.SkipLine();  // XLA's header attributes (entry_computation_layout=...) carry no meaning
                       // here
     module_ = std::make_unique<Module>(name);
+    DETRAIN_RETURN_IF_ERROR(ParseDebugTables());
     while (!cur_.AtEnd()) DETRAIN_RETURN_IF_ERROR(ParseComputation());
     if (module_->entry() == nullptr) return cur_.Error("the module has no ENTRY computation");
     for (const ComputationRef& ref : comp_refs_) {
@@ -66,6 +67,106 @@ class Parser {
       ref.instr->attrs[ref.attr].computation = it->second;
     }
     return std::move(module_);
+  }
+
+  // The debug tables of HLO text printed with debug information (module.h DebugTables):
+  //   FileNames      ID "path"
+  //   FunctionNames  ID "name"
+  //   FileLocations  ID {file_name_id=N function_name_id=N line=N end_line=N column=N ...}
+  //   StackFrames    ID {file_location_id=N parent_frame_id=N}
+  // A table is its name alone on a line followed by an entry (so a computation that happens to
+  // be named FileNames still parses as one). Every reference must resolve.
+  Status ParseDebugTables() {
+    static constexpr std::string_view kTables[] = {"FileNames", "FunctionNames", "FileLocations",
+                                                   "StackFrames"};
+    DebugTables& t = module_->debug_tables();
+    std::map<int64_t, SourceLoc> location_at, frame_at;
+    for (;;) {
+      int table = -1;
+      for (int i = 0; i < 4 && table < 0; ++i) {
+        Cursor probe = cur_;  // look ahead: the name, then (past comments) an entry's id
+        if (!probe.TryConsumeKeyword(kTables[i])) continue;
+        const char next = probe.Peek();
+        if (next >= '0' && next <= '9') table = i;
+      }
+      if (table < 0) break;
+      cur_.TryConsumeKeyword(kTables[table]);
+      while (cur_.Peek() >= '0' && cur_.Peek() <= '9') {
+        const SourceLoc at = cur_.Loc();
+        DETRAIN_ASSIGN_OR_RETURN(
+            int64_t id, cur_.ReadInt(std::string("a ") + std::string(kTables[table]) + " id"));
+        if (id <= 0) return Cursor::ErrorAt(at, "a debug table id must be positive");
+        auto duplicate = [&] {
+          return Cursor::ErrorAt(
+              at, "duplicate id " + std::to_string(id) + " in " + std::string(kTables[table]));
+        };
+        if (table <= 1) {
+          DETRAIN_ASSIGN_OR_RETURN(std::string text, cur_.ReadString());
+          auto& names = table == 0 ? t.file_names : t.function_names;
+          if (!names.emplace(id, std::move(text)).second) return duplicate();
+          continue;
+        }
+        std::map<std::string, int64_t> fields;
+        DETRAIN_RETURN_IF_ERROR(cur_.Expect("{", "to open a debug table entry"));
+        while (!cur_.TryConsume("}")) {
+          if (cur_.AtEnd()) return cur_.Error("unterminated debug table entry");
+          const SourceLoc key_at = (cur_.SkipSpace(), cur_.Loc());
+          std::string key = cur_.ReadWord();
+          if (key.empty()) return cur_.Error("expected a field name, found " + cur_.Found());
+          DETRAIN_RETURN_IF_ERROR(cur_.Expect("=", "after field " + Quoted(key)));
+          DETRAIN_ASSIGN_OR_RETURN(int64_t v, cur_.ReadInt("field " + Quoted(key)));
+          if (!fields.emplace(key, v).second) {
+            return Cursor::ErrorAt(key_at, "field " + Quoted(key) + " given twice");
+          }
+          cur_.TryConsume(",");
+        }
+        auto field = [&](const char* name) {
+          auto it = fields.find(name);
+          return it == fields.end() ? int64_t{0} : it->second;
+        };
+        if (table == 2) {
+          DebugTables::Location l{field("file_name_id"), field("function_name_id"),
+                                  field("line"),         field("end_line"),
+                                  field("column"),       field("end_column")};
+          if (!t.file_locations.emplace(id, l).second) return duplicate();
+          location_at[id] = at;
+        } else {
+          if (!t.stack_frames
+                   .emplace(id,
+                            DebugTables::Frame{field("file_location_id"), field("parent_frame_id")})
+                   .second) {
+            return duplicate();
+          }
+          frame_at[id] = at;
+        }
+      }
+    }
+    for (const auto& [id, l] : t.file_locations) {
+      if (!t.file_names.count(l.file_name_id)) {
+        return Cursor::ErrorAt(location_at[id], "FileLocations " + std::to_string(id) +
+                                                    ": no FileNames entry " +
+                                                    std::to_string(l.file_name_id));
+      }
+      if (l.function_name_id != 0 && !t.function_names.count(l.function_name_id)) {
+        return Cursor::ErrorAt(location_at[id], "FileLocations " + std::to_string(id) +
+                                                    ": no FunctionNames entry " +
+                                                    std::to_string(l.function_name_id));
+      }
+    }
+    for (const auto& [id, f] : t.stack_frames) {
+      if (!t.file_locations.count(f.file_location_id)) {
+        return Cursor::ErrorAt(frame_at[id], "StackFrames " + std::to_string(id) +
+                                                 ": no FileLocations entry " +
+                                                 std::to_string(f.file_location_id));
+      }
+      // XLA writes a frame without a parent as its own parent (or 0).
+      if (f.parent_frame_id != 0 && !t.stack_frames.count(f.parent_frame_id)) {
+        return Cursor::ErrorAt(frame_at[id], "StackFrames " + std::to_string(id) +
+                                                 ": no parent frame " +
+                                                 std::to_string(f.parent_frame_id));
+      }
+    }
+    return Status::Ok();
   }
 
   Status ParseComputation() {
@@ -103,6 +204,7 @@ class Parser {
       return Cursor::ErrorAt(loc, "computation " + Quoted(name) + " has no instructions");
     if (pending.computation->root() == nullptr) pending.computation->set_root(last);
     DETRAIN_RETURN_IF_ERROR(ResolveOperands(pending));
+    DETRAIN_RETURN_IF_ERROR(ResolveLayoutOps());
     return NameParameters(*pending.computation);
   }
 
@@ -118,10 +220,16 @@ class Parser {
       return Cursor::ErrorAt(loc, "duplicate instruction name " + Quoted(instr->name));
     }
     DETRAIN_RETURN_IF_ERROR(cur_.Expect("=", "after instruction name " + Quoted(instr->name)));
-    DETRAIN_ASSIGN_OR_RETURN(instr->shape, ParseShape(cur_));
+    bool other_layout = false;
+    DETRAIN_ASSIGN_OR_RETURN(instr->shape, ParseShape(cur_, &other_layout));
     SourceLoc op_loc = (cur_.SkipSpace(), cur_.Loc());
     std::string op_name = cur_.ReadWord();
     auto opcode = OpcodeFromName(op_name);
+    // XLA's layout ops, which optimized modules hold: between row-major layouts a copy is the
+    // identity and a bitcast a reshape (or, same dimensions, a bitcast-convert); they become
+    // those ops once the operand is known (ResolveLayoutOps).
+    const bool layout_op = op_name == "copy" || op_name == "bitcast";
+    if (layout_op) opcode = Opcode::kReshape;
     if (!opcode) {
       return Cursor::ErrorAt(op_loc, op_name.empty()
                                          ? "expected an op name, found " + cur_.Found()
@@ -132,6 +240,8 @@ class Parser {
     DETRAIN_RETURN_IF_ERROR(ParseOperands(*instr, &operands));
     while (cur_.TryConsume(",")) DETRAIN_RETURN_IF_ERROR(ParseAttribute(*instr));
     Instruction* raw = pending.computation->AddInstruction(std::move(instr));
+    if (other_layout) other_layout_.insert(raw);
+    if (layout_op) layout_ops_.push_back({raw, op_name, op_loc});
     pending.by_name[raw->name] = raw;
     pending.operands.push_back({raw, std::move(operands)});
     if (is_root) {
@@ -213,6 +323,38 @@ class Parser {
     return Status::Ok();
   }
 
+  // copy and bitcast (see ParseInstruction): only between row-major layouts, where they move
+  // no element; a layout change is a transpose that the text does not spell out.
+  Status ResolveLayoutOps() {
+    for (const LayoutOp& op : layout_ops_) {
+      Instruction& instr = *op.instr;
+      if (instr.operands.size() != 1) {
+        return Cursor::ErrorAt(
+            op.loc, op.name + " takes 1 operand, got " + std::to_string(instr.operands.size()));
+      }
+      const Instruction& operand = *instr.operands[0];
+      if (other_layout_.count(&instr) || other_layout_.count(&operand)) {
+        return Cursor::ErrorAt(
+            op.loc, op.name + " " + Quoted(instr.name) +
+                        " between layouts other than row-major: a transpose in memory, which "
+                        "detrain (whose arrays are row-major) does not take from layouts");
+      }
+      if (instr.shape.is_tuple() || operand.shape.is_tuple()) {
+        return Cursor::ErrorAt(op.loc, op.name + " of a tuple is not supported");
+      }
+      if (instr.shape.type() != operand.shape.type()) {
+        if (op.name == "copy" || instr.shape.dims() != operand.shape.dims()) {
+          return Cursor::ErrorAt(op.loc, op.name + " " + Quoted(instr.name) +
+                                             " changes the element type" +
+                                             (op.name == "copy" ? "" : " and the dimensions"));
+        }
+        instr.opcode = Opcode::kBitcastConvert;
+      }
+    }
+    layout_ops_.clear();
+    return Status::Ok();
+  }
+
   // Drops XLA's `.<id>` suffix from parameter names; see parser.h.
   static Status NameParameters(Computation& comp) {
     std::set<std::string> used;
@@ -237,6 +379,15 @@ class Parser {
 
   Cursor cur_;
   std::unique_ptr<Module> module_;
+  // copy / bitcast instructions of the computation being parsed, and every instruction whose
+  // shape carried a layout other than row-major.
+  struct LayoutOp {
+    Instruction* instr;
+    std::string name;
+    SourceLoc loc;
+  };
+  std::vector<LayoutOp> layout_ops_;
+  std::set<const Instruction*> other_layout_;
   std::map<std::string, Computation*> computations_;
   std::vector<ComputationRef> comp_refs_;
 };

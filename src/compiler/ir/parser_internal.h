@@ -14,7 +14,9 @@ namespace detrain::ir::parser_internal {
 inline constexpr int kMaxNestingDepth = 64;
 
 // `f32[2,3]`, `f32[2,3]{1,0}` (layout dropped), `(f32[], s32[2])`.
-Result<Shape> ParseShape(Cursor& cur);
+// `other_layout`, when given, is set when a layout other than row-major ({n-1,...,0}) follows
+// the shape (or one of its tuple elements); layouts are otherwise skipped.
+Result<Shape> ParseShape(Cursor& cur, bool* other_layout = nullptr);
 
 // True if the cursor is at an element type name followed by '[' (an XLA operand shape).
 bool LookingAtShape(Cursor& cur);

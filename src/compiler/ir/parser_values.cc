@@ -189,7 +189,7 @@ bool LookingAtShape(Cursor& cur) {
 
 namespace {
 
-Result<Shape> ParseShapeAt(Cursor& cur, int depth) {
+Result<Shape> ParseShapeAt(Cursor& cur, int depth, bool* other_layout) {
   if (cur.LookingAt("(")) {
     if (depth >= kMaxNestingDepth) {
       return cur.Error("tuple shape nests deeper than " + std::to_string(kMaxNestingDepth) +
@@ -199,7 +199,7 @@ Result<Shape> ParseShapeAt(Cursor& cur, int depth) {
     std::vector<Shape> elements;
     if (!cur.TryConsume(")")) {
       do {
-        DETRAIN_ASSIGN_OR_RETURN(Shape e, ParseShapeAt(cur, depth + 1));
+        DETRAIN_ASSIGN_OR_RETURN(Shape e, ParseShapeAt(cur, depth + 1, other_layout));
         elements.push_back(std::move(e));
       } while (cur.TryConsume(","));
       DETRAIN_RETURN_IF_ERROR(cur.Expect(")", "to close a tuple shape"));
@@ -234,13 +234,25 @@ Result<Shape> ParseShapeAt(Cursor& cur, int depth) {
   Shape shape(*type, std::move(dims));
   auto count = shape.CheckedElementCount();
   if (!count.ok()) return Cursor::ErrorAt(loc, count.status().message());
-  if (cur.PeekRaw() == '{') DETRAIN_RETURN_IF_ERROR(cur.SkipValue());  // layout: ignored
+  if (cur.PeekRaw() == '{') {  // a layout: detrain's arrays are row-major, so only noted
+    const std::string_view rest = cur.Rest();
+    const std::string_view layout = rest.substr(0, rest.find('}') + 1);  // layouts hold no braces
+    DETRAIN_RETURN_IF_ERROR(cur.SkipValue());
+    std::string row_major = "{";
+    for (int64_t d = static_cast<int64_t>(shape.dims().size()) - 1; d >= 0; --d) {
+      row_major += std::to_string(d) + (d > 0 ? "," : "");
+    }
+    row_major += "}";
+    if (other_layout != nullptr && layout != row_major) *other_layout = true;
+  }
   return shape;
 }
 
 }  // namespace
 
-Result<Shape> ParseShape(Cursor& cur) { return ParseShapeAt(cur, 0); }
+Result<Shape> ParseShape(Cursor& cur, bool* other_layout) {
+  return ParseShapeAt(cur, 0, other_layout);
+}
 
 Result<Literal> ParseLiteral(Cursor& cur, const Shape& shape) {
   if (shape.is_tuple()) return cur.Error("tuple constants are not supported");
@@ -306,7 +318,8 @@ Status ParseAttrValue(Cursor& cur, Attr attr, AttrValue* value, std::string* com
       value->s = cur.ReadWord();
       if (!IsFusionKind(value->s)) {
         return Cursor::ErrorAt(
-            loc, "expected a fusion kind (kLoop, kInput, kOutput), found '" + value->s + "'");
+            loc,
+            "expected a fusion kind (kLoop, kInput, kOutput, kCustom), found '" + value->s + "'");
       }
       return Status::Ok();
     }

@@ -330,7 +330,7 @@ Result<Shape> InferCall(const Instruction& instr) {
   if (fusion) {
     const AttrValue* kind = instr.FindAttr(Attr::kKind);
     if (!kind || !IsFusionKind(kind->s))
-      return Fail("fusion kind must be kLoop, kInput or kOutput");
+      return Fail("fusion kind must be kLoop, kInput, kOutput or kCustom");
   }
   auto params = c->Parameters();
   bool ok = params.size() == instr.operands.size();

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <fstream>
+#include <sstream>
 
 #include "compiler/interp/interpreter.h"
 #include "compiler/ir/printer.h"
@@ -55,6 +57,49 @@ TEST(CallChain, PassesHandleTheDeepestAdmittedChain) {
   ASSERT_TRUE(result.ok()) << result.status().message();
   EXPECT_EQ(Bits(*result->module), want);
   EXPECT_TRUE(ir::ModuleFingerprint(*result->module).ok());
+}
+
+}  // namespace
+}  // namespace detrain::passes
+
+namespace detrain::passes {
+namespace {
+
+// An optimized module from XLA CPU (tools/export_jax_corpus.py: an MLP's forward pass after
+// .compile(), with the debug tables, bitcasts and kCustom fusions holding dots): the inliner
+// takes every fusion out, and the pipeline, which regroups the ops by detrain's own rules,
+// keeps the value bit for bit.
+TEST(XlaFusions, AreInlinedAndRegroupedWithTheSameBits) {
+  const std::string text = [] {
+    std::ifstream in(std::string(DETRAIN_SOURCE_DIR) +
+                     "/tests/compiler/passes/testdata/jax_mlp_forward_compiled.hlo");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }();
+  ASSERT_NE(text.find("kind=kCustom"), std::string::npos);
+  auto module = ir::ParseAndVerify(text);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  std::vector<ir::Literal> args;
+  for (const ir::Instruction* p : (*module)->entry()->Parameters()) {
+    ir::Literal lit(p->shape);
+    auto* f = reinterpret_cast<float*>(lit.mutable_bytes().data());
+    for (int64_t i = 0; i < p->shape.ElementCount(); ++i)
+      f[i] = 0.01f * static_cast<float>(i % 97) - 0.3f;
+    args.push_back(std::move(lit));
+  }
+  auto want = interp::Evaluate(**module, args);
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  auto inlined = InlineCalls(**module);
+  ASSERT_TRUE(inlined.ok()) << inlined.status().message();
+  for (const auto& c : (*inlined)->computations()) {
+    for (const auto& i : c->instructions()) EXPECT_NE(i->opcode, ir::Opcode::kFusion);
+  }
+  auto result = RunPipeline(**module, kDefaultPipeline, {});
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  auto got = interp::Evaluate(*result->module, args);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(got->bytes(), want->bytes());
 }
 
 }  // namespace
