@@ -39,6 +39,14 @@ struct ComputationRef {
 
 class Parser {
  public:
+  // A copy, bitcast or is-finite, rewritten once its operand is known (ResolveLayoutOps).
+  struct LayoutOp {
+    Instruction* instr;
+    std::string name;
+    SourceLoc loc;
+    Computation* computation = nullptr;
+  };
+
   explicit Parser(std::string_view text) : cur_(text) {}
 
   Result<std::unique_ptr<Module>> Parse() {
@@ -230,6 +238,10 @@ class Parser {
     // those ops once the operand is known (ResolveLayoutOps).
     const bool layout_op = op_name == "copy" || op_name == "bitcast";
     if (layout_op) opcode = Opcode::kReshape;
+    // is-finite(x), a pred per element: x - x == 0 exactly when x is finite (an infinity or a
+    // NaN gives NaN, and NaN == 0 is false), so it becomes that compare (ExpandIsFinite).
+    const bool is_finite = op_name == "is-finite";
+    if (is_finite) opcode = Opcode::kCompare;
     if (!opcode) {
       return Cursor::ErrorAt(op_loc, op_name.empty()
                                          ? "expected an op name, found " + cur_.Found()
@@ -241,7 +253,9 @@ class Parser {
     while (cur_.TryConsume(",")) DETRAIN_RETURN_IF_ERROR(ParseAttribute(*instr));
     Instruction* raw = pending.computation->AddInstruction(std::move(instr));
     if (other_layout) other_layout_.insert(raw);
-    if (layout_op) layout_ops_.push_back({raw, op_name, op_loc});
+    if (layout_op || is_finite) {
+      layout_ops_.push_back({raw, op_name, op_loc, pending.computation});
+    }
     pending.by_name[raw->name] = raw;
     pending.operands.push_back({raw, std::move(operands)});
     if (is_root) {
@@ -332,6 +346,10 @@ class Parser {
         return Cursor::ErrorAt(
             op.loc, op.name + " takes 1 operand, got " + std::to_string(instr.operands.size()));
       }
+      if (op.name == "is-finite") {
+        DETRAIN_RETURN_IF_ERROR(ExpandIsFinite(op));
+        continue;
+      }
       const Instruction& operand = *instr.operands[0];
       if (other_layout_.count(&instr) || other_layout_.count(&operand)) {
         return Cursor::ErrorAt(
@@ -352,6 +370,40 @@ class Parser {
       }
     }
     layout_ops_.clear();
+    return Status::Ok();
+  }
+
+  // is-finite(x) as compare(subtract(x, x), broadcast(0), direction=EQ): finite x gives +0,
+  // an infinity or NaN gives NaN, which compares unequal.
+  Status ExpandIsFinite(const LayoutOp& op) {
+    Instruction& instr = *op.instr;
+    Instruction* x = instr.operands[0];
+    const Shape& shape = x->shape;
+    if (shape.is_tuple() || shape.type() != ElementType::kF32) {
+      return Cursor::ErrorAt(op.loc, "is-finite takes an f32 array");
+    }
+    if (instr.shape.is_tuple() || instr.shape.type() != ElementType::kPred ||
+        instr.shape.dims() != shape.dims()) {
+      return Cursor::ErrorAt(op.loc, "is-finite gives a pred array of its operand's dimensions");
+    }
+    Computation& comp = *op.computation;
+    auto add = [&](Opcode opcode, Shape result, std::vector<Instruction*> operands,
+                   const std::string& suffix) {
+      auto i = std::make_unique<Instruction>();
+      i->loc = instr.loc;
+      i->name = instr.name + suffix;
+      i->opcode = opcode;
+      i->shape = std::move(result);
+      i->operands = std::move(operands);
+      return comp.AddInstruction(std::move(i));
+    };
+    Instruction* difference = add(Opcode::kSubtract, shape, {x, x}, ".x-x");
+    Instruction* zero = add(Opcode::kConstant, Shape(ElementType::kF32, {}), {}, ".zero");
+    zero->literal = Literal::Scalar<float>(ElementType::kF32, 0.0f);
+    Instruction* zeros = add(Opcode::kBroadcast, shape, {zero}, ".zeros");
+    zeros->attrs[Attr::kDimensions].ints = {};
+    instr.operands = {difference, zeros};
+    instr.attrs[Attr::kDirection].direction = Direction::kEq;
     return Status::Ok();
   }
 
@@ -379,13 +431,8 @@ class Parser {
 
   Cursor cur_;
   std::unique_ptr<Module> module_;
-  // copy / bitcast instructions of the computation being parsed, and every instruction whose
+  // copy / bitcast / is-finite instructions of the computation being parsed, and every one whose
   // shape carried a layout other than row-major.
-  struct LayoutOp {
-    Instruction* instr;
-    std::string name;
-    SourceLoc loc;
-  };
   std::vector<LayoutOp> layout_ops_;
   std::set<const Instruction*> other_layout_;
   std::map<std::string, Computation*> computations_;

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "compiler/interp/interpreter.h"
@@ -72,7 +74,7 @@ namespace {
 TEST(XlaFusions, AreInlinedAndRegroupedWithTheSameBits) {
   const std::string text = [] {
     std::ifstream in(std::string(DETRAIN_SOURCE_DIR) +
-                     "/tests/compiler/passes/testdata/jax_mlp_forward_compiled.hlo");
+                     "/tests/compiler/ir/testdata/jax_debug/mlp_forward/compiled.hlo");
     std::stringstream s;
     s << in.rdbuf();
     return s.str();
@@ -100,6 +102,42 @@ TEST(XlaFusions, AreInlinedAndRegroupedWithTheSameBits) {
   auto got = interp::Evaluate(*result->module, args);
   ASSERT_TRUE(got.ok()) << got.status().message();
   EXPECT_EQ(got->bytes(), want->bytes());
+}
+
+}  // namespace
+}  // namespace detrain::passes
+
+namespace detrain::passes {
+namespace {
+
+// is-finite (jax.nn.logsumexp, optax) is read as compare(x - x, 0, EQ): the same pred for every
+// kind of float, on the interpreter and after the pipeline.
+TEST(XlaOps, IsFiniteIsExact) {
+  auto module = ir::ParseAndVerify(
+      "HloModule f\nENTRY main {\n  x = f32[9]{0} parameter(0)\n"
+      "  ROOT y = pred[9]{0} is-finite(x)\n}\n");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const float inf = std::numeric_limits<float>::infinity();
+  const float values[9] = {0.0f,
+                           -0.0f,
+                           1.0f,
+                           -3.4e38f,
+                           1e-45f,
+                           inf,
+                           -inf,
+                           std::numeric_limits<float>::quiet_NaN(),
+                           std::bit_cast<float>(0xffc00001u)};
+  ir::Literal x(ir::Shape(ir::ElementType::kF32, {9}));
+  std::memcpy(x.mutable_bytes().data(), values, sizeof(values));
+  const std::string want = {1, 1, 1, 1, 1, 0, 0, 0, 0};
+  auto got = interp::Evaluate(**module, {x});
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(got->bytes(), want);
+  auto result = RunPipeline(**module, kDefaultPipeline, {});
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  auto piped = interp::Evaluate(*result->module, {x});
+  ASSERT_TRUE(piped.ok()) << piped.status().message();
+  EXPECT_EQ(piped->bytes(), want);
 }
 
 }  // namespace
