@@ -20,13 +20,6 @@ using nlohmann::json;
 
 constexpr uint64_t kLimit = uint64_t{1} << 30;
 
-Result<json> ReadJsonFile(const std::string& path) {
-  DETRAIN_ASSIGN_OR_RETURN(uint64_t size, RegularFileSize(path));
-  if (size > kLimit) return DataLoss(path + ": too large");
-  DETRAIN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  return attest::ParseJson(text);
-}
-
 // The purpose's kind: "step 17 shard 3" -> "step shard", "init w1" -> "init".
 std::string PurposeKind(const std::string& purpose) {
   std::string kind;
@@ -84,6 +77,13 @@ void AddBackend(const std::string& dir, const Result<json>& manifest, json* out)
 }
 
 }  // namespace
+
+Result<json> ReadJsonFile(const std::string& path) {
+  DETRAIN_ASSIGN_OR_RETURN(uint64_t size, RegularFileSize(path));
+  if (size > kLimit) return DataLoss(path + ": too large");
+  DETRAIN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return attest::ParseJson(text);
+}
 
 namespace {
 

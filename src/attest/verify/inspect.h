@@ -24,6 +24,9 @@ namespace detrain::verify {
 // Fails (InvalidArgument) only when `dir` is not a bundle at all.
 Result<nlohmann::json> InspectBundle(const std::string& dir);
 
+// One JSON file of a bundle: a regular file of at most 1 GiB, parsed by attest::ParseJson.
+Result<nlohmann::json> ReadJsonFile(const std::string& path);
+
 // The summary as text, with the loss curve drawn in `width` x `height` characters.
 std::string InspectText(const nlohmann::json& summary, int width, int height);
 

@@ -24,13 +24,6 @@ using nlohmann::json;
 
 constexpr uint64_t kLimit = uint64_t{1} << 30;
 
-Result<json> ReadJson(const std::string& path) {
-  DETRAIN_ASSIGN_OR_RETURN(uint64_t size, RegularFileSize(path));
-  if (size > kLimit) return DataLoss(path + ": too large");
-  DETRAIN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  return attest::ParseJson(text);
-}
-
 const json& At(const json& j, std::initializer_list<const char*> path) {
   static const json kNull;
   const json* p = &j;
@@ -687,10 +680,10 @@ Result<json> ReportJson(const std::string& dir, const ReportOptions& o) {
   r["format_version"] = 1;
   if (!o.name.empty()) r["bundle"] = o.name;
   if (!o.archive_sha256.empty()) r["archive_sha256"] = o.archive_sha256;
-  Result<json> manifest = ReadJson(JoinPath(dir, bundle::kManifest));
+  Result<json> manifest = ReadJsonFile(JoinPath(dir, bundle::kManifest));
   const json m = manifest.ok() && manifest->is_object() ? *manifest : json::object();
   r["program_record"] = At(m, {"program"});
-  if (Result<json> env = ReadJson(JoinPath(dir, bundle::kEnvironment)); env.ok()) {
+  if (Result<json> env = ReadJsonFile(JoinPath(dir, bundle::kEnvironment)); env.ok()) {
     r["environment"] = *env;
     if (At(*env, {"program"}).is_string()) r["program_source"] = (*env)["program"];
   }
