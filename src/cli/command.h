@@ -41,6 +41,7 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code);
 void RegisterInspectCommand(CLI::App& app, int* exit_code);
 void RegisterKeygenCommand(CLI::App& app, int* exit_code);
 void RegisterPackCommands(CLI::App& app, int* exit_code);  // pack and unpack
+void RegisterDiffCommand(CLI::App& app, int* exit_code);
 
 }  // namespace detrain::cli
 

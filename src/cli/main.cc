@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
   RegisterRunCommand(app, &exit_code);
   RegisterVerifyCommand(app, &exit_code);
   RegisterInspectCommand(app, &exit_code);
+  RegisterDiffCommand(app, &exit_code);
   RegisterPackCommands(app, &exit_code);
   RegisterKeygenCommand(app, &exit_code);
   RegisterDigestCommand(app, &exit_code);

@@ -357,4 +357,21 @@ std::string InspectText(const json& s, int width, int height) {
   return o;
 }
 
+const json& JsonAt(const json& j, std::initializer_list<const char*> path) {
+  static const json kNull;
+  const json* p = &j;
+  for (const char* k : path) {
+    if (!p->is_object()) return kNull;
+    auto it = p->find(k);
+    if (it == p->end()) return kNull;
+    p = &*it;
+  }
+  return *p;
+}
+
+std::string JsonText(const json& j) {
+  if (j.is_null()) return "";
+  return j.is_string() ? j.get<std::string>() : j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 }  // namespace detrain::verify

@@ -6,6 +6,7 @@
 #define DETRAIN_ATTEST_VERIFY_INSPECT_H_
 
 #include <nlohmann/json.hpp>
+#include <initializer_list>
 #include <string>
 
 #include "base/status.h"
@@ -26,6 +27,11 @@ Result<nlohmann::json> InspectBundle(const std::string& dir);
 
 // One JSON file of a bundle: a regular file of at most 1 GiB, parsed by attest::ParseJson.
 Result<nlohmann::json> ReadJsonFile(const std::string& path);
+
+// The member at `path` of nested objects, or null when a step is missing or not an object.
+const nlohmann::json& JsonAt(const nlohmann::json& j, std::initializer_list<const char*> path);
+// A JSON value as text: a string without quotes, null as "", anything else as compact JSON.
+std::string JsonText(const nlohmann::json& j);
 
 // The summary as text, with the loss curve drawn in `width` x `height` characters.
 std::string InspectText(const nlohmann::json& summary, int width, int height);

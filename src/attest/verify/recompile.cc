@@ -46,6 +46,10 @@ Check ResolveData(const Bundle& b, const VerifyOptions& o,
     const std::string written = f["path"].get<std::string>();
     const std::string want = f["sha256"].get<std::string>();
     std::vector<std::string> candidates;
+    if (auto given = o.data_files.find(written); given != o.data_files.end()) {
+      Result<std::string> bytes = ReadFile(given->second);
+      if (bytes.ok() && attest::Sha256Hex(*bytes) == want) candidates.push_back(given->second);
+    }
     if (!o.data_dir.empty()) candidates.push_back(JoinPath(o.data_dir, BaseName(written)));
     if (f.contains("embedded"))
       candidates.push_back(JoinPath(b.dir, f["embedded"].get<std::string>()));

@@ -12,6 +12,7 @@
 #include "attest/canonical_json.h"
 #include "attest/prng/lineage.h"
 #include "attest/sign/attestations.h"
+#include "attest/verify/html.h"
 #include "attest/verify/inspect.h"
 #include "base/file_io.h"
 #include "base/fs.h"
@@ -21,25 +22,16 @@ namespace detrain::verify {
 namespace {
 
 using nlohmann::json;
+using html::Code;
+using html::Coord;
+using html::Esc;
+using html::Grouped;
+using html::Num;
+using html::Plot;
+using html::Row;
+using html::Series;
 
 constexpr uint64_t kLimit = uint64_t{1} << 30;
-
-const json& At(const json& j, std::initializer_list<const char*> path) {
-  static const json kNull;
-  const json* p = &j;
-  for (const char* k : path) {
-    if (!p->is_object()) return kNull;
-    auto it = p->find(k);
-    if (it == p->end()) return kNull;
-    p = &*it;
-  }
-  return *p;
-}
-
-std::string Text(const json& j) {
-  if (j.is_null()) return "";
-  return j.is_string() ? j.get<std::string>() : j.dump();
-}
 
 // ---- the sections' data ----------------------------------------------------------------------
 
@@ -102,14 +94,14 @@ bool IsTextStage(const std::string& file) {
 }
 
 json StageEntry(const std::string& dir, const json& record, const char* chain) {
-  const std::string file = Text(At(record, {"file"}));
+  const std::string file = JsonText(JsonAt(record, {"file"}));
   json e = {{"chain", chain},
-            {"number", At(record, {"number"})},
-            {"stage", At(record, {"stage"})},
+            {"number", JsonAt(record, {"number"})},
+            {"stage", JsonAt(record, {"stage"})},
             {"file", std::string(bundle::kStagesDir) + "/" + file},
-            {"size", At(record, {"size"})},
-            {"sha256", At(record, {"sha256"})},
-            {"transform", At(record, {"transform"})}};
+            {"size", JsonAt(record, {"size"})},
+            {"sha256", JsonAt(record, {"sha256"})},
+            {"transform", JsonAt(record, {"transform"})}};
   if (!IsTextStage(file) || file.find('/') != std::string::npos) {
     e["shown"] = "binary";
     return e;
@@ -137,8 +129,8 @@ json StageEntry(const std::string& dir, const json& record, const char* chain) {
 
 json StageChain(const std::string& dir, const json& manifest) {
   json out = json::array();
-  for (const json& r : At(manifest, {"stages"})) out.push_back(StageEntry(dir, r, "train"));
-  for (const json& r : At(manifest, {"executables", "cuda"})) {
+  for (const json& r : JsonAt(manifest, {"stages"})) out.push_back(StageEntry(dir, r, "train"));
+  for (const json& r : JsonAt(manifest, {"executables", "cuda"})) {
     out.push_back(StageEntry(dir, r, "cuda"));
   }
   return out;
@@ -200,10 +192,10 @@ json LineageSection(const std::string& dir) {
 
 json Model(const json& manifest) {
   json params = json::array();
-  for (const json& p : At(manifest, {"config", "params"})) {
-    params.push_back({{"name", At(p, {"name"})}, {"type", At(p, {"type"})}});
+  for (const json& p : JsonAt(manifest, {"config", "params"})) {
+    params.push_back({{"name", JsonAt(p, {"name"})}, {"type", JsonAt(p, {"type"})}});
   }
-  return {{"params", params}, {"optimizer", At(manifest, {"config", "optimizer"})}};
+  return {{"params", params}, {"optimizer", JsonAt(manifest, {"config", "optimizer"})}};
 }
 
 // The banner: what is known about verification, and from where.
@@ -231,7 +223,7 @@ json Verification(const std::string& dir, const json& summary, const ReportOptio
   }
   if (!o.trusted_keys.empty() && !summaries.empty()) {
     sign::AttestationReport check =
-        sign::CheckAttestations(dir, Text(summary.value("root_digest", json(""))), o.trusted_keys);
+        sign::CheckAttestations(dir, JsonText(summary.value("root_digest", json(""))), o.trusted_keys);
     if (!check.ok) {
       return {{"state", "failed"},
               {"headline", "SIGNATURE CHECK FAILED"},
@@ -269,190 +261,38 @@ json Verification(const std::string& dir, const json& summary, const ReportOptio
 
 // ---- HTML ------------------------------------------------------------------------------------
 
-std::string Esc(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-std::string Num(double v) {
-  if (!std::isfinite(v)) return std::isnan(v) ? "NaN" : (v > 0 ? "inf" : "-inf");
-  char b[32];
-  std::snprintf(b, sizeof(b), "%.6g", v);
-  return b;
-}
-
-std::string Coord(double v) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%.1f", v);
-  return b;
-}
-
-std::string Grouped(int64_t v) {  // 1234567 -> "1,234,567"
-  std::string s = std::to_string(v < 0 ? -v : v), out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i > 0 && (s.size() - i) % 3 == 0) out += ',';
-    out += s[i];
-  }
-  return v < 0 ? "-" + out : out;
-}
-
-struct Series {
-  std::string name, color;
-  std::vector<std::pair<double, double>> points;
-  bool markers = false;
-};
-
-// A line plot as inline SVG: axes with five labelled ticks each, one polyline per series.
-std::string Plot(const std::string& id, const std::string& title, const std::string& y_label,
-                 const std::vector<Series>& series) {
-  constexpr double W = 720, H = 280, L = 78, R = 16, T = 28, B = 44;
-  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
-  size_t count = 0;
-  for (const Series& s : series) {
-    for (const auto& [x, y] : s.points) {
-      if (!std::isfinite(x) || !std::isfinite(y)) continue;
-      x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
-      ++count;
-    }
-  }
-  std::string o = "<figure id=\"" + id + "\"><figcaption>" + Esc(title) + "</figcaption>";
-  if (count == 0) return o + "<p class=\"muted\">no values recorded</p></figure>";
-  if (!(x1 > x0)) x0 -= 1, x1 += 1;
-  if (!(y1 > y0)) {
-    const double pad = std::max(std::fabs(y0) * 0.05, 1e-6);
-    y0 -= pad, y1 += pad;
-  }
-  auto px = [&](double x) { return L + (x - x0) / (x1 - x0) * (W - L - R); };
-  auto py = [&](double y) { return H - B - (y - y0) / (y1 - y0) * (H - T - B); };
-  o += "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 720 280\" width=\"720\" "
-       "height=\"280\" role=\"img\" aria-label=\"" +
-       Esc(title) + "\">";
-  o += "<rect x=\"" + Coord(L) + "\" y=\"" + Coord(T) + "\" width=\"" + Coord(W - L - R) +
-       "\" height=\"" + Coord(H - T - B) + "\" class=\"plotarea\"/>";
-  for (int i = 0; i <= 4; ++i) {
-    const double y = y0 + (y1 - y0) * i / 4, x = x0 + (x1 - x0) * i / 4;
-    o += "<line x1=\"" + Coord(L) + "\" x2=\"" + Coord(W - R) + "\" y1=\"" + Coord(py(y)) +
-         "\" y2=\"" + Coord(py(y)) + "\" class=\"grid\"/>";
-    o += "<text x=\"" + Coord(L - 6) + "\" y=\"" + Coord(py(y) + 4) +
-         "\" text-anchor=\"end\" class=\"tick\">" + Num(y) + "</text>";
-    o += "<text x=\"" + Coord(px(x)) + "\" y=\"" + Coord(H - B + 16) +
-         "\" text-anchor=\"middle\" class=\"tick\">" + Num(std::round(x)) + "</text>";
-  }
-  o += "<text x=\"" + Coord((L + W - R) / 2) + "\" y=\"" + Coord(H - 6) +
-       "\" text-anchor=\"middle\" class=\"axis\">step</text>";
-  o += "<text x=\"14\" y=\"" + Coord((T + H - B) / 2) +
-       "\" text-anchor=\"middle\" "
-       "class=\"axis\" transform=\"rotate(-90 14 " +
-       Coord((T + H - B) / 2) + ")\">" + Esc(y_label) + "</text>";
-  double legend_x = L + 8;
-  for (const Series& s : series) {
-    std::string pts;
-    for (const auto& [x, y] : s.points) {
-      if (!std::isfinite(x) || !std::isfinite(y)) continue;
-      pts += (pts.empty() ? "" : " ") + Coord(px(x)) + "," + Coord(py(y));
-      if (s.markers) {
-        o += "<circle cx=\"" + Coord(px(x)) + "\" cy=\"" + Coord(py(y)) + "\" r=\"3\" fill=\"" +
-             s.color + "\"><title>step " + Num(x) + ": " + Num(y) + "</title></circle>";
-      }
-    }
-    o += "<polyline fill=\"none\" stroke=\"" + s.color + "\" stroke-width=\"1.5\" points=\"" + pts +
-         "\"/>";
-    o += "<text x=\"" + Coord(legend_x) + "\" y=\"" + Coord(T - 10) + "\" fill=\"" + s.color +
-         "\" class=\"legend\">" + Esc(s.name) + "</text>";
-    legend_x += 12 + 7.0 * static_cast<double>(s.name.size());
-  }
-  o += "</svg>";
-  // The last value of each series, readable without hovering.
-  o += "<p class=\"muted\">";
-  for (const Series& s : series) {
-    if (s.points.empty()) continue;
-    o += Esc(s.name) + " at step " + Num(s.points.back().first) + ": <b>" +
-         Num(s.points.back().second) + "</b>; ";
-  }
-  return o + "</p></figure>";
-}
-
-std::string Row(const std::string& key, const std::string& value_html, const std::string& id = "") {
-  return "<tr><th>" + Esc(key) + "</th><td" + (id.empty() ? "" : " id=\"" + id + "\"") + ">" +
-         value_html + "</td></tr>";
-}
-
-std::string Code(const std::string& s) { return "<code>" + Esc(s) + "</code>"; }
-
 // A JSON value as compact text (strings without quotes).
-std::string Flat(const json& j) { return Text(j); }
-
-std::string Css() {
-  return "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1b1f24;"
-         "background:#fff}main{max-width:1100px;margin:0 auto;padding:16px 24px}"
-         "h1{font-size:22px;margin:8px 0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px "
-         "solid #d0d7de;padding-bottom:4px}table{border-collapse:collapse;width:100%}"
-         "th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}"
-         "th{background:#f6f8fa;font-weight:600;width:22%}code,pre{font:12px/1.35 ui-monospace,"
-         "'DejaVu Sans Mono',monospace;word-break:break-all}pre{background:#f6f8fa;padding:8px;"
-         "overflow:auto;max-height:480px;white-space:pre-wrap}.banner{padding:14px 18px;"
-         "border-radius:6px;margin:12px 0;font-size:16px}.banner b{font-size:20px}"
-         ".verified{background:#dafbe1;border:2px solid #1a7f37}.failed{background:#ffebe9;"
-         "border:3px solid #cf222e}.not-verified{background:#fff8c5;border:2px solid #9a6700}"
-         ".incomplete{background:#ffebe9;border:3px solid #bc4c00}.muted{color:#57606a}"
-         "figure{margin:12px 0}figcaption{font-weight:600}.plotarea{fill:#fff;stroke:#8c959f}"
-         ".grid{stroke:#eaeef2}.tick{font-size:11px;fill:#57606a}.axis{font-size:12px;"
-         "fill:#1b1f24}.legend{font-size:12px}ul.tree{list-style:none;padding-left:18px;"
-         "margin:0}ul.tree li{margin:1px 0}details{margin:4px 0}summary{cursor:pointer}"
-         ".ok{color:#1a7f37;font-weight:600}.bad{color:#cf222e;font-weight:600}";
-}
+std::string Flat(const json& j) { return JsonText(j); }
 
 std::string Banner(const json& v) {
-  const std::string state = Text(v.value("state", json("not-verified")));
+  const std::string state = JsonText(v.value("state", json("not-verified")));
   std::string o = "<div id=\"verification\" class=\"banner " + Esc(state) + "\" data-state=\"" +
-                  Esc(state) + "\"><b>" + Esc(Text(v.value("headline", json("")))) + "</b><br>" +
-                  Esc(Text(v.value("message", json(""))));
-  if (v.contains("source")) o += "<br><span class=\"muted\">" + Esc(Text(v["source"])) + "</span>";
+                  Esc(state) + "\"><b>" + Esc(JsonText(v.value("headline", json("")))) + "</b><br>" +
+                  Esc(JsonText(v.value("message", json(""))));
+  if (v.contains("source")) o += "<br><span class=\"muted\">" + Esc(JsonText(v["source"])) + "</span>";
   return o + "</div>";
 }
 
 std::string SummarySection(const json& r) {
   std::string o = "<h2 id=\"summary\">Summary</h2><table>";
-  o += Row("bundle", Code(Text(r.value("bundle", json("")))) +
+  o += Row("bundle", Code(JsonText(r.value("bundle", json("")))) +
                          (r.contains("archive_sha256")
-                              ? " (archive, sha256 " + Code(Text(r["archive_sha256"])) + ")"
+                              ? " (archive, sha256 " + Code(JsonText(r["archive_sha256"])) + ")"
                               : ""));
-  o += Row("status", Esc(Text(r.value("status", json("")))) +
-                         (r.contains("stop") ? " — " + Esc(Text(r["stop"])) : ""));
-  o += Row("program", Code(Text(At(r, {"program_record", "path"}))) + " sha256 " +
-                          Code(Text(At(r, {"program_record", "sha256"}))) +
-                          (At(r, {"program_source"}).is_string()
+  o += Row("status", Esc(JsonText(r.value("status", json("")))) +
+                         (r.contains("stop") ? " — " + Esc(JsonText(r["stop"])) : ""));
+  o += Row("program", Code(JsonText(JsonAt(r, {"program_record", "path"}))) + " sha256 " +
+                          Code(JsonText(JsonAt(r, {"program_record", "sha256"}))) +
+                          (JsonAt(r, {"program_source"}).is_string()
                                ? " <span class=\"muted\">(run from " +
-                                     Esc(Text(r["program_source"])) + ")</span>"
+                                     Esc(JsonText(r["program_source"])) + ")</span>"
                                : ""));
   std::string model;
   int64_t total = 0;
-  for (const json& p : At(r, {"model", "params"})) {
-    model += (model.empty() ? "" : ", ") + Code(Text(p["name"]) + " " + Text(p["type"]));
+  for (const json& p : JsonAt(r, {"model", "params"})) {
+    model += (model.empty() ? "" : ", ") + Code(JsonText(p["name"]) + " " + JsonText(p["type"]));
     // Element count from "f32[a,b]".
-    const std::string t = Text(p["type"]);
+    const std::string t = JsonText(p["type"]);
     int64_t n = 1;
     size_t lb = t.find('['), pos = lb == std::string::npos ? std::string::npos : lb + 1;
     while (pos != std::string::npos && pos < t.size() && t[pos] != ']') {
@@ -464,44 +304,44 @@ std::string SummarySection(const json& r) {
     total += n;
   }
   o += Row("model", Grouped(total) + " parameters: " + model);
-  o += Row("optimizer", Code(Flat(At(r, {"model", "optimizer"}))));
-  const json& d = At(r, {"data"});
+  o += Row("optimizer", Code(Flat(JsonAt(r, {"model", "optimizer"}))));
+  const json& d = JsonAt(r, {"data"});
   std::string files;
-  for (const json& f : At(d, {"files"})) {
-    files += Code(Text(f["path"])) + " sha256 <span class=\"digest\">" + Code(Text(f["sha256"])) +
+  for (const json& f : JsonAt(d, {"files"})) {
+    files += Code(JsonText(f["path"])) + " sha256 <span class=\"digest\">" + Code(JsonText(f["sha256"])) +
              "</span>" + (f.value("embedded", false) ? " (embedded)" : "") + "<br>";
   }
-  o += Row("data", files + Esc(Text(At(d, {"rows"}))) + " rows", "data");
-  const json& split = At(r, {"split_check"});
-  std::string split_html = Esc(Text(At(d, {"train_rows"}))) + " train, " +
-                           Esc(Text(At(d, {"validation_rows"}))) + " validation. ";
+  o += Row("data", files + Esc(JsonText(JsonAt(d, {"rows"}))) + " rows", "data");
+  const json& split = JsonAt(r, {"split_check"});
+  std::string split_html = Esc(JsonText(JsonAt(d, {"train_rows"}))) + " train, " +
+                           Esc(JsonText(JsonAt(d, {"validation_rows"}))) + " validation. ";
   if (split.value("checked", false)) {
     const bool good = split.value("disjoint", false) && split.value("complete", false);
     split_html += std::string("<span class=\"") + (good ? "ok" : "bad") + "\">" +
                   (good ? "Disjoint and complete" : "NOT a disjoint, complete split") +
                   "</span>: checked for this report from " + Code(bundle::kSplitFile) + " (" +
-                  Esc(Text(split["train_rows"])) + " + " + Esc(Text(split["validation_rows"])) +
-                  " row ids over " + Esc(Text(split["rows"])) + " rows, none shared).";
+                  Esc(JsonText(split["train_rows"])) + " + " + Esc(JsonText(split["validation_rows"])) +
+                  " row ids over " + Esc(JsonText(split["rows"])) + " rows, none shared).";
   } else {
     split_html +=
-        "<span class=\"bad\">not checked: " + Esc(Text(split.value("problem", json("")))) +
+        "<span class=\"bad\">not checked: " + Esc(JsonText(split.value("problem", json("")))) +
         "</span>";
   }
   o += Row("split", split_html, "split");
-  o += Row("seed", Esc(Text(At(r, {"seed"}))), "seed");
-  o += Row("steps", Esc(Text(At(r, {"steps", "count"}))) + " recorded", "steps");
-  const json& fin = At(r, {"final_metrics"});
+  o += Row("seed", Esc(JsonText(JsonAt(r, {"seed"}))), "seed");
+  o += Row("steps", Esc(JsonText(JsonAt(r, {"steps", "count"}))) + " recorded", "steps");
+  const json& fin = JsonAt(r, {"final_metrics"});
   std::string metrics = "training loss " + Num(fin.value("loss", NAN));
   if (fin.contains("eval_loss")) {
-    metrics += "; at step " + Text(fin["eval_step"]) + ": validation loss " +
+    metrics += "; at step " + JsonText(fin["eval_step"]) + ": validation loss " +
                Num(fin["eval_loss"].get<double>());
     if (fin["eval_accuracy"].is_number()) {
       metrics += ", accuracy " + Num(fin["eval_accuracy"].get<double>());
     }
   }
   o += Row("final metrics", Esc(metrics), "final-metrics");
-  o += Row("final step hash", Code(Text(r.value("final_step_hash", json("")))), "final-step-hash");
-  o += Row("root digest", Code(Text(r.value("root_digest", json("")))), "root-digest");
+  o += Row("final step hash", Code(JsonText(r.value("final_step_hash", json("")))), "final-step-hash");
+  o += Row("root digest", Code(JsonText(r.value("root_digest", json("")))), "root-digest");
   return o + "</table>";
 }
 
@@ -539,21 +379,21 @@ std::string StagesSection(const json& r) {
       "stage</th><th>file, size, sha256</th><th>transform (from stage)</th></tr>";
   for (const json& s : r.value("stage_chain", json::array())) {
     const json& t = s.value("transform", json::object());
-    std::string transform = Code(Text(At(t, {"name"})));
-    if (At(t, {"input_stage"}).is_string()) transform += " from " + Esc(Text(t["input_stage"]));
-    const json& options = At(t, {"options"});
+    std::string transform = Code(JsonText(JsonAt(t, {"name"})));
+    if (JsonAt(t, {"input_stage"}).is_string()) transform += " from " + Esc(JsonText(t["input_stage"]));
+    const json& options = JsonAt(t, {"options"});
     if (options.is_object() && !options.empty()) transform += "<br>options " + Code(options.dump());
-    o += "<tr><th>" + Esc(Text(s["number"])) + ". " + Esc(Text(s["stage"])) +
-         (Text(s["chain"]) == "cuda" ? " (CUDA)" : "") + "</th><td>" + Code(Text(s["file"])) +
+    o += "<tr><th>" + Esc(JsonText(s["number"])) + ". " + Esc(JsonText(s["stage"])) +
+         (JsonText(s["chain"]) == "cuda" ? " (CUDA)" : "") + "</th><td>" + Code(JsonText(s["file"])) +
          ", " + Grouped(s.value("size", json(0)).get<int64_t>()) +
-         " bytes<br><code class=\"digest\">" + Esc(Text(s["sha256"])) + "</code>";
-    const std::string shown = Text(s.value("shown", json("")));
+         " bytes<br><code class=\"digest\">" + Esc(JsonText(s["sha256"])) + "</code>";
+    const std::string shown = JsonText(s.value("shown", json("")));
     if (shown == "all" || shown == "part") {
       o += "<details><summary>text" +
            (shown == "part" ? " (first " + Grouped(s["shown_bytes"].get<int64_t>()) + " of " +
                                   Grouped(s["size"].get<int64_t>()) + " bytes)"
                             : std::string()) +
-           "</summary><pre>" + Esc(Text(s["text"])) + "</pre></details>";
+           "</summary><pre>" + Esc(JsonText(s["text"])) + "</pre></details>";
     } else if (shown == "binary") {
       o += "<br><span class=\"muted\">binary; not shown</span>";
     } else {
@@ -567,14 +407,14 @@ std::string StagesSection(const json& r) {
 std::string LineageSectionHtml(const json& r) {
   const json& l = r.value("lineage_tree", json::object());
   std::string o = "<h2 id=\"lineage\">Key lineage</h2>";
-  if (l.contains("problem")) return o + "<p class=\"bad\">" + Esc(Text(l["problem"])) + "</p>";
+  if (l.contains("problem")) return o + "<p class=\"bad\">" + Esc(JsonText(l["problem"])) + "</p>";
   o += "<p>" + Grouped(l.value("nodes", json(0)).get<int64_t>()) + " keys and " +
        Grouped(l.value("uses", json(0)).get<int64_t>()) + " uses, threefry (" +
-       Esc(Text(l.value("mode", json("")))) + " mode), every one derived from the seed by " +
+       Esc(JsonText(l.value("mode", json("")))) + " mode), every one derived from the seed by " +
        "splits and fold-ins (<code>detrain prng</code> re-derives any of them).</p>";
   o += "<table id=\"lineage-purposes\"><tr><th>purpose</th><td><b>uses</b></td></tr>";
   for (const json& k : l.value("by_purpose", json::array())) {
-    o += "<tr><th>" + Esc(Text(k["kind"])) + "</th><td>" + Grouped(k["uses"].get<int64_t>()) +
+    o += "<tr><th>" + Esc(JsonText(k["kind"])) + "</th><td>" + Grouped(k["uses"].get<int64_t>()) +
          "</td></tr>";
   }
   o += "</table>";
@@ -601,10 +441,10 @@ std::string LineageSectionHtml(const json& r) {
     }
   }
   auto label = [&](const json& n) {
-    std::string s = "<code>#" + Text(n["id"]) + "</code> " + Esc(Text(n["op"])) + "(" +
-                    Esc(Text(n["argument"])) + ") key [" + Esc(Text(n["key"][0])) + ", " +
-                    Esc(Text(n["key"][1])) + "]";
-    for (const json& p : n["purposes"]) s += " <b>" + Esc(Text(p)) + "</b>";
+    std::string s = "<code>#" + JsonText(n["id"]) + "</code> " + Esc(JsonText(n["op"])) + "(" +
+                    Esc(JsonText(n["argument"])) + ") key [" + Esc(JsonText(n["key"][0])) + ", " +
+                    Esc(JsonText(n["key"][1])) + "]";
+    for (const json& p : n["purposes"]) s += " <b>" + Esc(JsonText(p)) + "</b>";
     return s;
   };
   o += "<ul class=\"tree\">";
@@ -641,7 +481,7 @@ void FlattenRows(const std::string& prefix, const json& j, std::string* o) {
     }
     return;
   }
-  *o += Row(prefix, Code(Text(j)));
+  *o += Row(prefix, Code(JsonText(j)));
 }
 
 std::string EnvironmentSection(const json& r) {
@@ -660,11 +500,11 @@ std::string EnvironmentSection(const json& r) {
        "</tr>";
   for (const json& e : a) {
     std::string v = e.contains("problem")
-                        ? "<span class=\"bad\">" + Esc(Text(e["problem"])) + "</span>"
-                        : Code(Text(e.value("predicate_type", json("")))) + "<br>key " +
-                              Code(Text(e.value("key", json(""))));
-    if (e.contains("result")) v += "<br>" + Esc(Text(e["result"])) + " at " + Esc(Text(e["time"]));
-    o += Row(Text(e.value("file", json(""))), v);
+                        ? "<span class=\"bad\">" + Esc(JsonText(e["problem"])) + "</span>"
+                        : Code(JsonText(e.value("predicate_type", json("")))) + "<br>key " +
+                              Code(JsonText(e.value("key", json(""))));
+    if (e.contains("result")) v += "<br>" + Esc(JsonText(e["result"])) + " at " + Esc(JsonText(e["time"]));
+    o += Row(JsonText(e.value("file", json(""))), v);
   }
   return o +
          "</table><p class=\"muted\">Signatures are checked by <code>detrain verify "
@@ -682,14 +522,14 @@ Result<json> ReportJson(const std::string& dir, const ReportOptions& o) {
   if (!o.archive_sha256.empty()) r["archive_sha256"] = o.archive_sha256;
   Result<json> manifest = ReadJsonFile(JoinPath(dir, bundle::kManifest));
   const json m = manifest.ok() && manifest->is_object() ? *manifest : json::object();
-  r["program_record"] = At(m, {"program"});
+  r["program_record"] = JsonAt(m, {"program"});
   if (Result<json> env = ReadJsonFile(JoinPath(dir, bundle::kEnvironment)); env.ok()) {
     r["environment"] = *env;
-    if (At(*env, {"program"}).is_string()) r["program_source"] = (*env)["program"];
+    if (JsonAt(*env, {"program"}).is_string()) r["program_source"] = (*env)["program"];
   }
   r["model"] = Model(m);
-  r["seed"] = At(m, {"config", "train", "seed"});
-  const json& rows = At(r, {"data", "rows"});
+  r["seed"] = JsonAt(m, {"config", "train", "seed"});
+  const json& rows = JsonAt(r, {"data", "rows"});
   int64_t n = 0;
   if (rows.is_string()) n = std::atoll(rows.get<std::string>().c_str());
   if (rows.is_number_integer()) n = rows.get<int64_t>();
@@ -710,15 +550,9 @@ Result<json> ReportJson(const std::string& dir, const ReportOptions& o) {
 }
 
 std::string ReportHtml(const json& r) {
-  const std::string title = "detrain audit report: " + Text(r.value("bundle", json("")));
-  std::string o =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-      "style-src 'unsafe-inline'; img-src data:\">"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-      "<meta name=\"generator\" content=\"detrain\"><title>" +
-      Esc(title) + "</title><style>" + Css() + "</style></head><body><main>";
-  o += "<h1>Audit report — " + Esc(Text(r.value("program_source", r.value("program", json(""))))) +
+  const std::string title = "detrain audit report: " + JsonText(r.value("bundle", json("")));
+  std::string o = html::PageStart(title);
+  o += "<h1>Audit report — " + Esc(JsonText(r.value("program_source", r.value("program", json(""))))) +
        "</h1>";
   o += Banner(r.value("verification", json::object()));
   o += SummarySection(r);

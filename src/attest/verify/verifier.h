@@ -41,6 +41,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -58,6 +59,10 @@ struct VerifyOptions {
   bool replay = true;
   bool recompile = true;
   std::string data_dir;                              // where to look for the dataset files first
+  // Files to try before any other for a dataset, by its path as the program writes it (detrain
+  // diff passes the files it found, digest-checked); a file that is not the one the run used is
+  // skipped here, unlike one in data_dir.
+  std::map<std::string, std::string> data_files;
   runtime::ExecutorOptions executor;                 // per replaying job
   int integrity_threads = 0;                         // 0: every hardware thread
   std::function<void(const std::string&)> progress;  // one line per event
