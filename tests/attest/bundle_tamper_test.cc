@@ -351,7 +351,7 @@ TEST_F(BundleTamperTest, EditedDerivedFilesAreRejected) {
   };
   for (const Case& c :
        {Case{"stages/04.plan.txt", 5}, Case{"stages/01.source.hlo", 5},
-        Case{"stages/passes/08.fuse.hlo", 5}, Case{"run.json", 1}, Case{"data/data.json", 1}}) {
+        Case{"stages/passes/10.fuse.hlo", 5}, Case{"run.json", 1}, Case{"data/data.json", 1}}) {
     SCOPED_TRACE(c.rel);
     const std::string d = Copy("derived");
     std::string text = Slurp(d + "/" + c.rel);

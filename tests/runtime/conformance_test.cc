@@ -77,6 +77,13 @@ TEST(Conformance, PassTargetedModules) {
   CheckMany(150, 140, 1, [](uint64_t seed) { return testing::PassTargetedModule(seed, false); });
 }
 
+// fori loops: the interpreter runs the loop, the plan its unrolled body calls (unroll-while).
+TEST(Conformance, ModulesWithLoops) {
+  CheckMany(100, 90, 1, [](uint64_t seed) {
+    return testing::RandomModule(3000 + seed, testing::RandomModuleOptions::WithLoops());
+  });
+}
+
 // all-reduce on 3 replicas: the pairwise tree over each replica group.
 TEST(Conformance, ReplicatedModules) {
   CheckMany(100, 90, 3, [](uint64_t seed) {

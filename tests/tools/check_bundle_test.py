@@ -354,8 +354,8 @@ class CheckBundleTest(unittest.TestCase):
 
     def testAnEditedStaticFile(self):
         # Every file the run writes at its start is rebuilt by verify's recompile phase.
-        for rel, message in (("stages/passes/02.cse.hlo", "not the output the stage chain "
-                              "records for pass 2"),
+        for rel, message in (("stages/passes/04.cse.hlo", "not the output the stage chain "
+                              "records for pass 4"),
                              ("stages/04.plan.txt", None)):
             d = self.Tampered("static")
             lib.WriteBytes(d, rel, lib.ReadBytes(d, rel) + b"\n")

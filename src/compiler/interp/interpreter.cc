@@ -33,6 +33,13 @@ class Evaluator {
           per_replica.push_back(&values.at(instr->operands[0])[r]);
         DETRAIN_ASSIGN_OR_RETURN(results,
                                  EvalAllReduce(*instr, per_replica, ComputationCallback()));
+      } else if (instr->opcode == Opcode::kWhile) {
+        // Each replica's loop on its own: a loop body holds no collective (the verifier treats
+        // it as a combiner), so the replicas need not step together.
+        for (size_t r = 0; r < replicas; ++r) {
+          DETRAIN_ASSIGN_OR_RETURN(Literal state, RunWhile(*instr, values.at(instr->operands[0])[r]));
+          results.push_back(std::move(state));
+        }
       } else if (instr->opcode == Opcode::kCall || instr->opcode == Opcode::kFusion) {
         std::vector<std::vector<Literal>> call_args(replicas);
         for (size_t r = 0; r < replicas; ++r) {
@@ -54,6 +61,24 @@ class Evaluator {
   }
 
  private:
+  Result<Literal> RunWhile(const Instruction& w, Literal state) {
+    const Computation& cond = *w.ComputationAttr(ir::Attr::kCondition);
+    const Computation& body = *w.ComputationAttr(ir::Attr::kBody);
+    for (;;) {
+      DETRAIN_ASSIGN_OR_RETURN(auto go, Run(cond, {{state}}));
+      if (go[0].Get<uint8_t>(0) == 0) return state;
+      // One budget for all loops of the evaluation, nested ones included.
+      if (++while_iterations_ > kMaxWhileIterations) {
+        return InvalidArgument("while '" + w.name + "': the loops run more than " +
+                               std::to_string(kMaxWhileIterations) + " iterations");
+      }
+      DETRAIN_ASSIGN_OR_RETURN(auto next, Run(body, {{std::move(state)}}));
+      state = std::move(next[0]);
+    }
+  }
+
+  int64_t while_iterations_ = 0;  // every loop's, this evaluation
+
   ComputationFn ComputationCallback() {
     return [this](const Computation& c, std::vector<Literal> args) -> Result<Literal> {
       DETRAIN_ASSIGN_OR_RETURN(auto results, Run(c, {std::move(args)}));
@@ -66,6 +91,7 @@ class Evaluator {
       case Opcode::kParameter:
       case Opcode::kCall:
       case Opcode::kFusion:
+      case Opcode::kWhile:
       case Opcode::kAllReduce:
         return Internal("evaluated by the driver");
       case Opcode::kConstant:

@@ -21,6 +21,10 @@
 
 namespace detrain::interp {
 
+// An evaluation stops with an error when its loops (`while`, nested ones included) have run this
+// many iterations in all: hostile input must not hang it.
+inline constexpr int64_t kMaxWhileIterations = int64_t{1} << 18;
+
 // `module` must have passed ir::VerifyModule. Arguments must match the entry's parameter
 // shapes (checked; an error names the parameter).
 Result<ir::Literal> Evaluate(const ir::Module& module, const std::vector<ir::Literal>& args);

@@ -203,6 +203,12 @@ Instruction* Builder::Call(const Computation* computation, std::vector<Instructi
   return Emit(Opcode::kCall, std::move(args), {{Attr::kToApply, Comp(computation)}});
 }
 
+Instruction* Builder::While(Instruction* init, const Computation* condition,
+                           const Computation* body) {
+  return Emit(Opcode::kWhile, {init},
+              {{Attr::kBody, Comp(body)}, {Attr::kCondition, Comp(condition)}});
+}
+
 Instruction* Builder::Threefry2x32(Instruction* k0, Instruction* k1, Instruction* x0,
                                    Instruction* x1) {
   AttrValue target;

@@ -83,6 +83,7 @@ class Builder {
   Instruction* Tuple(std::vector<Instruction*> xs);
   Instruction* GetTupleElement(Instruction* t, int64_t index);
   Instruction* Call(const Computation* computation, std::vector<Instruction*> args);
+  Instruction* While(Instruction* init, const Computation* condition, const Computation* body);
   // custom-call "detrain.threefry2x32": (k0, k1, x0, x1) u32 of one shape -> (y0, y1).
   Instruction* Threefry2x32(Instruction* k0, Instruction* k1, Instruction* x0, Instruction* x1);
 

@@ -1,6 +1,7 @@
 // See parser.h. Module structure: header, computations, instructions, name resolution.
 #include "compiler/ir/parser.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -39,7 +40,8 @@ struct ComputationRef {
 
 class Parser {
  public:
-  // A copy, bitcast or is-finite, rewritten once its operand is known (ResolveLayoutOps).
+  // A copy, bitcast or is-finite, or a gather or scatter with batching dimensions: rewritten
+  // once its operands are known (ResolveLayoutOps).
   struct LayoutOp {
     Instruction* instr;
     std::string name;
@@ -251,9 +253,15 @@ class Parser {
     std::vector<OperandRef> operands;
     DETRAIN_RETURN_IF_ERROR(ParseOperands(*instr, &operands));
     while (cur_.TryConsume(",")) DETRAIN_RETURN_IF_ERROR(ParseAttribute(*instr));
+    // A gather or scatter with batching dimensions becomes an unbatched one (UnbatchIndexing).
+    const bool batched =
+        instr->attrs.count(Attr::kOperandBatchingDims) ||
+        instr->attrs.count(Attr::kStartIndicesBatchingDims) ||
+        instr->attrs.count(Attr::kInputBatchingDims) ||
+        instr->attrs.count(Attr::kScatterIndicesBatchingDims);
     Instruction* raw = pending.computation->AddInstruction(std::move(instr));
     if (other_layout) other_layout_.insert(raw);
-    if (layout_op || is_finite) {
+    if (layout_op || is_finite || batched) {
       layout_ops_.push_back({raw, op_name, op_loc, pending.computation});
     }
     pending.by_name[raw->name] = raw;
@@ -342,6 +350,10 @@ class Parser {
   Status ResolveLayoutOps() {
     for (const LayoutOp& op : layout_ops_) {
       Instruction& instr = *op.instr;
+      if (op.name != "copy" && op.name != "bitcast" && op.name != "is-finite") {
+        DETRAIN_RETURN_IF_ERROR(UnbatchIndexing(op));
+        continue;
+      }
       if (instr.operands.size() != 1) {
         return Cursor::ErrorAt(
             op.loc, op.name + " takes 1 operand, got " + std::to_string(instr.operands.size()));
@@ -373,6 +385,20 @@ class Parser {
     return Status::Ok();
   }
 
+  // A new instruction of `comp` that a rewrite of `like` needs: its position, its name with
+  // `suffix`.
+  static Instruction* AddBeside(Computation& comp, const Instruction& like, Opcode opcode,
+                                Shape result, std::vector<Instruction*> operands,
+                                const std::string& suffix) {
+    auto i = std::make_unique<Instruction>();
+    i->loc = like.loc;
+    i->name = like.name + suffix;
+    i->opcode = opcode;
+    i->shape = std::move(result);
+    i->operands = std::move(operands);
+    return comp.AddInstruction(std::move(i));
+  }
+
   // is-finite(x) as compare(subtract(x, x), broadcast(0), direction=EQ): finite x gives +0,
   // an infinity or NaN gives NaN, which compares unequal.
   Status ExpandIsFinite(const LayoutOp& op) {
@@ -389,13 +415,7 @@ class Parser {
     Computation& comp = *op.computation;
     auto add = [&](Opcode opcode, Shape result, std::vector<Instruction*> operands,
                    const std::string& suffix) {
-      auto i = std::make_unique<Instruction>();
-      i->loc = instr.loc;
-      i->name = instr.name + suffix;
-      i->opcode = opcode;
-      i->shape = std::move(result);
-      i->operands = std::move(operands);
-      return comp.AddInstruction(std::move(i));
+      return AddBeside(comp, instr, opcode, std::move(result), std::move(operands), suffix);
     };
     Instruction* difference = add(Opcode::kSubtract, shape, {x, x}, ".x-x");
     Instruction* zero = add(Opcode::kConstant, Shape(ElementType::kF32, {}), {}, ".zero");
@@ -404,6 +424,119 @@ class Parser {
     zeros->attrs[Attr::kDimensions].ints = {};
     instr.operands = {difference, zeros};
     instr.attrs[Attr::kDirection].direction = Direction::kEq;
+    return Status::Ok();
+  }
+
+  // A gather or scatter with batching dimensions (StableHLO's operand_batching_dims and
+  // start_indices_batching_dims; input_batching_dims and scatter_indices_batching_dims) as an
+  // unbatched one: batching dimension k of the operand is indexed by the position along the
+  // paired dimension of the indices, so that position joins the index vector (an iota along that
+  // dimension, concatenated to the indices along index_vector_dim), the operand dimension joins
+  // start_index_map (scatter_dims_to_operand_dims) and, being of slice size 1, the collapsed
+  // (inserted window) dimensions. Every element moves exactly as before: the same op, new indices.
+  Status UnbatchIndexing(const LayoutOp& op) {
+    Instruction& instr = *op.instr;
+    const bool gather = instr.opcode == Opcode::kGather;
+    if (!gather && instr.opcode != Opcode::kScatter) {
+      return Cursor::ErrorAt(op.loc, "batching dimensions are attributes of gather and scatter, "
+                                     "not of " + std::string(OpcodeName(instr.opcode)));
+    }
+    const Attr operand_attr = gather ? Attr::kOperandBatchingDims : Attr::kInputBatchingDims;
+    const Attr indices_attr =
+        gather ? Attr::kStartIndicesBatchingDims : Attr::kScatterIndicesBatchingDims;
+    const Attr wrong_a = gather ? Attr::kInputBatchingDims : Attr::kOperandBatchingDims;
+    const Attr wrong_b =
+        gather ? Attr::kScatterIndicesBatchingDims : Attr::kStartIndicesBatchingDims;
+    for (Attr a : {wrong_a, wrong_b}) {
+      if (instr.attrs.count(a)) {
+        return Cursor::ErrorAt(op.loc, std::string(AttrName(a)) + " is not an attribute of " +
+                                           std::string(OpcodeName(instr.opcode)));
+      }
+    }
+    const std::string what = std::string(OpcodeName(instr.opcode)) + " " + Quoted(instr.name);
+    const size_t want_operands = gather ? 2 : 3;
+    if (instr.operands.size() != want_operands) {
+      return Cursor::ErrorAt(op.loc, what + " takes " + std::to_string(want_operands) +
+                                         " operands, got " + std::to_string(instr.operands.size()));
+    }
+    const std::vector<int64_t> operand_dims = instr.attrs[operand_attr].ints;
+    const std::vector<int64_t> indices_dims = instr.attrs[indices_attr].ints;
+    instr.attrs.erase(operand_attr);
+    instr.attrs.erase(indices_attr);
+    const Shape& operand = instr.operands[0]->shape;
+    Instruction* indices = instr.operands[1];
+    if (operand.is_tuple() || indices->shape.is_tuple() ||
+        !IsInteger(indices->shape.type())) {
+      return Cursor::ErrorAt(op.loc, what + ": batching needs an array operand and integer indices");
+    }
+    if (operand_dims.size() != indices_dims.size()) {
+      return Cursor::ErrorAt(op.loc, what + ": " + std::to_string(operand_dims.size()) + " " +
+                                         std::string(AttrName(operand_attr)) + " but " +
+                                         std::to_string(indices_dims.size()) + " " +
+                                         std::string(AttrName(indices_attr)));
+    }
+    if (!instr.attrs.count(Attr::kIndexVectorDim)) {
+      return Cursor::ErrorAt(op.loc, what + " needs index_vector_dim");
+    }
+    const int64_t ivd = instr.attrs[Attr::kIndexVectorDim].i;
+    std::vector<int64_t> dims = indices->shape.dims();
+    if (ivd < 0 || ivd > static_cast<int64_t>(dims.size())) {
+      return Cursor::ErrorAt(op.loc, what + ": index_vector_dim " + std::to_string(ivd) +
+                                         " is outside the indices' " +
+                                         std::to_string(dims.size()) + " dimensions");
+    }
+    std::set<int64_t> seen_operand, seen_indices;
+    for (size_t k = 0; k < operand_dims.size(); ++k) {
+      const int64_t o = operand_dims[k], x = indices_dims[k];
+      if (o < 0 || o >= operand.rank() || !seen_operand.insert(o).second) {
+        return Cursor::ErrorAt(op.loc, what + ": " + std::string(AttrName(operand_attr)) +
+                                           " must be distinct dimensions of the operand");
+      }
+      if (x < 0 || x >= static_cast<int64_t>(dims.size()) || x == ivd ||
+          !seen_indices.insert(x).second) {
+        return Cursor::ErrorAt(op.loc, what + ": " + std::string(AttrName(indices_attr)) +
+                                           " must be distinct dimensions of the indices other "
+                                           "than index_vector_dim");
+      }
+      if (operand.dim(static_cast<int>(o)) != dims[static_cast<size_t>(x)]) {
+        return Cursor::ErrorAt(op.loc, what + ": batching dimension " + std::to_string(o) +
+                                           " of the operand has size " +
+                                           std::to_string(operand.dim(static_cast<int>(o))) +
+                                           ", its indices dimension " + std::to_string(x) + " " +
+                                           std::to_string(dims[static_cast<size_t>(x)]));
+      }
+    }
+    if (operand_dims.empty()) return Status::Ok();
+    Computation& comp = *op.computation;
+    auto add = [&](Opcode opcode, Shape result, std::vector<Instruction*> operands,
+                   const std::string& suffix) {
+      return AddBeside(comp, instr, opcode, std::move(result), std::move(operands), suffix);
+    };
+    const ElementType type = indices->shape.type();
+    if (ivd == static_cast<int64_t>(dims.size())) {  // an implicit trailing index vector of 1
+      dims.push_back(1);
+      indices = add(Opcode::kReshape, Shape(type, dims), {indices}, ".indices");
+    }
+    std::vector<Instruction*> parts = {indices};
+    std::vector<int64_t> one = dims;
+    one[static_cast<size_t>(ivd)] = 1;
+    for (size_t k = 0; k < indices_dims.size(); ++k) {
+      Instruction* iota = add(Opcode::kIota, Shape(type, one), {},
+                              ".batch" + std::to_string(k));
+      iota->attrs[Attr::kIotaDimension].i = indices_dims[k];
+      parts.push_back(iota);
+    }
+    dims[static_cast<size_t>(ivd)] += static_cast<int64_t>(indices_dims.size());
+    Instruction* joined = add(Opcode::kConcatenate, Shape(type, dims), parts, ".batched-indices");
+    joined->attrs[Attr::kDimensions].ints = {ivd};
+    instr.operands[1] = joined;
+    const Attr map_attr = gather ? Attr::kStartIndexMap : Attr::kScatterDimsToOperandDims;
+    const Attr collapsed_attr = gather ? Attr::kCollapsedSliceDims : Attr::kInsertedWindowDims;
+    std::vector<int64_t>& map = instr.attrs[map_attr].ints;
+    map.insert(map.end(), operand_dims.begin(), operand_dims.end());
+    std::vector<int64_t>& collapsed = instr.attrs[collapsed_attr].ints;
+    collapsed.insert(collapsed.end(), operand_dims.begin(), operand_dims.end());
+    std::sort(collapsed.begin(), collapsed.end());
     return Status::Ok();
   }
 

@@ -340,6 +340,29 @@ Result<Shape> InferCall(const Instruction& instr) {
   return c->root()->shape;
 }
 
+// while: the state's shape T is the operand's; the condition maps T to pred[], the body T to T.
+Result<Shape> InferWhile(const Instruction& instr) {
+  const Computation* cond = instr.ComputationAttr(Attr::kCondition);
+  const Computation* body = instr.ComputationAttr(Attr::kBody);
+  if (!cond || !cond->root() || !body || !body->root())
+    return Fail("while needs a condition and a body computation");
+  const Shape& state = instr.operands.at(0)->shape;
+  for (const Computation* c : {cond, body}) {
+    auto params = c->Parameters();
+    if (params.size() != 1 || !(params[0]->shape == state)) {
+      return Fail("while " + std::string(c == cond ? "condition" : "body") + " '" + c->name() +
+                  "' must take one parameter of the state's shape " + state.ToString());
+    }
+  }
+  if (!(cond->root()->shape == Shape::Scalar(ElementType::kPred)))
+    return Fail("while condition '" + cond->name() + "' must return pred[]");
+  if (!(body->root()->shape == state)) {
+    return Fail("while body '" + body->name() + "' must return the state's shape " +
+                state.ToString() + ", not " + body->root()->shape.ToString());
+  }
+  return state;
+}
+
 Result<Shape> InferCustomCall(const Instruction& instr) {
   const AttrValue* target = instr.FindAttr(Attr::kCustomCallTarget);
   if (!target || target->s != kThreefryTarget) {
@@ -431,6 +454,8 @@ Result<Shape> InferShapeOf(const Instruction& instr) {
     case Opcode::kCall:
     case Opcode::kFusion:
       return InferCall(instr);
+    case Opcode::kWhile:
+      return InferWhile(instr);
     case Opcode::kCustomCall:
       return InferCustomCall(instr);
   }

@@ -20,6 +20,7 @@ namespace detrain::passes {
 
 using PassOutput = Result<std::unique_ptr<ir::Module>>;
 
+PassOutput UnrollLoops(const ir::Module& module);                    // unroll-while
 PassOutput InlineCalls(const ir::Module& module);                    // inline
 PassOutput EliminateCommonSubexpressions(const ir::Module& module);  // cse
 PassOutput FoldConstants(const ir::Module& module);                  // fold-constants

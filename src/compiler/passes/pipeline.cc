@@ -20,6 +20,7 @@ struct PassEntry {
 };
 
 const PassEntry kPasses[] = {
+    {"unroll-while", UnrollLoops},
     {"inline", InlineCalls},
     {"cse", EliminateCommonSubexpressions},
     {"fold-constants", FoldConstants},
@@ -94,7 +95,8 @@ std::string DumpName(size_t index, std::string_view pass) {
 }  // namespace
 
 const char kDefaultPipeline[] =
-    "inline,cse,fold-constants,simplify,cse,fold-constants,merge-dots,fuse,combine-all-reduce,cse";
+    "inline,unroll-while,inline,cse,fold-constants,simplify,cse,fold-constants,merge-dots,fuse,"
+    "combine-all-reduce,cse";
 
 std::vector<std::string> KnownPasses() {
   std::vector<std::string> names;
@@ -115,8 +117,14 @@ Result<PipelineResult> RunPipeline(const ir::Module& module, std::string_view sp
   for (size_t i = 0; i < passes.size(); ++i) {
     const PassEntry& pass = *passes[i];
     auto out = pass.run(*result.module);
-    if (!out.ok())
-      return Internal(std::string("pass '") + pass.name + "' failed: " + out.status().message());
+    if (!out.ok()) {
+      // A pass refuses some valid input (unroll-while: a loop whose trip count depends on the
+      // data): the user's error, with its position. Anything else is detrain's bug.
+      const std::string message =
+          std::string("pass '") + pass.name + "' failed: " + std::string(out.status().message());
+      return out.status().code() == StatusCode::kInvalidArgument ? InvalidArgument(message)
+                                                                 : Internal(message);
+    }
     Status ok = ir::VerifyModule(**out);
     if (!ok.ok()) {
       return Internal(std::string("pass '") + pass.name +

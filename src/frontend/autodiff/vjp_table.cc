@@ -80,6 +80,7 @@ VjpEntry LookupVjp(ir::Opcode op) {
     case Opcode::kTuple: return Rule(VjpTuple);               // element i gets ct[i]
     case Opcode::kGetTupleElement: return Rule(VjpGetTupleElement);
     case Opcode::kCall: return Unsupported("call: inline the callee before differentiating");
+    case Opcode::kWhile: return Unsupported("while: unroll the loop before differentiating");
     case Opcode::kCustomCall: return NoGradient("detrain.threefry2x32: random bits (u32)");
     case Opcode::kFusion: return Unsupported("fusion: differentiate before the fuse pass");
   }

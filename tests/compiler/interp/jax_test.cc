@@ -88,6 +88,16 @@ TEST(Jax, DataMovementMatchesBitForBit) {
 TEST(Jax, MlpForwardWithinTolerance) { ExpectWithinTolerance("mlp_forward", 1); }
 TEST(Jax, SoftmaxCrossEntropyWithinTolerance) { ExpectWithinTolerance("softmax_cross_entropy", 1); }
 TEST(Jax, MlpGradWithinTolerance) { ExpectWithinTolerance("mlp_grad", 4); }
+// jnp.take_along_axis in a cross-entropy with integer labels: a gather with batching dimensions,
+// and its gradient, a scatter with batching dimensions (tools/export_jax_corpus.py, lowered).
+TEST(Jax, TakeAlongAxisWithinTolerance) { ExpectWithinTolerance("take_along_axis", 1); }
+TEST(Jax, TakeAlongAxisGradWithinTolerance) { ExpectWithinTolerance("take_along_axis_grad", 1); }
+// while loops: lax.scan (an RNN over 5 steps) and jax.random.bernoulli inside jit (threefry's
+// rolled 5-round loop), run by the interpreter's own loop (tools/export_jax_corpus.py, lowered).
+TEST(Jax, ScanRnnWithinTolerance) { ExpectWithinTolerance("rnn_scan_forward", 2); }
+TEST(Jax, DropoutWithRandomBitsInsideJitWithinTolerance) {
+  ExpectWithinTolerance("dropout_random", 1);
+}
 
 }  // namespace
 }  // namespace detrain::testing

@@ -90,13 +90,32 @@ TEST(PassProperty, PassesChangeTheTargetedModules) {
   EXPECT_GT(changed, 80);
 }
 
+TEST(PassProperty, EveryPassPreservesResultsOnModulesWithLoops) {
+  // fori loops (op_family::kLoop) among the pass-targeted ops: unroll-while and every other
+  // pass, on the interpreter's own loop before and the unrolled calls after.
+  int checks = 0;
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    auto module = testing::RandomModule(3000 + seed, testing::RandomModuleOptions::WithLoops());
+    ASSERT_NE(module, nullptr);
+    ASSERT_TRUE(ir::VerifyModule(*module).ok()) << ir::VerifyModule(*module).message();
+    for (const std::string& spec : Specs()) checks += CheckPreserved(*module, spec, seed, 1);
+    if (HasFailure()) return;
+  }
+  EXPECT_EQ(checks, 100 * static_cast<int>(Specs().size()));
+}
+
 TEST(PassProperty, EveryPassFires) {
   // Every pass must actually rewrite a good share of the targeted modules, or its property test
   // would prove little (and a pass that never changes the text has no place in the pipeline).
   for (const std::string& pass : KnownPasses()) {
     int changed = 0;
     for (uint64_t seed = 1; seed <= 100; ++seed) {
-      auto module = testing::PassTargetedModule(2000 + seed, /*all_reduce=*/true);
+      // unroll-while needs loops, which only WithLoops modules have.
+      auto module = pass == "unroll-while"
+                        ? testing::RandomModule(2000 + seed,
+                                                testing::RandomModuleOptions::WithLoops())
+                        : testing::PassTargetedModule(2000 + seed, /*all_reduce=*/true);
       auto result = RunPipeline(*module, pass, {});
       ASSERT_TRUE(result.ok()) << pass << ": " << result.status().message();
       changed += result->records[0].input_sha256 != result->records[0].output_sha256;

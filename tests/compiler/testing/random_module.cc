@@ -359,6 +359,7 @@ void Generator::Step() {
       {op_family::kAllReduce, &Generator::AllReduce},
       {op_family::kThreefry, &Generator::Threefry},
       {op_family::kPassPatterns, &Generator::PassPattern},
+      {op_family::kLoop, &Generator::Loop},
   };
   std::vector<const Family*> enabled;
   for (const Family& f : kFamilies) {
@@ -443,6 +444,12 @@ std::unique_ptr<ir::Module> Generator::Build() {
 RandomModuleOptions RandomModuleOptions::Replicated() {
   RandomModuleOptions o;
   o.families = op_family::kAll;
+  return o;
+}
+
+RandomModuleOptions RandomModuleOptions::WithLoops() {
+  RandomModuleOptions o = PassTargeted(false);
+  o.families |= op_family::kLoop;
   return o;
 }
 

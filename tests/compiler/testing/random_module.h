@@ -66,6 +66,10 @@ inline constexpr uint32_t kThreefry = 1u << 7;
 inline constexpr uint32_t kPassPatterns = 1u << 8;
 
 inline constexpr uint32_t kAll = (1u << 9) - 1;
+// while: fori loops of 0..3 trips over a value (what unroll-while unrolls). Not in kAll, so
+// that the modules of every seed stay what they were before loops existed; asked for by
+// RandomModuleOptions::WithLoops.
+inline constexpr uint32_t kLoop = 1u << 9;
 }  // namespace op_family
 
 struct RandomModuleOptions {
@@ -92,6 +96,8 @@ struct RandomModuleOptions {
   // call), f32 and s32 only, 8..27 steps: the modules the pass property tests need, on which
   // every rewriting pass fires often.
   static RandomModuleOptions PassTargeted(bool all_reduce);
+  // PassTargeted(false) with fori loops (op_family::kLoop) as well.
+  static RandomModuleOptions WithLoops();
 };
 
 // Values never exceed this many elements (keeps the interpreter fast on thousands of modules).

@@ -66,6 +66,7 @@ class Generator {
   Instruction* Convolution(Instruction* x);
   Instruction* GatherScatter();
   Instruction* CallOrTuple();
+  Instruction* Loop();
   Instruction* AllReduce();
   Instruction* Threefry();
   Instruction* PassPattern();

@@ -215,6 +215,34 @@ Instruction* Generator::CallOrTuple() {
   return b_->Call(*callee, {x, SameShape(s), SameShape(s)});
 }
 
+Instruction* Generator::Loop() {
+  if (!Has(ElementType::kS32)) return nullptr;
+  ElementType t = AnyType();
+  Instruction* x = Operand(t);
+  const Shape s = x->shape;
+  Opcode op1 = t == ElementType::kPred ? Opcode::kAnd : Opcode::kMultiply;
+  Opcode op2 = t == ElementType::kPred ? Opcode::kXor : Opcode::kAdd;
+  // A fori loop of 0..3 trips: the state (i, v), v -> op2(op1(v, v), v), i -> i + 1 while
+  // i < n (what unroll-while unrolls).
+  const Shape state = Shape::Tuple({Shape::Scalar(ElementType::kS32), s});
+  auto s32 = [](Builder& b, int32_t v) {
+    return b.Constant(ir::Literal::Scalar<int32_t>(ElementType::kS32, v));
+  };
+  Builder body(module_, "loop_body_" + std::to_string(next_computation_++));
+  Instruction* bs = body.Parameter(0, state);
+  Instruction* v = body.GetTupleElement(bs, 1);
+  Instruction* next = body.Add(body.GetTupleElement(bs, 0), s32(body, 1));
+  auto body_c = body.Build(body.Tuple({next, body.Binary(op2, body.Binary(op1, v, v), v)}));
+  Builder cond(module_, "loop_cond_" + std::to_string(next_computation_++));
+  Instruction* cs = cond.Parameter(0, state);
+  auto cond_c = cond.Build(cond.Compare(cond.GetTupleElement(cs, 0),
+                                        s32(cond, static_cast<int32_t>(Pick(4))),
+                                        ir::Direction::kLt));
+  if (!body_c.ok() || !cond_c.ok()) return nullptr;
+  Instruction* init = b_->Tuple({s32(*b_, 0), x});
+  return b_->GetTupleElement(b_->While(init, *cond_c, *body_c), 1);
+}
+
 Instruction* Generator::AllReduce() {
   ElementType t = Chance(4) || !Has(ElementType::kS32) ? ElementType::kF32 : ElementType::kS32;
   Opcode op = t == ElementType::kF32 || Chance(2) ? Opcode::kAdd : Opcode::kMaximum;

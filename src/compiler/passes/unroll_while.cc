@@ -1,0 +1,243 @@
+// unroll-while — replaces every `while` whose trip count it can compute by that many calls of
+// its body.
+//
+// What it does: for `while(init), condition=C, body=B` it finds the loop's control — the
+// elements of the state that C reads, closed over what B computes them from (JAX's counter and
+// bound; threefry's round counter) — and checks that B's root is a tuple whose control elements
+// depend only on control elements (through get-tuple-element of B's parameter), and that init's
+// control elements are constant expressions. It then runs the loop on the control alone, the
+// reference interpreter evaluating C and B with every other element zero (which no control
+// element can see), to find the trip count N, and replaces the while by N nested
+// `call(...), to_apply=B` on init (init itself when N = 0). The inline pass then inlines them.
+// The value is exactly the loop's: a call is by definition its body applied, N times as the
+// loop would.
+// Loops nested in a body are unrolled first (callees before callers).
+// What it does not do: unroll a loop whose trip count depends on data (a convergence test, a
+// bound computed from an input): that is an error naming the while and its line, because the
+// backends run no loop. One loop unrolls to at most kMaxUnrolledIterations copies of its body
+// (a nested loop's copies counted in), so neither the module nor this pass's simulation of the
+// loop can grow without bound.
+// Pre: a verified module. Post: a verified module with no `while` reachable from ENTRY; the
+// interpreter's results are unchanged bit for bit.
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "compiler/interp/interpreter.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/passes/passes.h"
+#include "compiler/passes/rewrite.h"
+
+namespace detrain::passes {
+namespace {
+
+using ir::Instruction;
+using ir::Literal;
+using ir::Opcode;
+
+constexpr int64_t kMaxUnrolledIterations = 4096;
+
+Status LoopError(const Instruction& w, const std::string& message) {
+  // Pipelines run on modules parsed from canonical text (stage 2), so the position and name
+  // are those of `detrain compile FILE --emit hlo`.
+  std::string text = "while '" + w.name + "': " + message;
+  if (w.loc.line > 0) {
+    text = "line " + std::to_string(w.loc.line) + ", column " + std::to_string(w.loc.column) +
+           " of the canonical module (--emit hlo): " + text;
+  }
+  return InvalidArgument(text);
+}
+
+// The state elements `root` reads: the indices of every get-tuple-element of `param` it reaches
+// through operands. Fails when it reaches `param` other than through get-tuple-element.
+Result<std::set<int64_t>> ElementsRead(const Instruction* root, const Instruction* param) {
+  std::set<int64_t> read;
+  std::unordered_set<const Instruction*> seen;  // membership only; never iterated
+  std::vector<const Instruction*> stack = {root};
+  while (!stack.empty()) {
+    const Instruction* x = stack.back();
+    stack.pop_back();
+    if (!seen.insert(x).second) continue;
+    if (x == param) return InvalidArgument("uses the whole state");
+    if (x->opcode == Opcode::kGetTupleElement && x->operands[0] == param) {
+      read.insert(x->IntAttr(ir::Attr::kIndex));
+      continue;
+    }
+    for (const Instruction* op : x->operands) stack.push_back(op);
+  }
+  return read;
+}
+
+// The value of `x` when it depends on no parameter (a constant expression), evaluated by the
+// interpreter; nullopt otherwise.
+Result<std::optional<Literal>> ConstantValue(const Instruction* x) {
+  std::vector<const Instruction*> order;  // operands before users
+  std::unordered_set<const Instruction*> seen;
+  std::vector<std::pair<const Instruction*, size_t>> stack = {{x, 0}};
+  seen.insert(x);
+  while (!stack.empty()) {
+    auto& [instr, next] = stack.back();
+    if (instr->opcode == Opcode::kParameter) return std::optional<Literal>();
+    if (next < instr->operands.size()) {
+      const Instruction* op = instr->operands[next++];
+      if (seen.insert(op).second) stack.push_back({op, 0});
+      continue;
+    }
+    order.push_back(instr);
+    stack.pop_back();
+  }
+  ir::Module scratch("control");
+  ir::Computation* entry = scratch.AddComputation(std::make_unique<ir::Computation>("control"));
+  std::unordered_map<const Instruction*, Instruction*> copies;
+  for (const Instruction* instr : order) {
+    auto copy = std::make_unique<Instruction>(*instr);
+    for (Instruction*& op : copy->operands) op = copies.at(op);
+    copies[instr] = entry->AddInstruction(std::move(copy));
+  }
+  entry->set_root(copies.at(x));
+  scratch.set_entry(entry);
+  DETRAIN_ASSIGN_OR_RETURN(Literal value, interp::Evaluate(scratch, {}));
+  return std::optional<Literal>(std::move(value));
+}
+
+Literal Zero(const ir::Shape& shape) {
+  if (!shape.is_tuple()) return Literal(shape);
+  std::vector<Literal> elements;
+  for (const ir::Shape& e : shape.tuple_elements()) elements.push_back(Zero(e));
+  return Literal::Tuple(std::move(elements));
+}
+
+// `computation` applied to `state` by the interpreter (a scratch module that calls it; called
+// computations are followed by pointer, not copied).
+Result<Literal> Apply(const ir::Computation& computation, const Literal& state) {
+  ir::Module scratch("apply");
+  ir::Computation* entry = scratch.AddComputation(std::make_unique<ir::Computation>("apply"));
+  auto param = std::make_unique<Instruction>();
+  param->opcode = Opcode::kParameter;
+  param->shape = state.shape();
+  param->name = "state";
+  Instruction* p = entry->AddInstruction(std::move(param));
+  ir::AttrMap attrs;
+  attrs[ir::Attr::kToApply].computation = &computation;
+  auto call = std::make_unique<Instruction>();
+  call->opcode = Opcode::kCall;
+  call->shape = computation.root()->shape;
+  call->operands = {p};
+  call->attrs = std::move(attrs);
+  entry->set_root(entry->AddInstruction(std::move(call)));
+  scratch.set_entry(entry);
+  return interp::Evaluate(scratch, {state});
+}
+
+// The trip count of `w`, or why it cannot be known before the loop runs. `weight` is what one
+// iteration unrolls to (1 plus the iterations already unrolled inside the body); the count
+// times the weight may not pass kMaxUnrolledIterations, which also bounds this simulation.
+Result<int64_t> TripCount(const Instruction& w, int64_t weight) {
+  const ir::Computation& cond = *w.ComputationAttr(ir::Attr::kCondition);
+  const ir::Computation& body = *w.ComputationAttr(ir::Attr::kBody);
+  const ir::Shape& shape = w.shape;
+  if (!shape.is_tuple()) return LoopError(w, "the state is not a tuple");
+  const size_t n = shape.tuple_elements().size();
+  Result<std::set<int64_t>> control = ElementsRead(cond.root(), cond.Parameters().at(0));
+  if (!control.ok()) {
+    return LoopError(w, "its condition " + std::string(control.status().message()) +
+                            "; the trip count cannot be computed before the loop runs");
+  }
+  const Instruction* body_root = body.root();
+  if (body_root->opcode != Opcode::kTuple || body_root->operands.size() != n) {
+    return LoopError(w, "its body's root is not a tuple; the trip count cannot be computed");
+  }
+  // Close the control over the body: what each control element is computed from.
+  std::vector<int64_t> work(control->begin(), control->end());
+  while (!work.empty()) {
+    const int64_t i = work.back();
+    work.pop_back();
+    Result<std::set<int64_t>> deps =
+        ElementsRead(body_root->operands[static_cast<size_t>(i)], body.Parameters().at(0));
+    if (!deps.ok()) {
+      return LoopError(w, "element " + std::to_string(i) + " of its state, which the condition "
+                              "depends on, " + std::string(deps.status().message()) +
+                              " in the body");
+    }
+    for (int64_t d : *deps) {
+      if (control->insert(d).second) work.push_back(d);
+    }
+  }
+  const Instruction* init = w.operands[0];
+  if (init->opcode != Opcode::kTuple) {
+    return LoopError(w, "its initial state is not a tuple instruction; the trip count cannot be "
+                        "computed");
+  }
+  std::vector<Literal> elements;
+  for (size_t i = 0; i < n; ++i) elements.push_back(Zero(shape.tuple_elements()[i]));
+  for (int64_t i : *control) {
+    DETRAIN_ASSIGN_OR_RETURN(std::optional<Literal> v,
+                             ConstantValue(init->operands[static_cast<size_t>(i)]));
+    if (!v) {
+      return LoopError(w, "the trip count depends on data: element " + std::to_string(i) +
+                              " of the state, which the condition depends on, starts from a "
+                              "value computed from the inputs (detrain's backends run no loop: "
+                              "only loops with a trip count known before they run, such as "
+                              "fori_loop with constant bounds and lax.scan, are supported)");
+    }
+    elements[static_cast<size_t>(i)] = std::move(*v);
+  }
+  Literal state = Literal::Tuple(std::move(elements));
+  for (int64_t count = 0;; ++count) {
+    DETRAIN_ASSIGN_OR_RETURN(Literal go, Apply(cond, state));
+    if (go.Get<uint8_t>(0) == 0) return count;
+    if ((count + 1) * weight > kMaxUnrolledIterations) {
+      return LoopError(w, "runs more than " + std::to_string(kMaxUnrolledIterations / weight) +
+                              " iterations" +
+                              (weight > 1 ? " of a body that unrolls to " +
+                                                std::to_string(weight) + " copies"
+                                          : std::string()) +
+                              ", more than the " + std::to_string(kMaxUnrolledIterations) +
+                              " body copies unroll-while makes of one loop");
+    }
+    DETRAIN_ASSIGN_OR_RETURN(Literal next, Apply(body, state));
+    // Only the control is meaningful; the other elements go back to zero.
+    std::vector<Literal> kept;
+    for (size_t i = 0; i < n; ++i) {
+      kept.push_back(control->count(static_cast<int64_t>(i))
+                         ? next.tuple_elements()[i]
+                         : Zero(shape.tuple_elements()[i]));
+    }
+    state = Literal::Tuple(std::move(kept));
+  }
+}
+
+}  // namespace
+
+PassOutput UnrollLoops(const ir::Module& module) {
+  DETRAIN_ASSIGN_OR_RETURN(auto out, CloneModule(module));
+  DETRAIN_ASSIGN_OR_RETURN(auto comps, MutableComputations(*out));
+  // Body copies each computation holds after unrolling (loops nested in it, weighted).
+  std::unordered_map<const ir::Computation*, int64_t> copies;  // looked up, never iterated
+  for (ir::Computation* c : comps) {  // callees first: loops in a body are unrolled already
+    DETRAIN_RETURN_IF_ERROR(RewriteComputation(*c, [&](Instruction* instr) -> Result<Instruction*> {
+      if (instr->opcode != Opcode::kWhile) return nullptr;
+      const ir::Computation* body = instr->ComputationAttr(ir::Attr::kBody);
+      const int64_t weight = 1 + (copies.count(body) ? copies.at(body) : 0);
+      DETRAIN_ASSIGN_OR_RETURN(int64_t trips, TripCount(*instr, weight));
+      copies[c] += trips * weight;
+      Instruction* state = instr->operands[0];
+      for (int64_t k = 0; k < trips; ++k) {
+        ir::AttrMap attrs;
+        attrs[ir::Attr::kToApply].computation = instr->ComputationAttr(ir::Attr::kBody);
+        state = AddInstruction(*c, Opcode::kCall, instr->shape, {state}, std::move(attrs));
+      }
+      return state;
+    }));
+  }
+  DETRAIN_ASSIGN_OR_RETURN(auto result, CloneModule(*out));
+  // The calls may expand past what the verifier admits (a long loop of a large body): that is
+  // this input's limit, said as such, not a broken pass.
+  if (Status v = ir::VerifyModule(*result); !v.ok()) {
+    return InvalidArgument("the unrolled loops give a module detrain cannot take: " +
+                           std::string(v.message()));
+  }
+  return result;
+}
+
+}  // namespace detrain::passes
