@@ -1,10 +1,101 @@
 // DiffText and DiffHtml (diff.h): the comparison's report for people, as text and as one
 // self-contained page in the audit report's style (html.h).
 #include <cmath>
+#include <cstring>
 
 #include "attest/verify/diff.h"
+#include "attest/verify/diff_internal.h"
 #include "attest/verify/html.h"
 #include "attest/verify/inspect.h"
+
+namespace detrain::verify::diff_internal {
+
+std::string FieldLine(const json& f) {
+  if (f.contains("absent")) {
+    return JsonText(f["field"]) + ": only in " + (f["absent"] == "a" ? "B" : "A") + " (" +
+           JsonText(f["absent"] == "a" ? f["b"] : f["a"]) + ")";
+  }
+  return JsonText(f["field"]) + ": " + JsonText(f["a"]) + " -> " + JsonText(f["b"]);
+}
+
+void Finish(json* r) {
+  json& j = *r;
+  json diffs = json::array();
+  auto add = [&](const std::string& s) { diffs.push_back(s); };
+  if (!j["program"]["same"].get<bool>()) {
+    add("program: " + Str(j["program"]["a"]["path"]) + " differs" +
+        (j["program"].contains("first_line")
+             ? " from line " + JsonText(j["program"]["first_line"])
+             : std::string()));
+  }
+  for (const json& f : j["data"]["files"]) {
+    if (f["same"].get<bool>()) continue;
+    std::string line = "data: " + JsonText(f["path_a"]) + " differs";
+    const json& c = JsonAt(f, {"content"});
+    if (c.contains("differing_lines_in_common_length") && c.contains("first")) {
+      line += " (" + JsonText(c["differing_lines_in_common_length"]) + " of " +
+              JsonText(c["lines_a"]) + " lines differ; the first is line " +
+              JsonText(c["first"]["line"]) + ")";
+    } else if (c.contains("differing_elements") && c.contains("first")) {
+      line += " (" + JsonText(c["differing_elements"]) + " elements differ; the first is " +
+              JsonText(c["first"]["index"]) + ")";
+    }
+    add(line);
+  }
+  for (const json& f : j["data"]["record"]["fields"]) add("data record: " + FieldLine(f));
+  for (const char* which : {"train", "validation"}) {
+    const json& s = j["data"]["split"][which];
+    if (!s["same"].get<bool>() && s.contains("differing_positions")) {
+      add(std::string("split: ") + which + " index: " + JsonText(s["differing_positions"]) +
+          " positions differ");
+    }
+  }
+  for (const json& f : j["config"]["fields"]) add("config: " + FieldLine(f));
+  // What the training section explains already (steps, final state, status) is not repeated.
+  for (const json& f : j["manifest"]["fields"]) {
+    const std::string field = JsonText(f["field"]);
+    bool explained = false;
+    for (const char* k : {"steps", "final", "status", "stop", "checkpoints"}) {
+      const size_t n = std::strlen(k);
+      explained = explained || (field.compare(0, n, k) == 0 &&
+                                (field.size() == n || field[n] == '.' || field[n] == '['));
+    }
+    if (!explained || j["training"]["same"].get<bool>()) add("manifest.json: " + FieldLine(f));
+  }
+  for (const json& f : j["run"]["fields"]) add("run: " + FieldLine(f));
+  for (const json& s : j["stages"]["records"]) {
+    if (!s["same"].get<bool>()) {
+      add("stage " + JsonText(s["stage"]) + ": differs");
+    } else if (!s["record_same"].get<bool>()) {
+      add("stage " + JsonText(s["stage"]) + ": the same digest from another input or transform");
+    }
+  }
+  const json& t = j["training"];
+  if (t.contains("prefix")) add("training: " + JsonText(t["prefix_text"]));
+  if (!t["first_content_difference"].is_null()) {
+    const json& c = t["first_content_difference"];
+    std::string fl;
+    for (const json& f : c["fields"]) fl += (fl.empty() ? "" : ", ") + JsonText(f);
+    add("training: step " + JsonText(c["step"]) + " is the first that differs (" + fl + ")");
+  } else if (!t["first_chain_difference"].is_null() && !t.contains("prefix")) {
+    add("training: the chain differs from step " + JsonText(t["first_chain_difference"]) + " (" +
+        JsonText(t["first_chain_reason"]) + ")");
+  }
+  if (t["first_content_difference"].is_null() && !t.contains("prefix") && !t["same"].get<bool>() &&
+      t["first_chain_difference"].is_null()) {
+    add("training: the final state or the step logs differ");
+  }
+  const bool identical = j["program"]["same"].get<bool>() && j["data"]["same"].get<bool>() &&
+                         j["config"]["same"].get<bool>() && j["run"]["same"].get<bool>() &&
+                         j["stages"]["same"].get<bool>() && t["same"].get<bool>() &&
+                         j["manifest"]["same"].get<bool>();
+  j["identical"] = identical && diffs.empty();
+  j["verdict"] = j["identical"].get<bool>() ? "identical" : "different";
+  j["differences"] = diffs;
+  j["first_difference"] = diffs.empty() ? json() : diffs[0];
+}
+
+}  // namespace detrain::verify::diff_internal
 
 namespace detrain::verify {
 namespace {

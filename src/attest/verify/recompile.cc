@@ -16,6 +16,26 @@
 
 namespace detrain::verify::internal {
 
+std::vector<std::string> DataFileCandidates(const std::string& bundle_dir,
+                                            const std::string& written,
+                                            const std::string& embedded,
+                                            const std::string& program_hint,
+                                            const std::vector<std::string>& dirs) {
+  std::vector<std::string> candidates;
+  for (const std::string& d : dirs) candidates.push_back(JoinPath(d, BaseName(written)));
+  if (!embedded.empty()) candidates.push_back(JoinPath(bundle_dir, embedded));
+  if (!written.empty() && written[0] == '/') {
+    candidates.push_back(written);
+  } else {
+    candidates.push_back(JoinPath(JoinPath(bundle_dir, bundle::kProgramDir), written));
+    if (!program_hint.empty()) {
+      candidates.push_back(
+          JoinPath(program_hint.substr(0, program_hint.rfind('/') + 1), written));
+    }
+  }
+  return candidates;
+}
+
 // Where each data file is read from: --data DIR, the embedded copy, or the program's path.
 Check ResolveData(const Bundle& b, const VerifyOptions& o,
                   std::map<std::string, std::string>* out) {
@@ -50,20 +70,19 @@ Check ResolveData(const Bundle& b, const VerifyOptions& o,
       Result<std::string> bytes = ReadFile(given->second);
       if (bytes.ok() && attest::Sha256Hex(*bytes) == want) candidates.push_back(given->second);
     }
-    if (!o.data_dir.empty()) candidates.push_back(JoinPath(o.data_dir, BaseName(written)));
-    if (f.contains("embedded"))
-      candidates.push_back(JoinPath(b.dir, f["embedded"].get<std::string>()));
-    if (!written.empty() && written[0] == '/') {
-      candidates.push_back(written);
-    } else {
-      candidates.push_back(JoinPath(JoinPath(b.dir, bundle::kProgramDir), written));
-      // Where the run found it (environment.json's hint; the digest decides).
-      Result<std::string> env = ReadBounded(JoinPath(b.dir, bundle::kEnvironment), 1 << 20);
-      Result<json> ej = env.ok() ? attest::ParseJson(*env) : Result<json>(env.status());
-      if (ej.ok() && ej->is_object() && ej->contains("program") && (*ej)["program"].is_string()) {
-        const std::string p = (*ej)["program"].get<std::string>();
-        candidates.push_back(JoinPath(p.substr(0, p.rfind('/') + 1), written));
-      }
+    // Where the run found it: environment.json's hint (the digest decides).
+    std::string hint;
+    Result<std::string> env = ReadBounded(JoinPath(b.dir, bundle::kEnvironment), 1 << 20);
+    Result<json> ej = env.ok() ? attest::ParseJson(*env) : Result<json>(env.status());
+    if (ej.ok() && ej->is_object() && ej->contains("program") && (*ej)["program"].is_string()) {
+      hint = (*ej)["program"].get<std::string>();
+    }
+    std::vector<std::string> dirs;
+    if (!o.data_dir.empty()) dirs.push_back(o.data_dir);
+    for (std::string& c : DataFileCandidates(
+             b.dir, written, f.contains("embedded") ? f["embedded"].get<std::string>() : "", hint,
+             dirs)) {
+      candidates.push_back(std::move(c));
     }
     std::string found, looked;
     for (const std::string& c : candidates) {

@@ -99,6 +99,16 @@ struct SegmentVerdict {
 Status ReadSegmentVerdicts(std::string_view text, size_t rank, size_t ranks, size_t segments,
                            std::vector<SegmentVerdict>* out);
 
+// Where a dataset file the program names as `written` may be, in the order to try: each of
+// `dirs` (its base name), the bundle's embedded copy, then the path itself when absolute, else
+// relative to program/ and to the directory of `program_hint` (environment.json's program). The
+// caller accepts a candidate only with the recorded SHA-256 (recompile.cc; diff.cc).
+std::vector<std::string> DataFileCandidates(const std::string& bundle_dir,
+                                            const std::string& written,
+                                            const std::string& embedded,
+                                            const std::string& program_hint,
+                                            const std::vector<std::string>& dirs);
+
 // The phases (integrity.cc, recompile.cc).
 Check Integrity(Bundle& b, const VerifyOptions& o);
 Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r);
