@@ -65,7 +65,8 @@ void RegisterDiffCommand(CLI::App& app, int* exit_code) {
       "diff", "Compare two bundles: what differs, and the first step where the runs diverge");
   cmd->add_option("A", f->a, "A bundle directory, or an archive made by pack")->required();
   cmd->add_option("B", f->b, "The bundle to compare it with")->required();
-  cmd->add_flag("--json", f->json, "Write the comparison as one JSON object to stdout (docs/diff.md)");
+  cmd->add_flag("--json", f->json,
+                "Write the comparison as one JSON object to stdout (docs/diff.md)");
   cmd->add_option("--html", f->html,
                   "Also write it as one self-contained HTML page (no script, nothing loaded)");
   cmd->add_option("--data", f->data_dirs,
@@ -75,7 +76,8 @@ void RegisterDiffCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-replay", f->no_replay,
                 "Never replay steps: the first differing element is then found only where "
                 "checkpoints or the final weights hold that step's state");
-  cmd->add_option("--threads", f->threads, "Worker threads for a replay; results never depend on them")
+  cmd->add_option("--threads", f->threads,
+                  "Worker threads for a replay; results never depend on them")
       ->check(CLI::Range(1, 256));
   cmd->add_flag("-q,--quiet", f->quiet, "No progress output");
   cmd->footer(

@@ -152,9 +152,12 @@ TEST(FirstLineDifference, LongLinesShowTheDifference) {
 }
 
 TEST(Printable, ControlBytesAndInvalidUtf8) {
-  EXPECT_EQ(Printable("a\x01" "b\tc", 100), "a?b\tc");
+  EXPECT_EQ(Printable("a\x01"
+                      "b\tc",
+                      100),
+            "a?b\tc");
   EXPECT_EQ(Printable("\xc3\xa9t\xc3\xa9", 100), "\xc3\xa9t\xc3\xa9");  // "été"
-  EXPECT_EQ(Printable("\xff\xc3(\xed\xa0\x80", 100), "??(???");       // stray, short, surrogate
+  EXPECT_EQ(Printable("\xff\xc3(\xed\xa0\x80", 100), "??(???");         // stray, short, surrogate
   EXPECT_EQ(Printable("abcdef", 3), "abc...");
   EXPECT_EQ(PrintableLines("a\x02\nb\n", 100), "a?\nb\n");
 }

@@ -1,20 +1,20 @@
 // See diff.h. Each section is a function of the two sides' files that returns its part of the
 // report; `Finish` then derives the verdict and the summary lines from the parts.
 #include "attest/verify/diff.h"
-#include "attest/verify/diff_internal.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iterator>
-#include <tuple>
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "attest/bundle/bundle_format.h"
 #include "attest/canonical_json.h"
 #include "attest/sha256.h"
+#include "attest/verify/diff_internal.h"
 #include "attest/verify/inspect.h"
 #include "attest/verify/text_diff.h"
 #include "attest/verify/verifier_internal.h"
@@ -26,9 +26,7 @@
 
 namespace detrain::verify::diff_internal {
 
-
 // ---- reading a side ----------------------------------------------------------------------------
-
 
 std::string Str(const json& j) { return j.is_string() ? j.get<std::string>() : ""; }
 
@@ -61,10 +59,12 @@ Status ReadSide(Side* s) {
   if (!IsDirectory(s->dir)) return InvalidArgument(s->name + ": no such bundle directory");
   const std::string manifest_path = JoinPath(s->dir, bundle::kManifest);
   if (!PathExists(manifest_path)) {
-    if (PathExists(JoinPath(s->dir, bundle::kProgress)) || PathExists(JoinPath(s->dir, bundle::kSteps))) {
+    if (PathExists(JoinPath(s->dir, bundle::kProgress)) ||
+        PathExists(JoinPath(s->dir, bundle::kSteps))) {
       return InvalidArgument(s->name +
                              ": the bundle is incomplete (no manifest.json); finish it with "
-                             "detrain run PROGRAM --attest -o " + s->name + " --resume");
+                             "detrain run PROGRAM --attest -o " +
+                             s->name + " --resume");
     }
     return InvalidArgument(s->name + ": not a bundle (no manifest.json)");
   }
@@ -73,8 +73,9 @@ Status ReadSide(Side* s) {
     return InvalidArgument(s->name + ": manifest.json: " + std::string(m.status().message()));
   }
   if (!m->is_object() || Str(JsonAt(*m, {"format"})) != bundle::kManifestFormat) {
-    return InvalidArgument(s->name + ": manifest.json is not a detrain bundle manifest (its "
-                                     "\"format\" is not \"detrain.bundle\")");
+    return InvalidArgument(s->name +
+                           ": manifest.json is not a detrain bundle manifest (its "
+                           "\"format\" is not \"detrain.bundle\")");
   }
   const json& version = JsonAt(*m, {"format_version"});
   if (!version.is_number_integer() || version.get<int64_t>() != bundle::kFormatVersion) {
@@ -176,16 +177,18 @@ json FieldSection(const json& a, const json& b) {
 // ---- inputs: program and data ------------------------------------------------------------------
 
 json ProgramSection(const Side& a, const Side& b) {
-  json j = {{"a", {{"path", Shown(JsonAt(a.manifest, {"program", "path"}))},
-                   {"sha256", Shown(JsonAt(a.manifest, {"program", "sha256"}))}}},
-            {"b", {{"path", Shown(JsonAt(b.manifest, {"program", "path"}))},
-                   {"sha256", Shown(JsonAt(b.manifest, {"program", "sha256"}))}}}};
+  json j = {{"a",
+             {{"path", Shown(JsonAt(a.manifest, {"program", "path"}))},
+              {"sha256", Shown(JsonAt(a.manifest, {"program", "sha256"}))}}},
+            {"b",
+             {{"path", Shown(JsonAt(b.manifest, {"program", "path"}))},
+              {"sha256", Shown(JsonAt(b.manifest, {"program", "sha256"}))}}}};
   const bool same_digest =
       JsonAt(a.manifest, {"program", "sha256"}) == JsonAt(b.manifest, {"program", "sha256"});
   j["same"] = same_digest;
   if (!a.program_read || !b.program_read) {
-    j["problem"] = std::string("the program file of ") + (a.program_read ? "B" : "A") +
-                   " cannot be read";
+    j["problem"] =
+        std::string("the program file of ") + (a.program_read ? "B" : "A") + " cannot be read";
     if (a.program_read != b.program_read || !same_digest) j["same"] = false;
     return j;
   }
@@ -212,9 +215,9 @@ std::string LocateDataFile(const Side& s, const json& record, const std::vector<
   if (written.empty() || want.empty()) return "";
   // An embedded path that leaves the bundle is not tried.
   const std::string embedded = Str(JsonAt(record, {"embedded"}));
-  const std::vector<std::string> candidates = DataFileCandidates(
-      s.dir, written, Inside(s.dir, embedded).empty() ? "" : embedded,
-      Str(JsonAt(s.environment, {"program"})), dirs);
+  const std::vector<std::string> candidates =
+      DataFileCandidates(s.dir, written, Inside(s.dir, embedded).empty() ? "" : embedded,
+                         Str(JsonAt(s.environment, {"program"})), dirs);
   for (const std::string& c : candidates) {
     *looked += (looked->empty() ? "" : ", ") + c;
     if (!RegularFileSize(c).ok()) continue;
@@ -301,8 +304,8 @@ json ArrayDifference(const NpyArray& a, const NpyArray& b) {
 
 // What differs inside two versions of a dataset file: lines (CSV), bytes (a text corpus) or
 // elements (npy, npz arrays).
-json ContentDifference(const std::string& source, const std::string& path,
-                       const std::string& a, const std::string& b) {
+json ContentDifference(const std::string& source, const std::string& path, const std::string& a,
+                       const std::string& b) {
   auto ends = [&](const char* suffix) {
     const size_t n = std::strlen(suffix);
     return path.size() >= n && path.compare(path.size() - n, n, suffix) == 0;
@@ -358,7 +361,8 @@ json ContentDifference(const std::string& source, const std::string& path,
             {"lines_b", lb.size()},
             {"differing_lines_in_common_length", differing}};
   if (!d.same) {
-    j["first"] = {{"line", d.line}, {"a", d.a_ended ? json() : json(d.line_a)},
+    j["first"] = {{"line", d.line},
+                  {"a", d.a_ended ? json() : json(d.line_a)},
                   {"b", d.b_ended ? json() : json(d.line_b)}};
   }
   return j;
@@ -374,9 +378,10 @@ json DataSection(Side& a, Side& b, const DiffOptions& o) {
   for (size_t i = 0; i < n && i < kMaxFields; ++i) {
     const json& x = fa.is_array() && i < fa.size() ? fa[i] : json();
     const json& y = fb.is_array() && i < fb.size() ? fb[i] : json();
-    json e = {{"path_a", Shown(JsonAt(x, {"path"}))},     {"path_b", Shown(JsonAt(y, {"path"}))},
-              {"sha256_a", Shown(JsonAt(x, {"sha256"}))}, {"sha256_b", Shown(JsonAt(y, {"sha256"}))},
-              {"size_a", Shown(JsonAt(x, {"size"}))},     {"size_b", Shown(JsonAt(y, {"size"}))}};
+    json e = {
+        {"path_a", Shown(JsonAt(x, {"path"}))},     {"path_b", Shown(JsonAt(y, {"path"}))},
+        {"sha256_a", Shown(JsonAt(x, {"sha256"}))}, {"sha256_b", Shown(JsonAt(y, {"sha256"}))},
+        {"size_a", Shown(JsonAt(x, {"size"}))},     {"size_b", Shown(JsonAt(y, {"size"}))}};
     const bool same = !x.is_null() && JsonAt(x, {"sha256"}) == JsonAt(y, {"sha256"});
     e["same"] = same;
     files_same = files_same && same;
@@ -617,8 +622,8 @@ json StageList(const Side& a, const Side& b, const json& list_a, const json& lis
     const bool counted = !find_first || (number.is_number_integer() && number.get<int64_t>() >= 1);
     if (!eq && first.is_null() && counted && both) {
       first = {{"stage", Printable(n, kMaxValueText)}};
-      first["text"] = StageTextDifference(a, b, n, Str(JsonAt(x, {"file"})),
-                                          Str(JsonAt(y, {"file"})));
+      first["text"] =
+          StageTextDifference(a, b, n, Str(JsonAt(x, {"file"})), Str(JsonAt(y, {"file"})));
       const json passes = PassDifference(x, y);
       if (!passes.is_null()) first["passes"] = passes;
     }
@@ -670,14 +675,16 @@ Result<json> DiffBundles(const std::string& dir_a, const std::string& dir_b, con
     for (const char* how : {"backend", "embed_data"}) {
       const json& x = JsonAt(run_a, {how});
       const json& y = JsonAt(run_b, {how});
-      if (x != y) notes.push_back(std::string("run.") + how + ": " + JsonText(x) + " -> " + JsonText(y) + " (changes no bit of the training)");
+      if (x != y)
+        notes.push_back(std::string("run.") + how + ": " + JsonText(x) + " -> " + JsonText(y) +
+                        " (changes no bit of the training)");
       if (run_a.is_object()) run_a.erase(how);
       if (run_b.is_object()) run_b.erase(how);
     }
     r["run"] = FieldSection(run_a, run_b);
     if (o.progress) o.progress("diff: stages");
-    r["stages"] = StageList(a, b, JsonAt(a.manifest, {"stages"}), JsonAt(b.manifest, {"stages"}),
-                            true);
+    r["stages"] =
+        StageList(a, b, JsonAt(a.manifest, {"stages"}), JsonAt(b.manifest, {"stages"}), true);
     const json& ea = JsonAt(a.manifest, {"executables", "cuda"});
     const json& eb = JsonAt(b.manifest, {"executables", "cuda"});
     if (!ea.is_null() || !eb.is_null()) {
@@ -695,8 +702,8 @@ Result<json> DiffBundles(const std::string& dir_a, const std::string& dir_b, con
     // status): compared whole, so that no field of either manifest goes unread.
     json ma = a.manifest, mb = b.manifest;
     for (json* m : {&ma, &mb}) {
-      for (const char* k : {"files", "root_digest", "program", "config", "run", "stages",
-                            "executables"}) {
+      for (const char* k :
+           {"files", "root_digest", "program", "config", "run", "stages", "executables"}) {
         m->erase(k);
       }
     }
@@ -705,10 +712,12 @@ Result<json> DiffBundles(const std::string& dir_a, const std::string& dir_b, con
     json env = FieldSection(a.environment, b.environment);
     r["environment"] = env;
     for (const json& f : env["fields"]) notes.push_back("environment.json: " + FieldLine(f));
-    r["versions"] = {{"format_version", {{"a", Shown(JsonAt(a.manifest, {"format_version"}))},
-                                         {"b", Shown(JsonAt(b.manifest, {"format_version"}))}}},
-                     {"detrain", {{"a", Shown(JsonAt(a.environment, {"detrain"}))},
-                                  {"b", Shown(JsonAt(b.environment, {"detrain"}))}}}};
+    r["versions"] = {{"format_version",
+                      {{"a", Shown(JsonAt(a.manifest, {"format_version"}))},
+                       {"b", Shown(JsonAt(b.manifest, {"format_version"}))}}},
+                     {"detrain",
+                      {{"a", Shown(JsonAt(a.environment, {"detrain"}))},
+                       {"b", Shown(JsonAt(b.environment, {"detrain"}))}}}};
     r["notes"] = notes;
     Finish(&r);
     return r;

@@ -47,11 +47,11 @@
 namespace detrain::verify {
 
 struct DiffOptions {
-  std::string name_a, name_b;               // the bundles as the user named them
+  std::string name_a, name_b;                      // the bundles as the user named them
   std::string archive_sha256_a, archive_sha256_b;  // when read from archives
-  std::vector<std::string> data_dirs;       // where to look for dataset files first (--data)
-  bool replay = true;                       // may replay to find the first differing element
-  runtime::ExecutorOptions executor;        // for the replay
+  std::vector<std::string> data_dirs;              // where to look for dataset files first (--data)
+  bool replay = true;                              // may replay to find the first differing element
+  runtime::ExecutorOptions executor;               // for the replay
   std::function<void(const std::string&)> progress;  // one line per event
 };
 

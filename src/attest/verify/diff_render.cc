@@ -24,9 +24,8 @@ void Finish(json* r) {
   auto add = [&](const std::string& s) { diffs.push_back(s); };
   if (!j["program"]["same"].get<bool>()) {
     add("program: " + Str(j["program"]["a"]["path"]) + " differs" +
-        (j["program"].contains("first_line")
-             ? " from line " + JsonText(j["program"]["first_line"])
-             : std::string()));
+        (j["program"].contains("first_line") ? " from line " + JsonText(j["program"]["first_line"])
+                                             : std::string()));
   }
   for (const json& f : j["data"]["files"]) {
     if (f["same"].get<bool>()) continue;
@@ -129,11 +128,11 @@ std::vector<std::string> StepLines(const json& c) {
     if (e.contains("problem")) {
       out.push_back("first differing tensor: " + T(e["tensor"]) + ": " + T(e["problem"]));
     } else {
-      out.push_back("first differing element: " + T(e["tensor"]) + T(e["index"]) + ": " + T(e["a"]) +
-                    " (A), " + T(e["b"]) + " (B); " + T(e["differing_elements"]) + " of " +
-                    T(e["elements"]) + " elements differ (A's state: " +
-                    T(c.value("state_source_a", json(""))) + "; B's: " +
-                    T(c.value("state_source_b", json(""))) + ")");
+      out.push_back("first differing element: " + T(e["tensor"]) + T(e["index"]) + ": " +
+                    T(e["a"]) + " (A), " + T(e["b"]) + " (B); " + T(e["differing_elements"]) +
+                    " of " + T(e["elements"]) +
+                    " elements differ (A's state: " + T(c.value("state_source_a", json(""))) +
+                    "; B's: " + T(c.value("state_source_b", json(""))) + ")");
     }
   }
   if (c.contains("batch_element") && c["batch_element"].contains("first")) {
@@ -223,13 +222,14 @@ std::string DiffText(const json& r) {
       l += ", " + T(s["differing_positions"]) + " of " + T(s["rows_a"]) + " positions differ; " +
            T(s["rows_only_in_a"]) + " rows only in A, " + T(s["rows_only_in_b"]) + " only in B";
       if (s.contains("first")) {
-        l += "; first at position " + T(s["first"]["position"]) + ": row " + T(s["first"]["row_a"]) +
-             " (A), " + T(s["first"]["row_b"]) + " (B)";
+        l += "; first at position " + T(s["first"]["position"]) + ": row " +
+             T(s["first"]["row_a"]) + " (A), " + T(s["first"]["row_b"]) + " (B)";
       }
     }
     line(l);
   }
-  line("seed: " + T(r["seed"]["a"]) + (r["seed"]["a"] == r["seed"]["b"] ? "" : " -> " + T(r["seed"]["b"])));
+  line("seed: " + T(r["seed"]["a"]) +
+       (r["seed"]["a"] == r["seed"]["b"] ? "" : " -> " + T(r["seed"]["b"])));
   for (const char* section : {"config", "run"}) {
     const json& c = r[section];
     line(std::string(section) + ": " +
@@ -251,16 +251,18 @@ std::string DiffText(const json& r) {
       line("  " + T(rec["stage"]) + ": " +
            (!rec["same"].get<bool>() ? "DIFFERENT"
             : same_record            ? "same"
-                                     : "same digest (its record differs: another input or transform)") +
-           (rec.contains("absent") ? " (only in " + std::string(rec["absent"] == "a" ? "B" : "A") + ")"
-                                   : ""));
+                          : "same digest (its record differs: another input or transform)") +
+           (rec.contains("absent")
+                ? " (only in " + std::string(rec["absent"] == "a" ? "B" : "A") + ")"
+                : ""));
     }
     const json& f = s["first"];
     if (f.is_object() && f.contains("text")) {
       const json& t = f["text"];
       if (t.contains("line")) {
         line("  first differing stage: " + T(f["stage"]) + ", " + T(t["file_a"]) + " line " +
-             T(t["line"]) + " column " + T(t["column"]) + (t.value("newline_only", false) ? " (only the final newline)" : ""));
+             T(t["line"]) + " column " + T(t["column"]) +
+             (t.value("newline_only", false) ? " (only the final newline)" : ""));
         for (const json& c : t["context"]) line("      " + T(c));
         line("    A " + T(t["a"]));
         line("    B " + T(t["b"]));
@@ -293,7 +295,9 @@ std::string DiffText(const json& r) {
   }
   const json& v = r["versions"];
   line("versions: format " + T(v["format_version"]["a"]) +
-       (v["format_version"]["a"] == v["format_version"]["b"] ? "" : " -> " + T(v["format_version"]["b"])) +
+       (v["format_version"]["a"] == v["format_version"]["b"]
+            ? ""
+            : " -> " + T(v["format_version"]["b"])) +
        ", detrain " + T(v["detrain"]["a"]) +
        (v["detrain"]["a"] == v["detrain"]["b"] ? "" : " -> " + T(v["detrain"]["b"])));
   if (!r["notes"].empty()) {
@@ -398,12 +402,15 @@ std::string DiffHtml(const json& r) {
     }
   }
   o += "</table>";
-  if (!d["record"]["fields"].empty()) o += "<h3>data/data.json</h3>" + FieldTable(d["record"]["fields"]);
+  if (!d["record"]["fields"].empty())
+    o += "<h3>data/data.json</h3>" + FieldTable(d["record"]["fields"]);
   o += "<h2>Configuration and run</h2><table>" +
-       Row("seed", Code(T(r["seed"]["a"])) + (r["seed"]["a"] == r["seed"]["b"] ? "" : " → " + Code(T(r["seed"]["b"])))) +
+       Row("seed", Code(T(r["seed"]["a"])) +
+                       (r["seed"]["a"] == r["seed"]["b"] ? "" : " → " + Code(T(r["seed"]["b"])))) +
        Row("configuration", Mark(Same(r["config"]))) + Row("run options", Mark(Same(r["run"]))) +
        "</table>";
-  if (!r["config"]["fields"].empty()) o += "<h3>Configuration</h3>" + FieldTable(r["config"]["fields"]);
+  if (!r["config"]["fields"].empty())
+    o += "<h3>Configuration</h3>" + FieldTable(r["config"]["fields"]);
   if (!r["run"]["fields"].empty()) o += "<h3>Run options</h3>" + FieldTable(r["run"]["fields"]);
   // Stages.
   for (const char* section : {"stages", "executables"}) {
@@ -412,8 +419,9 @@ std::string DiffHtml(const json& r) {
     o += std::string("<h2>") + (std::string(section) == "stages" ? "Stages" : "CUDA executable") +
          "</h2><table><tr><th>stage</th><th>A</th><th>B</th><th></th></tr>";
     for (const json& rec : s["records"]) {
-      o += "<tr><td>" + Esc(T(rec["stage"])) + "</td><td>" + Code(T(rec["sha256_a"])) + "</td><td>" +
-           Code(T(rec["sha256_b"])) + "</td><td>" + Mark(rec["same"].get<bool>()) + "</td></tr>";
+      o += "<tr><td>" + Esc(T(rec["stage"])) + "</td><td>" + Code(T(rec["sha256_a"])) +
+           "</td><td>" + Code(T(rec["sha256_b"])) + "</td><td>" + Mark(rec["same"].get<bool>()) +
+           "</td></tr>";
     }
     o += "</table>";
     const json& f = s["first"];
@@ -431,12 +439,13 @@ std::string DiffHtml(const json& r) {
   }
   // Training.
   const json& t = r["training"];
-  o += "<h2>Training</h2><table>" + Row("steps", Esc(T(t["steps_a"]) + " (A), " + T(t["steps_b"]) + " (B)")) +
+  o += "<h2>Training</h2><table>" +
+       Row("steps", Esc(T(t["steps_a"]) + " (A), " + T(t["steps_b"]) + " (B)")) +
        Row("step records", Mark(Same(t)), "training-state");
   if (t.contains("prefix")) o += Row("prefix", Esc(T(t["prefix_text"])));
   if (!t["first_chain_difference"].is_null()) {
-    o += Row("first differing chain entry",
-             "step " + Esc(T(t["first_chain_difference"])) + ": " + Esc(T(t["first_chain_reason"])));
+    o += Row("first differing chain entry", "step " + Esc(T(t["first_chain_difference"])) + ": " +
+                                                Esc(T(t["first_chain_reason"])));
   }
   if (!t["first_content_difference"].is_null()) {
     const json& c = t["first_content_difference"];

@@ -15,7 +15,6 @@
 namespace detrain::verify::diff_internal {
 namespace {
 
-
 json RecordValues(const StepRecord& r) {
   json j = {{"epoch", r.epoch},
             {"batch", Hex(r.batch)},
@@ -24,7 +23,8 @@ json RecordValues(const StepRecord& r) {
             {"loss", FloatText(r.loss_bits)},
             {"state", Hex(r.state)},
             {"hash", Hex(r.hash)}};
-  if (r.params_root) j["roots"] = {{"params", Hex(*r.params_root)}, {"optimizer", Hex(*r.optimizer_root)}};
+  if (r.params_root)
+    j["roots"] = {{"params", Hex(*r.params_root)}, {"optimizer", Hex(*r.optimizer_root)}};
   if (r.eval_loss_bits) j["eval_loss"] = FloatText(*r.eval_loss_bits);
   if (r.eval_accuracy_bits) j["eval_accuracy"] = FloatText(*r.eval_accuracy_bits);
   return j;
@@ -53,7 +53,8 @@ std::vector<std::string> ContentFields(const StepRecord& a, const StepRecord& b,
       tensors->push_back(name);
     }
   }
-  if (!tensors->empty() && std::find(f.begin(), f.end(), "state") == f.end()) f.push_back("tensors");
+  if (!tensors->empty() && std::find(f.begin(), f.end(), "state") == f.end())
+    f.push_back("tensors");
   if (a.params_root && b.params_root &&
       (*a.params_root != *b.params_root || *a.optimizer_root != *b.optimizer_root)) {
     f.push_back("roots");
@@ -182,8 +183,8 @@ Result<StepState> StateAfter(Side& s, int64_t t, const DiffOptions& o, bool want
     out.batch = std::move(*batch);
   }
   out.tensors = bundle::StateFile(state, {}).tensors;
-  out.source = "replay from " + (start == 0 ? std::string("the initial state")
-                                            : b.checkpoints.at(start));
+  out.source =
+      "replay from " + (start == 0 ? std::string("the initial state") : b.checkpoints.at(start));
   return out;
 }
 
@@ -247,7 +248,8 @@ json BatchDifference(const runtime::Batch& a, const runtime::Batch& b) {
   for (size_t i = 0; i < a.rows.size() && i < 8; ++i) j["rows_a_first"].push_back(a.rows[i]);
   for (size_t i = 0; i < b.rows.size() && i < 8; ++i) j["rows_b_first"].push_back(b.rows[i]);
   int64_t differing_rows = 0;
-  for (size_t i = 0; i < a.rows.size() && i < b.rows.size(); ++i) differing_rows += a.rows[i] != b.rows[i];
+  for (size_t i = 0; i < a.rows.size() && i < b.rows.size(); ++i)
+    differing_rows += a.rows[i] != b.rows[i];
   j["differing_row_ids"] = differing_rows;
   for (const auto& [name, x, y] : {std::tuple<const char*, const ir::Literal*, const ir::Literal*>{
                                        "features", &a.features, &b.features},
@@ -270,8 +272,12 @@ json BatchDifference(const runtime::Batch& a, const runtime::Batch& b) {
       j["first"] = {{"tensor", name},
                     {"batch_row", row},
                     {"index", IndexText(flat, dims)},
-                    {"data_row_a", row < static_cast<int64_t>(a.rows.size()) ? json(a.rows[static_cast<size_t>(row)]) : json()},
-                    {"data_row_b", row < static_cast<int64_t>(b.rows.size()) ? json(b.rows[static_cast<size_t>(row)]) : json()},
+                    {"data_row_a", row < static_cast<int64_t>(a.rows.size())
+                                       ? json(a.rows[static_cast<size_t>(row)])
+                                       : json()},
+                    {"data_row_b", row < static_cast<int64_t>(b.rows.size())
+                                       ? json(b.rows[static_cast<size_t>(row)])
+                                       : json()},
                     {"a", WordText(dtype, bx.data() + i)},
                     {"b", WordText(dtype, by.data() + i)}};
       return j;
@@ -314,13 +320,15 @@ json TrainingSection(Side& a, Side& b, const DiffOptions& o) {
   if (first_chain >= 0) {
     std::string why;
     if (first_chain == 0 && a.steps.genesis != b.steps.genesis) {
-      why = "the chains start from different genesis hashes, which commit to the stage chain "
-            "and the initial state";
+      why =
+          "the chains start from different genesis hashes, which commit to the stage chain "
+          "and the initial state";
     } else if (first_content == first_chain) {
       why = "the step computed something else";
     } else {
-      why = "the same step content; the records differ in what the schedule adds (roots at a "
-            "checkpoint or the end, an evaluation) or in an earlier link of the chain";
+      why =
+          "the same step content; the records differ in what the schedule adds (roots at a "
+          "checkpoint or the end, an evaluation) or in an earlier link of the chain";
     }
     j["first_chain_reason"] = why;
   }

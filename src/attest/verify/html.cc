@@ -56,7 +56,6 @@ std::string Grouped(int64_t v) {  // 1234567 -> "1,234,567"
   return v < 0 ? "-" + out : out;
 }
 
-
 std::string Plot(const std::string& id, const std::string& title, const std::string& y_label,
                  const std::vector<Series>& series) {
   constexpr double W = 720, H = 280, L = 78, R = 16, T = 28, B = 44;

@@ -371,7 +371,8 @@ const json& JsonAt(const json& j, std::initializer_list<const char*> path) {
 
 std::string JsonText(const json& j) {
   if (j.is_null()) return "";
-  return j.is_string() ? j.get<std::string>() : j.dump(-1, ' ', false, json::error_handler_t::replace);
+  return j.is_string() ? j.get<std::string>()
+                       : j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace detrain::verify

@@ -5,8 +5,8 @@
 #ifndef DETRAIN_ATTEST_VERIFY_INSPECT_H_
 #define DETRAIN_ATTEST_VERIFY_INSPECT_H_
 
-#include <nlohmann/json.hpp>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "base/status.h"

@@ -17,8 +17,7 @@
 namespace detrain::verify::internal {
 
 std::vector<std::string> DataFileCandidates(const std::string& bundle_dir,
-                                            const std::string& written,
-                                            const std::string& embedded,
+                                            const std::string& written, const std::string& embedded,
                                             const std::string& program_hint,
                                             const std::vector<std::string>& dirs) {
   std::vector<std::string> candidates;
@@ -29,8 +28,7 @@ std::vector<std::string> DataFileCandidates(const std::string& bundle_dir,
   } else {
     candidates.push_back(JoinPath(JoinPath(bundle_dir, bundle::kProgramDir), written));
     if (!program_hint.empty()) {
-      candidates.push_back(
-          JoinPath(program_hint.substr(0, program_hint.rfind('/') + 1), written));
+      candidates.push_back(JoinPath(program_hint.substr(0, program_hint.rfind('/') + 1), written));
     }
   }
   return candidates;

@@ -21,7 +21,6 @@
 namespace detrain::verify {
 namespace {
 
-using nlohmann::json;
 using html::Code;
 using html::Coord;
 using html::Esc;
@@ -30,6 +29,7 @@ using html::Num;
 using html::Plot;
 using html::Row;
 using html::Series;
+using nlohmann::json;
 
 constexpr uint64_t kLimit = uint64_t{1} << 30;
 
@@ -222,8 +222,8 @@ json Verification(const std::string& dir, const json& summary, const ReportOptio
     if (a.contains("result")) summaries.push_back(a);
   }
   if (!o.trusted_keys.empty() && !summaries.empty()) {
-    sign::AttestationReport check =
-        sign::CheckAttestations(dir, JsonText(summary.value("root_digest", json(""))), o.trusted_keys);
+    sign::AttestationReport check = sign::CheckAttestations(
+        dir, JsonText(summary.value("root_digest", json(""))), o.trusted_keys);
     if (!check.ok) {
       return {{"state", "failed"},
               {"headline", "SIGNATURE CHECK FAILED"},
@@ -267,9 +267,10 @@ std::string Flat(const json& j) { return JsonText(j); }
 std::string Banner(const json& v) {
   const std::string state = JsonText(v.value("state", json("not-verified")));
   std::string o = "<div id=\"verification\" class=\"banner " + Esc(state) + "\" data-state=\"" +
-                  Esc(state) + "\"><b>" + Esc(JsonText(v.value("headline", json("")))) + "</b><br>" +
-                  Esc(JsonText(v.value("message", json(""))));
-  if (v.contains("source")) o += "<br><span class=\"muted\">" + Esc(JsonText(v["source"])) + "</span>";
+                  Esc(state) + "\"><b>" + Esc(JsonText(v.value("headline", json("")))) +
+                  "</b><br>" + Esc(JsonText(v.value("message", json(""))));
+  if (v.contains("source"))
+    o += "<br><span class=\"muted\">" + Esc(JsonText(v["source"])) + "</span>";
   return o + "</div>";
 }
 
@@ -308,8 +309,9 @@ std::string SummarySection(const json& r) {
   const json& d = JsonAt(r, {"data"});
   std::string files;
   for (const json& f : JsonAt(d, {"files"})) {
-    files += Code(JsonText(f["path"])) + " sha256 <span class=\"digest\">" + Code(JsonText(f["sha256"])) +
-             "</span>" + (f.value("embedded", false) ? " (embedded)" : "") + "<br>";
+    files += Code(JsonText(f["path"])) + " sha256 <span class=\"digest\">" +
+             Code(JsonText(f["sha256"])) + "</span>" +
+             (f.value("embedded", false) ? " (embedded)" : "") + "<br>";
   }
   o += Row("data", files + Esc(JsonText(JsonAt(d, {"rows"}))) + " rows", "data");
   const json& split = JsonAt(r, {"split_check"});
@@ -320,8 +322,9 @@ std::string SummarySection(const json& r) {
     split_html += std::string("<span class=\"") + (good ? "ok" : "bad") + "\">" +
                   (good ? "Disjoint and complete" : "NOT a disjoint, complete split") +
                   "</span>: checked for this report from " + Code(bundle::kSplitFile) + " (" +
-                  Esc(JsonText(split["train_rows"])) + " + " + Esc(JsonText(split["validation_rows"])) +
-                  " row ids over " + Esc(JsonText(split["rows"])) + " rows, none shared).";
+                  Esc(JsonText(split["train_rows"])) + " + " +
+                  Esc(JsonText(split["validation_rows"])) + " row ids over " +
+                  Esc(JsonText(split["rows"])) + " rows, none shared).";
   } else {
     split_html +=
         "<span class=\"bad\">not checked: " + Esc(JsonText(split.value("problem", json("")))) +
@@ -340,7 +343,8 @@ std::string SummarySection(const json& r) {
     }
   }
   o += Row("final metrics", Esc(metrics), "final-metrics");
-  o += Row("final step hash", Code(JsonText(r.value("final_step_hash", json("")))), "final-step-hash");
+  o += Row("final step hash", Code(JsonText(r.value("final_step_hash", json("")))),
+           "final-step-hash");
   o += Row("root digest", Code(JsonText(r.value("root_digest", json("")))), "root-digest");
   return o + "</table>";
 }
@@ -380,12 +384,13 @@ std::string StagesSection(const json& r) {
   for (const json& s : r.value("stage_chain", json::array())) {
     const json& t = s.value("transform", json::object());
     std::string transform = Code(JsonText(JsonAt(t, {"name"})));
-    if (JsonAt(t, {"input_stage"}).is_string()) transform += " from " + Esc(JsonText(t["input_stage"]));
+    if (JsonAt(t, {"input_stage"}).is_string())
+      transform += " from " + Esc(JsonText(t["input_stage"]));
     const json& options = JsonAt(t, {"options"});
     if (options.is_object() && !options.empty()) transform += "<br>options " + Code(options.dump());
     o += "<tr><th>" + Esc(JsonText(s["number"])) + ". " + Esc(JsonText(s["stage"])) +
-         (JsonText(s["chain"]) == "cuda" ? " (CUDA)" : "") + "</th><td>" + Code(JsonText(s["file"])) +
-         ", " + Grouped(s.value("size", json(0)).get<int64_t>()) +
+         (JsonText(s["chain"]) == "cuda" ? " (CUDA)" : "") + "</th><td>" +
+         Code(JsonText(s["file"])) + ", " + Grouped(s.value("size", json(0)).get<int64_t>()) +
          " bytes<br><code class=\"digest\">" + Esc(JsonText(s["sha256"])) + "</code>";
     const std::string shown = JsonText(s.value("shown", json("")));
     if (shown == "all" || shown == "part") {
@@ -503,7 +508,8 @@ std::string EnvironmentSection(const json& r) {
                         ? "<span class=\"bad\">" + Esc(JsonText(e["problem"])) + "</span>"
                         : Code(JsonText(e.value("predicate_type", json("")))) + "<br>key " +
                               Code(JsonText(e.value("key", json(""))));
-    if (e.contains("result")) v += "<br>" + Esc(JsonText(e["result"])) + " at " + Esc(JsonText(e["time"]));
+    if (e.contains("result"))
+      v += "<br>" + Esc(JsonText(e["result"])) + " at " + Esc(JsonText(e["time"]));
     o += Row(JsonText(e.value("file", json(""))), v);
   }
   return o +
@@ -552,8 +558,8 @@ Result<json> ReportJson(const std::string& dir, const ReportOptions& o) {
 std::string ReportHtml(const json& r) {
   const std::string title = "detrain audit report: " + JsonText(r.value("bundle", json("")));
   std::string o = html::PageStart(title);
-  o += "<h1>Audit report — " + Esc(JsonText(r.value("program_source", r.value("program", json(""))))) +
-       "</h1>";
+  o += "<h1>Audit report — " +
+       Esc(JsonText(r.value("program_source", r.value("program", json(""))))) + "</h1>";
   o += Banner(r.value("verification", json::object()));
   o += SummarySection(r);
   o += PlotsSection(r);

@@ -176,8 +176,10 @@ std::string UnifiedDiff(std::string_view a, std::string_view b, std::string_view
          ia[ia.size() - 1 - suf] == ib[ib.size() - 1 - suf]) {
     ++suf;
   }
-  std::vector<uint32_t> ma(ia.begin() + static_cast<int64_t>(pre), ia.end() - static_cast<int64_t>(suf));
-  std::vector<uint32_t> mb(ib.begin() + static_cast<int64_t>(pre), ib.end() - static_cast<int64_t>(suf));
+  std::vector<uint32_t> ma(ia.begin() + static_cast<int64_t>(pre),
+                           ia.end() - static_cast<int64_t>(suf));
+  std::vector<uint32_t> mb(ib.begin() + static_cast<int64_t>(pre),
+                           ib.end() - static_cast<int64_t>(suf));
   std::vector<Edit> middle;
   std::string out = "--- " + std::string(name_a) + "\n+++ " + std::string(name_b) + "\n";
   if (!ShortestEdit(ma, mb, max_edits, &middle)) {
@@ -235,7 +237,8 @@ std::string UnifiedDiff(std::string_view a, std::string_view b, std::string_view
       out += e.op;
       out.append(line);
       out += '\n';
-      const bool open = from_a ? (a_open && e.ia + 1 == la.size()) : (b_open && e.ib + 1 == lb.size());
+      const bool open =
+          from_a ? (a_open && e.ia + 1 == la.size()) : (b_open && e.ib + 1 == lb.size());
       if (open) out += "\\ No newline at end of file\n";
       // A kept last line that is open in only one text was not matched (ids differ), so a
       // kept line is open in both or neither.
@@ -259,7 +262,8 @@ LineDifference FirstLineDifference(std::string_view a, std::string_view b, size_
     d.newline_only = true;
   }
   d.line = static_cast<int64_t>(i) + 1;
-  for (size_t k = i >= context ? i - context : 0; k < i; ++k) d.context.push_back(Printable(la[k], width));
+  for (size_t k = i >= context ? i - context : 0; k < i; ++k)
+    d.context.push_back(Printable(la[k], width));
   d.a_ended = i >= la.size();
   d.b_ended = i >= lb.size();
   const std::string_view x = d.a_ended ? std::string_view() : la[i];

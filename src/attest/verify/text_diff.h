@@ -30,10 +30,10 @@ std::string UnifiedDiff(std::string_view a, std::string_view b, std::string_view
 
 struct LineDifference {
   bool same = true;
-  int64_t line = 0;                   // 1-based number of the first line that differs
-  int64_t column = 0;                 // 1-based byte column where that line first differs
-  std::vector<std::string> context;   // up to `context` equal lines before it
-  std::string line_a, line_b;         // that line in each text ("" past the end)
+  int64_t line = 0;                       // 1-based number of the first line that differs
+  int64_t column = 0;                     // 1-based byte column where that line first differs
+  std::vector<std::string> context;       // up to `context` equal lines before it
+  std::string line_a, line_b;             // that line in each text ("" past the end)
   bool a_ended = false, b_ended = false;  // the text has no such line
   bool newline_only = false;              // the lines are equal; one text lacks the final '\n'
 };

@@ -58,7 +58,7 @@ struct VerifyOptions {
   int jobs = 1;                               // segments replayed at once
   bool replay = true;
   bool recompile = true;
-  std::string data_dir;                              // where to look for the dataset files first
+  std::string data_dir;  // where to look for the dataset files first
   // Files to try before any other for a dataset, by its path as the program writes it (detrain
   // diff passes the files it found, digest-checked); a file that is not the one the run used is
   // skipped here, unlike one in data_dir.

@@ -104,8 +104,7 @@ Status ReadSegmentVerdicts(std::string_view text, size_t rank, size_t ranks, siz
 // relative to program/ and to the directory of `program_hint` (environment.json's program). The
 // caller accepts a candidate only with the recorded SHA-256 (recompile.cc; diff.cc).
 std::vector<std::string> DataFileCandidates(const std::string& bundle_dir,
-                                            const std::string& written,
-                                            const std::string& embedded,
+                                            const std::string& written, const std::string& embedded,
                                             const std::string& program_hint,
                                             const std::vector<std::string>& dirs);
 

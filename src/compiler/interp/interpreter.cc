@@ -37,7 +37,8 @@ class Evaluator {
         // Each replica's loop on its own: a loop body holds no collective (the verifier treats
         // it as a combiner), so the replicas need not step together.
         for (size_t r = 0; r < replicas; ++r) {
-          DETRAIN_ASSIGN_OR_RETURN(Literal state, RunWhile(*instr, values.at(instr->operands[0])[r]));
+          DETRAIN_ASSIGN_OR_RETURN(Literal state,
+                                   RunWhile(*instr, values.at(instr->operands[0])[r]));
           results.push_back(std::move(state));
         }
       } else if (instr->opcode == Opcode::kCall || instr->opcode == Opcode::kFusion) {

@@ -204,7 +204,7 @@ Instruction* Builder::Call(const Computation* computation, std::vector<Instructi
 }
 
 Instruction* Builder::While(Instruction* init, const Computation* condition,
-                           const Computation* body) {
+                            const Computation* body) {
   return Emit(Opcode::kWhile, {init},
               {{Attr::kBody, Comp(body)}, {Attr::kCondition, Comp(condition)}});
 }

@@ -254,11 +254,10 @@ class Parser {
     DETRAIN_RETURN_IF_ERROR(ParseOperands(*instr, &operands));
     while (cur_.TryConsume(",")) DETRAIN_RETURN_IF_ERROR(ParseAttribute(*instr));
     // A gather or scatter with batching dimensions becomes an unbatched one (UnbatchIndexing).
-    const bool batched =
-        instr->attrs.count(Attr::kOperandBatchingDims) ||
-        instr->attrs.count(Attr::kStartIndicesBatchingDims) ||
-        instr->attrs.count(Attr::kInputBatchingDims) ||
-        instr->attrs.count(Attr::kScatterIndicesBatchingDims);
+    const bool batched = instr->attrs.count(Attr::kOperandBatchingDims) ||
+                         instr->attrs.count(Attr::kStartIndicesBatchingDims) ||
+                         instr->attrs.count(Attr::kInputBatchingDims) ||
+                         instr->attrs.count(Attr::kScatterIndicesBatchingDims);
     Instruction* raw = pending.computation->AddInstruction(std::move(instr));
     if (other_layout) other_layout_.insert(raw);
     if (layout_op || is_finite || batched) {
@@ -438,8 +437,10 @@ class Parser {
     Instruction& instr = *op.instr;
     const bool gather = instr.opcode == Opcode::kGather;
     if (!gather && instr.opcode != Opcode::kScatter) {
-      return Cursor::ErrorAt(op.loc, "batching dimensions are attributes of gather and scatter, "
-                                     "not of " + std::string(OpcodeName(instr.opcode)));
+      return Cursor::ErrorAt(op.loc,
+                             "batching dimensions are attributes of gather and scatter, "
+                             "not of " +
+                                 std::string(OpcodeName(instr.opcode)));
     }
     const Attr operand_attr = gather ? Attr::kOperandBatchingDims : Attr::kInputBatchingDims;
     const Attr indices_attr =
@@ -465,9 +466,9 @@ class Parser {
     instr.attrs.erase(indices_attr);
     const Shape& operand = instr.operands[0]->shape;
     Instruction* indices = instr.operands[1];
-    if (operand.is_tuple() || indices->shape.is_tuple() ||
-        !IsInteger(indices->shape.type())) {
-      return Cursor::ErrorAt(op.loc, what + ": batching needs an array operand and integer indices");
+    if (operand.is_tuple() || indices->shape.is_tuple() || !IsInteger(indices->shape.type())) {
+      return Cursor::ErrorAt(op.loc,
+                             what + ": batching needs an array operand and integer indices");
     }
     if (operand_dims.size() != indices_dims.size()) {
       return Cursor::ErrorAt(op.loc, what + ": " + std::to_string(operand_dims.size()) + " " +
@@ -482,8 +483,8 @@ class Parser {
     std::vector<int64_t> dims = indices->shape.dims();
     if (ivd < 0 || ivd > static_cast<int64_t>(dims.size())) {
       return Cursor::ErrorAt(op.loc, what + ": index_vector_dim " + std::to_string(ivd) +
-                                         " is outside the indices' " +
-                                         std::to_string(dims.size()) + " dimensions");
+                                         " is outside the indices' " + std::to_string(dims.size()) +
+                                         " dimensions");
     }
     std::set<int64_t> seen_operand, seen_indices;
     for (size_t k = 0; k < operand_dims.size(); ++k) {
@@ -521,8 +522,7 @@ class Parser {
     std::vector<int64_t> one = dims;
     one[static_cast<size_t>(ivd)] = 1;
     for (size_t k = 0; k < indices_dims.size(); ++k) {
-      Instruction* iota = add(Opcode::kIota, Shape(type, one), {},
-                              ".batch" + std::to_string(k));
+      Instruction* iota = add(Opcode::kIota, Shape(type, one), {}, ".batch" + std::to_string(k));
       iota->attrs[Attr::kIotaDimension].i = indices_dims[k];
       parts.push_back(iota);
     }

@@ -155,9 +155,10 @@ Result<int64_t> TripCount(const Instruction& w, int64_t weight) {
     Result<std::set<int64_t>> deps =
         ElementsRead(body_root->operands[static_cast<size_t>(i)], body.Parameters().at(0));
     if (!deps.ok()) {
-      return LoopError(w, "element " + std::to_string(i) + " of its state, which the condition "
-                              "depends on, " + std::string(deps.status().message()) +
-                              " in the body");
+      return LoopError(w, "element " + std::to_string(i) +
+                              " of its state, which the condition "
+                              "depends on, " +
+                              std::string(deps.status().message()) + " in the body");
     }
     for (int64_t d : *deps) {
       if (control->insert(d).second) work.push_back(d);
@@ -165,8 +166,9 @@ Result<int64_t> TripCount(const Instruction& w, int64_t weight) {
   }
   const Instruction* init = w.operands[0];
   if (init->opcode != Opcode::kTuple) {
-    return LoopError(w, "its initial state is not a tuple instruction; the trip count cannot be "
-                        "computed");
+    return LoopError(w,
+                     "its initial state is not a tuple instruction; the trip count cannot be "
+                     "computed");
   }
   std::vector<Literal> elements;
   for (size_t i = 0; i < n; ++i) elements.push_back(Zero(shape.tuple_elements()[i]));
@@ -187,21 +189,19 @@ Result<int64_t> TripCount(const Instruction& w, int64_t weight) {
     DETRAIN_ASSIGN_OR_RETURN(Literal go, Apply(cond, state));
     if (go.Get<uint8_t>(0) == 0) return count;
     if ((count + 1) * weight > kMaxUnrolledIterations) {
-      return LoopError(w, "runs more than " + std::to_string(kMaxUnrolledIterations / weight) +
-                              " iterations" +
-                              (weight > 1 ? " of a body that unrolls to " +
-                                                std::to_string(weight) + " copies"
-                                          : std::string()) +
-                              ", more than the " + std::to_string(kMaxUnrolledIterations) +
-                              " body copies unroll-while makes of one loop");
+      return LoopError(
+          w, "runs more than " + std::to_string(kMaxUnrolledIterations / weight) + " iterations" +
+                 (weight > 1 ? " of a body that unrolls to " + std::to_string(weight) + " copies"
+                             : std::string()) +
+                 ", more than the " + std::to_string(kMaxUnrolledIterations) +
+                 " body copies unroll-while makes of one loop");
     }
     DETRAIN_ASSIGN_OR_RETURN(Literal next, Apply(body, state));
     // Only the control is meaningful; the other elements go back to zero.
     std::vector<Literal> kept;
     for (size_t i = 0; i < n; ++i) {
-      kept.push_back(control->count(static_cast<int64_t>(i))
-                         ? next.tuple_elements()[i]
-                         : Zero(shape.tuple_elements()[i]));
+      kept.push_back(control->count(static_cast<int64_t>(i)) ? next.tuple_elements()[i]
+                                                             : Zero(shape.tuple_elements()[i]));
     }
     state = Literal::Tuple(std::move(kept));
   }

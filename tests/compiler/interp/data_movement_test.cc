@@ -118,12 +118,13 @@ TEST(Indexing, ScatterAddsInUpdateOrderAndSkipsOutOfBounds) {
 // gains the batch position (ir/parser.cc UnbatchIndexing). take_along_axis(x, i, axis=1) on
 // x = [[1, 2, 3], [4, 5, 6]] with i = [[2, 0], [1, 1]] picks [[3, 1], [5, 5]].
 TEST(Indexing, GatherAndScatterWithBatchingDimensions) {
-  EXPECT_EQ(RunF("  x = f32[2,3] parameter(0)\n  i = s32[2,2,1] constant({{{2}, {0}}, {{1}, {1}}})\n"
-                 "  ROOT g = f32[2,2] gather(x, i), offset_dims={}, collapsed_slice_dims={1}, "
-                 "start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0}, "
-                 "index_vector_dim=2, slice_sizes={1,1}\n",
-                 {kM23}),
-            (std::vector<float>{3, 1, 5, 5}));
+  EXPECT_EQ(
+      RunF("  x = f32[2,3] parameter(0)\n  i = s32[2,2,1] constant({{{2}, {0}}, {{1}, {1}}})\n"
+           "  ROOT g = f32[2,2] gather(x, i), offset_dims={}, collapsed_slice_dims={1}, "
+           "start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0}, "
+           "index_vector_dim=2, slice_sizes={1,1}\n",
+           {kM23}),
+      (std::vector<float>{3, 1, 5, 5}));
   // index_vector_dim past the last dimension (an implicit index vector of one), batching on
   // the second dimension of both: column j of x picks row i[j].
   EXPECT_EQ(RunF("  x = f32[2,3] parameter(0)\n  i = s32[3] constant({1, 0, 1})\n"

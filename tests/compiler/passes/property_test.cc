@@ -112,10 +112,10 @@ TEST(PassProperty, EveryPassFires) {
     int changed = 0;
     for (uint64_t seed = 1; seed <= 100; ++seed) {
       // unroll-while needs loops, which only WithLoops modules have.
-      auto module = pass == "unroll-while"
-                        ? testing::RandomModule(2000 + seed,
-                                                testing::RandomModuleOptions::WithLoops())
-                        : testing::PassTargetedModule(2000 + seed, /*all_reduce=*/true);
+      auto module =
+          pass == "unroll-while"
+              ? testing::RandomModule(2000 + seed, testing::RandomModuleOptions::WithLoops())
+              : testing::PassTargetedModule(2000 + seed, /*all_reduce=*/true);
       auto result = RunPipeline(*module, pass, {});
       ASSERT_TRUE(result.ok()) << pass << ": " << result.status().message();
       changed += result->records[0].input_sha256 != result->records[0].output_sha256;

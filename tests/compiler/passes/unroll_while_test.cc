@@ -83,15 +83,16 @@ struct Case {
 };
 
 TEST(UnrollWhile, ConstantTripCountsUnrollToTheLoopsValue) {
-  for (const Case& c : {Case{"constant(0)", "constant(5)", false, 5},
-                        Case{"constant(3)", "constant(3)", false, 0},
-                        Case{"constant(7)", "constant(2)", false, 0},
-                        // A constant expression is a constant: 10 - 4 = 6 trips.
-                        Case{"subtract(ten, four)", "constant(9)", false, 3},
-                        Case{"constant(0)", "constant(3)", true, 3}}) {
+  for (const Case& c :
+       {Case{"constant(0)", "constant(5)", false, 5}, Case{"constant(3)", "constant(3)", false, 0},
+        Case{"constant(7)", "constant(2)", false, 0},
+        // A constant expression is a constant: 10 - 4 = 6 trips.
+        Case{"subtract(ten, four)", "constant(9)", false, 3},
+        Case{"constant(0)", "constant(3)", true, 3}}) {
     std::string text = ForiLoop(c.start, c.stop, c.nested);
     if (c.start.rfind("subtract", 0) == 0) {
-      text.replace(text.find("  start ="), 0, "  ten = s32[] constant(10)\n  four = s32[] constant(4)\n");
+      text.replace(text.find("  start ="), 0,
+                   "  ten = s32[] constant(10)\n  four = s32[] constant(4)\n");
     }
     SCOPED_TRACE(text);
     auto module = ir::ParseAndVerify(text);

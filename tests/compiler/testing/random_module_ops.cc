@@ -235,9 +235,8 @@ Instruction* Generator::Loop() {
   auto body_c = body.Build(body.Tuple({next, body.Binary(op2, body.Binary(op1, v, v), v)}));
   Builder cond(module_, "loop_cond_" + std::to_string(next_computation_++));
   Instruction* cs = cond.Parameter(0, state);
-  auto cond_c = cond.Build(cond.Compare(cond.GetTupleElement(cs, 0),
-                                        s32(cond, static_cast<int32_t>(Pick(4))),
-                                        ir::Direction::kLt));
+  auto cond_c = cond.Build(cond.Compare(
+      cond.GetTupleElement(cs, 0), s32(cond, static_cast<int32_t>(Pick(4))), ir::Direction::kLt));
   if (!body_c.ok() || !cond_c.ok()) return nullptr;
   Instruction* init = b_->Tuple({s32(*b_, 0), x});
   return b_->GetTupleElement(b_->While(init, *cond_c, *body_c), 1);

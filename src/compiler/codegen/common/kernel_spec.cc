@@ -396,8 +396,9 @@ Status BuildKernelSpec(const Instruction& instr, const ir::CanonicalNames& names
     case Opcode::kCall:
       return Unimplemented("'call' reached the plan: run the inline pass first");
     case Opcode::kWhile:
-      return Unimplemented("'while' reached the plan: the unroll-while pass unrolls the loops "
-                           "whose trip count it can compute");
+      return Unimplemented(
+          "'while' reached the plan: the unroll-while pass unrolls the loops "
+          "whose trip count it can compute");
   }
   return Internal("unknown opcode");
 }
