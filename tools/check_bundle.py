@@ -61,6 +61,13 @@ STAGES = {"program": (0, "00.program.dt", None, None),
           "opt-hlo": (3, "03.opt-hlo.hlo", "pass-pipeline", "hlo"),
           "plan": (4, "04.plan.pb", "cpu-plan", "opt-hlo"),
           "eval-plan": (4, "04.eval-plan.pb", "cpu-plan", "eval")}
+# The stages of a run spec's bundle (schemas/run-spec.md 3): an imported train step.
+RUN_SPEC_STAGES = {"program": (0, "00.program.json", None, None),
+                   "source": (1, "01.source.hlo", "import-hlo", "program"),
+                   "hlo": (2, "02.hlo.hlo", "import-train-step", "source"),
+                   "init": (2, "02.init.json", "initial-state", "source"),
+                   "opt-hlo": (3, "03.opt-hlo.hlo", "pass-pipeline", "hlo"),
+                   "plan": (4, "04.plan.pb", "cpu-plan", "opt-hlo")}
 CHECKPOINT_NAME = re.compile(r"^checkpoints/step-([0-9]{8})\.safetensors$")
 # A run on the CUDA backend records the CUDA executable of the plan (and of the eval plan, prefix
 # "eval-") in manifest.json's "executables" (schemas/bundle.md 4.3): the generated source, its
@@ -345,9 +352,10 @@ def expected_lineage(train, params, steps, steps_per_epoch):
     root = lin.seed(train["seed"])
     split = lin.fold_in(root, 1)
     lin.use(split, "split")
-    init = lin.fold_in(root, 0)
-    for i, name in enumerate(params):
-        lin.use(lin.fold_in(init, i), "init " + name)
+    if params:  # a run spec draws no initial value (schemas/run-spec.md 4): no init branch
+        init = lin.fold_in(root, 0)
+        for i, name in enumerate(params):
+            lin.use(lin.fold_in(init, i), "init " + name)
     shuffle = step_branch = None
     for t in range(steps):
         if t % steps_per_epoch == 0:
@@ -527,6 +535,15 @@ class Checker:
         self.config = m["config"]
         self.train = m["config"]["train"]
         self.params = [p["name"] for p in m["config"]["params"]]
+        # The parameters whose initial values the run draws (init keys in the lineage): a .dt
+        # program's. A run spec's state comes from its initial state file, whose record
+        # (stages/02.init.json, schemas/run-spec.md 3) gives each tensor's role.
+        self.drawn_params = list(self.params)
+        if m["config"]["optimizer"]["name"] == "in-program":
+            init_stage = [s for s in m["stages"] if s.get("stage") == "init"]
+            require(len(init_stage) == 1, "manifest.json: a run spec's bundle has one init stage")
+            init = parse_json(self.read("stages/" + init_stage[0]["file"]), "the init stage")
+            self.params = [t["name"] for t in init["tensors"] if t["role"] == "parameter"]
         self.run_cfg = m["run"]
         self.count = m["steps"]["count"]
         steps = self.run_cfg["steps"]
@@ -597,11 +614,13 @@ class Checker:
                 "program.sha256 is not the digest of %s" % prog["path"])
         stages = self.m["stages"]
         names = [s["stage"] for s in stages]
-        require(names in (list(STAGES), [n for n in STAGES if not n.startswith("eval")]),
+        run_spec = bool(stages) and stages[0].get("file") == RUN_SPEC_STAGES["program"][1]
+        table = RUN_SPEC_STAGES if run_spec else STAGES
+        require(names in (list(table), [n for n in table if not n.startswith("eval")]),
                 "manifest.json: stages %s, expected %s (eval and eval-plan optional)"
-                % (names, list(STAGES)))
+                % (names, list(table)))
         for s in stages:
-            number, file, transform, source = STAGES[s["stage"]]
+            number, file, transform, source = table[s["stage"]]
             require(s["number"] == number and s["file"] == file and
                     (s.get("transform") or {}).get("name") == transform and
                     (s.get("transform") or {}).get("input_stage") == source,
@@ -939,7 +958,8 @@ class Checker:
         if "roots" in r:
             require(set(r["roots"]) == {"params", "optimizer"} and
                     all(HEX64.match(x) for x in r["roots"].values()), where + ": roots")
-        lr = self.config["optimizer"]["learning_rate"]
+        # A run spec's optimizer is inside its step ("in-program"): it records a learning rate of 0.
+        lr = self.config["optimizer"].get("learning_rate", {"name": "constant", "value": 0})
         if lr["name"] == "constant":
             require(r["learning_rate_bits"] == f32_bits(lr["value"]),
                     where + ": learning rate is not the constant schedule's value")
@@ -950,7 +970,7 @@ class Checker:
         got = self.read("lineage.jsonl")
         # A stopped run also derived the keys of the step whose loss was not finite.
         began = self.count + (1 if self.m["status"] == "stopped" else 0)
-        want = expected_lineage(self.train, self.params, began, self.steps_per_epoch)
+        want = expected_lineage(self.train, self.drawn_params, began, self.steps_per_epoch)
         if got != want:
             a, b = got.split(b"\n"), want.split(b"\n")
             n = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))

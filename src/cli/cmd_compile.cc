@@ -4,9 +4,10 @@
 // the digests of every stage (driver/compile.h; docs/language.md, docs/ir.md, docs/passes.md).
 //
 // FILE is a .dt program (stages program, source, hlo, init, eval, opt-hlo, plan) or HLO text
-// (.hlo, e.g. exported from JAX: program, hlo, opt-hlo, plan). --hashes prints one line per
-// stage, `stage NAME sha256:HEX` (the plan's digest is over its serialized protobuf bytes), and
-// with --json one object that also holds the pipeline spec and every pass's record.
+// (.hlo, e.g. exported from JAX: program, hlo, opt-hlo, plan) or a run spec (.json, an exported
+// train step: program, source, hlo, init, opt-hlo, plan; schemas/run-spec.md). --hashes prints one
+// line per stage, `stage NAME sha256:HEX` (the plan's digest is over its serialized protobuf
+// bytes), and with --json one object that also holds the pipeline spec and every pass's record.
 // --dump-dir writes every stage, every pass's output and summary.json (driver/dump.h).
 // --backend cuda (implied by --emit cuda, ptx or cubin) adds the CUDA executable's stages: the
 // generated source, its PTX and the cubins (docs/cuda.md); no GPU is needed.
@@ -56,9 +57,10 @@ int RunCompile(CompileOptions opts) {
                                        "or use --dump-dir"));
   }
   bool is_hlo = driver::IsHloInput(opts.file);
-  if (!is_hlo && !driver::IsDtProgram(opts.file)) {
+  if (!is_hlo && !driver::IsDtProgram(opts.file) && !driver::IsRunSpec(opts.file)) {
     return ReportError("compile",
-                       InvalidArgument(opts.file + ": expected a .dt program or HLO text (.hlo)"));
+                       InvalidArgument(opts.file + ": expected a .dt program, HLO text (.hlo) or "
+                                                   "a run spec (.json)"));
   }
   driver::CompileOptions copts;
   copts.backend = cuda || opts.hashes || !opts.dump_dir.empty() || opts.emit == "opt-hlo" ||
@@ -112,7 +114,10 @@ void RegisterCompileCommand(CLI::App& app, int* exit_code) {
   auto opts = std::make_shared<CompileOptions>();
   CLI::App* cmd =
       app.add_subcommand("compile", "Compile a program and print a stage or the stage digests");
-  cmd->add_option("FILE", opts->file, "Program: a .dt file, or HLO text (.hlo)")->required();
+  cmd->add_option("FILE", opts->file,
+                  "Program: a .dt file, HLO text (.hlo), or a run spec (.json) naming an "
+                  "exported train step")
+      ->required();
   cmd->add_option(
          "--emit", opts->emit,
          "Stage to print: source (stage 1), hlo (stage 2, default), init (initialization plan), "

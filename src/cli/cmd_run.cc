@@ -247,7 +247,10 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
   auto f = std::make_shared<RunFlags>();
   CLI::App* cmd =
       app.add_subcommand("run", "Train a program; with --attest, write an audit bundle");
-  cmd->add_option("PROGRAM", f->program, "A .dt program")->required();
+  cmd->add_option("PROGRAM", f->program,
+                  "A .dt program, or a run spec (.json) naming an exported train step "
+                  "(tools/export_jax.py, docs/jax-training.md)")
+      ->required();
   cmd->add_flag("--attest", f->attest,
                 "Write an audit bundle to -o: the stages, data digests, key lineage, a "
                 "hash-chained record of every step, checkpoints and final weights");

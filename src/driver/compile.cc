@@ -50,7 +50,7 @@ Status AppendEvalPlan(const std::string& spec, const passes::PipelineOptions& po
   t.pipeline = spec;
   t.passes = std::move(r.records);
   t.plan_format_version = codegen::cpu::kPlanFormatVersion;
-  return out->stages.Add(kStageEvalPlan, std::move(plan), std::move(t), out->is_hlo_input);
+  return out->stages.Add(kStageEvalPlan, std::move(plan), std::move(t), out->program_kind);
 }
 
 // A toolchain stage of the CUDA executable: the PTX, or a cubin.
@@ -129,7 +129,7 @@ Status AppendCudaStages(const std::string& plan_stage, const std::string& prefix
   const std::string source_stage = prefix + kStageCuda;
   DETRAIN_RETURN_IF_ERROR(out->stages.Add(source_stage, program.source,
                                           TransformOf("cuda-codegen", plan_stage, codegen_options),
-                                          out->is_hlo_input));
+                                          out->program_kind));
   DETRAIN_ASSIGN_OR_RETURN(std::vector<ToolchainStage> stages,
                            options.recorded_toolchain_stages.has_value()
                                ? RecordedToolchain(*options.recorded_toolchain_stages, prefix)
@@ -141,7 +141,7 @@ Status AppendCudaStages(const std::string& plan_stage, const std::string& prefix
         out->stages.Add(s.name, std::move(s.bytes),
                         TransformOf(ptx ? "nvrtc" : "nvjitlink",
                                     ptx ? source_stage : prefix + kStagePtx, std::move(s.options)),
-                        out->is_hlo_input));
+                        out->program_kind));
   }
   return Status::Ok();
 }
@@ -150,6 +150,7 @@ Status AppendCudaStages(const std::string& plan_stage, const std::string& prefix
 
 bool IsHloInput(const std::string& path) { return EndsWith(path, ".hlo"); }
 bool IsDtProgram(const std::string& path) { return EndsWith(path, ".dt"); }
+bool IsRunSpec(const std::string& path) { return EndsWith(path, ".json"); }
 
 Status AppendBackendStages(const CompileOptions& options, CompileResult* out) {
   const StageRecord* hlo = out->stages.Find(kStageHlo);
@@ -176,7 +177,7 @@ Status AppendBackendStages(const CompileOptions& options, CompileResult* out) {
   pipeline.passes = std::move(r.records);
   out->pass_dumps = std::move(r.dumps);
   DETRAIN_RETURN_IF_ERROR(
-      out->stages.Add(kStageOptHlo, std::move(optimized), std::move(pipeline), out->is_hlo_input));
+      out->stages.Add(kStageOptHlo, std::move(optimized), std::move(pipeline), out->program_kind));
 
   // The pipeline verified r.module after its last pass, and stage 3's bytes are its canonical
   // text: the plan builder neither verifies nor prints it again.
@@ -188,7 +189,7 @@ Status AppendBackendStages(const CompileOptions& options, CompileResult* out) {
   Transform codegen = TransformOf("cpu-plan", kStageOptHlo, std::move(plan_options));
   codegen.plan_format_version = codegen::cpu::kPlanFormatVersion;
   DETRAIN_RETURN_IF_ERROR(
-      out->stages.Add(kStagePlan, std::move(plan), std::move(codegen), out->is_hlo_input));
+      out->stages.Add(kStagePlan, std::move(plan), std::move(codegen), out->program_kind));
   DETRAIN_RETURN_IF_ERROR(AppendEvalPlan(spec, popts, out));
   if (!options.cuda) return Status::Ok();
   DETRAIN_RETURN_IF_ERROR(AppendCudaStages(kStagePlan, "", options, out));
@@ -197,8 +198,9 @@ Status AppendBackendStages(const CompileOptions& options, CompileResult* out) {
 
 Result<CompileResult> Compile(const std::string& path, const CompileOptions& options) {
   CompileResult out;
-  DETRAIN_RETURN_IF_ERROR(IsHloInput(path) ? ImportHlo(path, &out)
-                                           : CompileDtProgram(path, options, &out));
+  DETRAIN_RETURN_IF_ERROR(IsHloInput(path)  ? ImportHlo(path, &out)
+                          : IsRunSpec(path) ? CompileRunSpec(path, options, &out)
+                                            : CompileDtProgram(path, options, &out));
   if (options.backend) DETRAIN_RETURN_IF_ERROR(AppendBackendStages(options, &out));
   return out;
 }

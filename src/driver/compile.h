@@ -33,6 +33,7 @@
 
 #include "base/status.h"
 #include "compiler/codegen/common/entry_signature.h"
+#include "compiler/ir/literal.h"
 #include "driver/stage_table.h"
 #include "frontend/data.h"
 #include "frontend/run_config.h"
@@ -64,8 +65,17 @@ struct CompileOptions {
   std::map<std::string, std::string> data_files;
 };
 
+// A run spec's initial state tensor (driver/run_spec_import.cc), in entry order.
+struct InitialTensor {
+  std::string name;
+  codegen::ParamRole role = codegen::ParamRole::kParameter;
+  ir::Literal value;
+};
+
 struct CompileResult {
-  bool is_hlo_input = false;
+  ProgramKind program_kind = ProgramKind::kDt;
+  bool is_hlo_input() const { return program_kind == ProgramKind::kHlo; }
+  bool is_run_spec() const { return program_kind == ProgramKind::kRunSpec; }
   StageTable stages;
   std::optional<frontend::RunConfig> config;  // .dt only: stage 1's configuration
   codegen::EntrySignature signature;          // of stage 2's entry (and so of stages 3 and 4)
@@ -74,14 +84,22 @@ struct CompileResult {
   int64_t peak_bytes = 0, total_bytes = 0;  // the pipeline's buffer assignment (with backend)
   // .dt only: the parsed data as read (before the split and standardization), for the runtime.
   std::shared_ptr<const frontend::Dataset> dataset;
+  // A run spec only: the files stage 0 names besides the data — the train step's HLO text and the
+  // initial state — as (path relative to stage 0's directory, bytes). A bundle keeps them in
+  // program/ beside stage 0, so that the bundle alone recompiles.
+  std::vector<std::pair<std::string, std::string>> program_files;
+  // A run spec only: the initial state, which the trainer starts from instead of drawing it.
+  std::shared_ptr<const std::vector<InitialTensor>> initial_state;
 };
 
 // True when `path` names HLO text (ends in .hlo); Compile reads anything else as a .dt program.
 bool IsHloInput(const std::string& path);
 // True when `path` ends in .dt.
 bool IsDtProgram(const std::string& path);
+// True when `path` ends in .json: a run spec (frontend/run_spec.h).
+bool IsRunSpec(const std::string& path);
 
-// A .dt program or an .hlo file through every stage the options ask for.
+// A .dt program, an .hlo file or a run spec through every stage the options ask for.
 Result<CompileResult> Compile(const std::string& path, const CompileOptions& options);
 
 }  // namespace detrain::driver

@@ -14,10 +14,11 @@ Status ImportHlo(const std::string& path, CompileResult* out) {
   Result<std::unique_ptr<ir::Module>> module = ir::ParseAndVerify(bytes);
   if (!module.ok()) return Status(module.status().code(), path + ":" + module.status().message());
   DETRAIN_ASSIGN_OR_RETURN(std::string canonical, ir::PrintModule(**module));
-  out->is_hlo_input = true;
-  DETRAIN_RETURN_IF_ERROR(out->stages.Add(kStageProgram, std::move(bytes), {}, true));
+  out->program_kind = ProgramKind::kHlo;
+  DETRAIN_RETURN_IF_ERROR(out->stages.Add(kStageProgram, std::move(bytes), {}, ProgramKind::kHlo));
   DETRAIN_RETURN_IF_ERROR(out->stages.Add(kStageHlo, std::move(canonical),
-                                          TransformOf("canonicalize-hlo", kStageProgram), true));
+                                          TransformOf("canonicalize-hlo", kStageProgram),
+                                          ProgramKind::kHlo));
   const size_t params = (*module)->entry()->Parameters().size();
   out->signature.roles.assign(params, codegen::ParamRole::kInput);
   out->signature.shards = 1;

@@ -21,15 +21,17 @@ using frontend::RunConfig;
 constexpr char kSourceGraphHeader[] = "// detrain.source-graph.v1\n// config ";
 constexpr char kInitPlanFormat[] = "detrain.init-plan.v1";
 
-std::string DirOf(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
 std::string DimsText(const std::vector<int64_t>& dims) {
   std::string s;
   for (int64_t d : dims) s += ", " + std::to_string(d);
   return s;
+}
+
+}  // namespace
+
+std::string DirOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
 // LoadProgramData with the files of `data_files` read from where it says; the digests keep the
@@ -54,6 +56,8 @@ Result<frontend::Dataset> LoadData(const frontend::DataConfig& data, const std::
   }
   return ds;
 }
+
+namespace {
 
 // Checks that the data's example shapes are what the loss takes: features, then labels.
 Status CheckDataShapes(const frontend::SourceFile& src, const frontend::FuncDecl& loss,
@@ -155,21 +159,23 @@ Status LowerStages(const CheckedProgram& checked, CompileResult* out) {
   DETRAIN_ASSIGN_OR_RETURN(std::string source,
                            VerifiedText(frontend::LowerSourceGraph(checked), "stage 1"));
   DETRAIN_RETURN_IF_ERROR(t.Add(kStageSource, kSourceGraphHeader + header + "\n" + source,
-                                TransformOf("lower-source-graph", kStageProgram), false));
+                                TransformOf("lower-source-graph", kStageProgram),
+                                ProgramKind::kDt));
   DETRAIN_ASSIGN_OR_RETURN(std::string step,
                            VerifiedText(frontend::LowerTrainStep(checked), "stage 2"));
-  DETRAIN_RETURN_IF_ERROR(
-      t.Add(kStageHlo, std::move(step), TransformOf("lower-train-step", kStageSource), false));
+  DETRAIN_RETURN_IF_ERROR(t.Add(kStageHlo, std::move(step),
+                                TransformOf("lower-train-step", kStageSource), ProgramKind::kDt));
   DETRAIN_ASSIGN_OR_RETURN(std::string init, InitPlan(checked.config));
   DETRAIN_RETURN_IF_ERROR(
-      t.Add(kStageInit, std::move(init), TransformOf("init-plan", kStageSource), false));
+      t.Add(kStageInit, std::move(init), TransformOf("init-plan", kStageSource), ProgramKind::kDt));
   const int64_t rows = checked.config.resolved->validation_rows;
   if (rows > 0) {
     DETRAIN_ASSIGN_OR_RETURN(std::string eval,
                              VerifiedText(frontend::LowerEval(checked, rows), "the eval program"));
     DETRAIN_ASSIGN_OR_RETURN(std::string options, OptionsJson({{"rows", rows}}));
     DETRAIN_RETURN_IF_ERROR(t.Add(kStageEval, std::move(eval),
-                                  TransformOf("lower-eval", kStageProgram, options), false));
+                                  TransformOf("lower-eval", kStageProgram, options),
+                                  ProgramKind::kDt));
   }
   return Status::Ok();
 }
@@ -193,8 +199,8 @@ Status CompileDtProgram(const std::string& path, const CompileOptions& options,
   DETRAIN_RETURN_IF_ERROR(CheckDataShapes(src, *checked.loss, ds));
   DETRAIN_RETURN_IF_ERROR(ResolveData(checked, ds, &checked.config));
 
-  out->is_hlo_input = false;
-  DETRAIN_RETURN_IF_ERROR(out->stages.Add(kStageProgram, std::move(bytes), {}, false));
+  out->program_kind = ProgramKind::kDt;
+  DETRAIN_RETURN_IF_ERROR(out->stages.Add(kStageProgram, std::move(bytes), {}, ProgramKind::kDt));
   DETRAIN_RETURN_IF_ERROR(LowerStages(checked, out));
   out->signature = frontend::TrainStepSignature(checked);
   out->config = checked.config;

@@ -10,7 +10,7 @@ namespace {
 struct StageInfo {
   const char* name;
   int number;
-  const char* file_name;  // stage 0: the .dt spelling; an .hlo input uses kHloProgramFile
+  const char* file_name;  // stage 0: the .dt spelling (StageFileName picks the others)
   const char* backend = "";
 };
 
@@ -33,6 +33,7 @@ constexpr StageInfo kStages[] = {
     {"eval-cubin-sm_90", 4, "04.eval-cubin-sm_90.cubin", kBackendCuda},
 };
 constexpr char kHloProgramFile[] = "00.program.hlo";
+constexpr char kRunSpecProgramFile[] = "00.program.json";
 
 Result<const StageInfo*> Info(std::string_view name) {
   for (const StageInfo& s : kStages) {
@@ -48,9 +49,10 @@ Result<int> StageNumber(std::string_view name) {
   return info->number;
 }
 
-Result<std::string> StageFileName(std::string_view name, bool is_hlo_input) {
+Result<std::string> StageFileName(std::string_view name, ProgramKind kind) {
   DETRAIN_ASSIGN_OR_RETURN(const StageInfo* info, Info(name));
-  if (info->number == 0 && is_hlo_input) return std::string(kHloProgramFile);
+  if (info->number == 0 && kind == ProgramKind::kHlo) return std::string(kHloProgramFile);
+  if (info->number == 0 && kind == ProgramKind::kRunSpec) return std::string(kRunSpecProgramFile);
   return std::string(info->file_name);
 }
 
@@ -63,12 +65,12 @@ Transform TransformOf(std::string name, std::string input_stage, std::string opt
 }
 
 Status StageTable::Add(std::string_view name, std::string bytes, Transform transform,
-                       bool is_hlo_input) {
+                       ProgramKind kind) {
   if (Find(name) != nullptr) return Internal("stage '" + std::string(name) + "' added twice");
   StageRecord r;
   r.name = std::string(name);
   DETRAIN_ASSIGN_OR_RETURN(r.number, StageNumber(name));
-  DETRAIN_ASSIGN_OR_RETURN(r.file_name, StageFileName(name, is_hlo_input));
+  DETRAIN_ASSIGN_OR_RETURN(r.file_name, StageFileName(name, kind));
   DETRAIN_ASSIGN_OR_RETURN(const StageInfo* info, Info(name));
   r.backend = info->backend;
   if (!transform.input_stage.empty()) {

@@ -88,12 +88,16 @@ struct StageRecord {
   std::string backend;  // "" for the contract's chain; "cuda" for the CUDA executable's stages
 };
 
+// What stage 0 is: a .dt program, HLO text, or a run spec (frontend/run_spec.h); it names stage
+// 0's file (00.program.dt, 00.program.hlo, 00.program.json).
+enum class ProgramKind { kDt, kHlo, kRunSpec };
+
 class StageTable {
  public:
   // Appends a stage; computes its digest and fills `transform.input_sha256` from the stage named
   // `transform.input_stage`, which must already be in the table (an internal error otherwise).
-  // `is_hlo_input` picks stage 0's file name.
-  Status Add(std::string_view name, std::string bytes, Transform transform, bool is_hlo_input);
+  // `kind` picks stage 0's file name.
+  Status Add(std::string_view name, std::string bytes, Transform transform, ProgramKind kind);
 
   const StageRecord* Find(std::string_view name) const;
   const std::vector<StageRecord>& records() const { return records_; }
@@ -104,7 +108,7 @@ class StageTable {
 
 // The stage's number and file name; an unknown name is an internal error.
 Result<int> StageNumber(std::string_view name);
-Result<std::string> StageFileName(std::string_view name, bool is_hlo_input);
+Result<std::string> StageFileName(std::string_view name, ProgramKind kind);
 
 // The canonical JSON of a transform's options object.
 Result<std::string> OptionsJson(const nlohmann::json& options);

@@ -23,6 +23,8 @@ int OptimizerSlots(OptimizerKind kind) {
     case OptimizerKind::kAdam:
     case OptimizerKind::kAdamW:
       return 2;
+    case OptimizerKind::kInProgram:
+      return 0;
   }
   return 0;
 }
@@ -55,9 +57,12 @@ nlohmann::json ScheduleJson(const ScheduleConfig& s) {
 }
 
 nlohmann::json OptimizerJson(const OptimizerConfig& o) {
+  if (o.kind == OptimizerKind::kInProgram) return {{"name", OptimizerName(o.kind)}};
   nlohmann::json j = {{"name", OptimizerName(o.kind)},
                       {"learning_rate", ScheduleJson(o.learning_rate)}};
   switch (o.kind) {
+    case OptimizerKind::kInProgram:
+      break;
     case OptimizerKind::kSgd:
       break;
     case OptimizerKind::kMomentum:

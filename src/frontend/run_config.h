@@ -119,7 +119,9 @@ struct ScheduleConfig {
   int64_t warmup_steps = 0;  // warmup_cosine_decay
 };
 
-enum class OptimizerKind { kSgd, kMomentum, kAdam, kAdamW };
+// kInProgram: the optimizer is part of an imported train step (a run spec, run_spec.h); its
+// configuration has no learning rate, and LearningRateAt gives 0.
+enum class OptimizerKind { kSgd, kMomentum, kAdam, kAdamW, kInProgram };
 
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::kSgd;
@@ -177,7 +179,8 @@ std::string_view OptimizerName(OptimizerKind kind);
 std::string_view PrngModeName(PrngMode mode);
 std::string_view MetricName(Metric metric);
 
-// Optimizer state tensors per parameter: sgd 0, momentum 1, adam/adamw 2.
+// Optimizer state tensors per parameter: sgd 0, momentum 1, adam/adamw 2 (in-program: 0, the
+// imported step names its own).
 int OptimizerSlots(OptimizerKind kind);
 
 // The JSON object of a configuration (and of its parts); RunConfigJson(c)["format"] is
@@ -195,6 +198,10 @@ Result<std::string> CanonicalRunConfig(const RunConfig& config);
 Result<RunConfig> ParseRunConfig(const nlohmann::json& json);
 Result<OptimizerConfig> ParseOptimizerConfig(const nlohmann::json& json);
 Result<ScheduleConfig> ParseScheduleConfig(const nlohmann::json& json);
+// The `data` and `train` members alone (a run spec's, run_spec.h); `path` names the member in
+// messages.
+Result<DataConfig> ParseDataConfig(const nlohmann::json& json, const std::string& path);
+Result<TrainConfig> ParseTrainConfig(const nlohmann::json& json, const std::string& path);
 
 }  // namespace detrain::frontend
 

@@ -45,6 +45,7 @@ inline constexpr NameTable<OptimizerKind> kOptimizerNames[] = {
     {OptimizerKind::kMomentum, "momentum"},
     {OptimizerKind::kAdam, "adam"},
     {OptimizerKind::kAdamW, "adamw"},
+    {OptimizerKind::kInProgram, "in-program"},
 };
 
 inline constexpr NameTable<PrngMode> kPrngModeNames[] = {

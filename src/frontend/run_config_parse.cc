@@ -288,6 +288,12 @@ Result<OptimizerConfig> ParseOptimizer(const Obj& o) {
   DETRAIN_RETURN_IF_ERROR(o.Check({"name", "learning_rate", "momentum", "nesterov", "b1", "b2",
                                    "eps", "weight_decay", "clip_norm"}));
   DETRAIN_RETURN_IF_ERROR(o.Name("name", kOptimizerNames, &c.kind));
+  if (c.kind == OptimizerKind::kInProgram) {
+    // The imported step holds the optimizer and its schedule: nothing else to say.
+    DETRAIN_RETURN_IF_ERROR(o.Check({"name"}));
+    c.learning_rate.value = 0;
+    return c;
+  }
   DETRAIN_ASSIGN_OR_RETURN(const Json* lr, o.Member("learning_rate"));
   DETRAIN_ASSIGN_OR_RETURN(c.learning_rate, ParseSchedule(o.Sub(*lr, "learning_rate")));
   switch (c.kind) {
@@ -299,6 +305,8 @@ Result<OptimizerConfig> ParseOptimizer(const Obj& o) {
           o.Check({"name", "learning_rate", "momentum", "nesterov", "clip_norm"}));
       DETRAIN_RETURN_IF_ERROR(o.Number("momentum", &c.momentum, 0, 1, true));
       DETRAIN_RETURN_IF_ERROR(o.Bool("nesterov", &c.nesterov));
+      break;
+    case OptimizerKind::kInProgram:
       break;
     case OptimizerKind::kAdam:
     case OptimizerKind::kAdamW:
@@ -447,6 +455,14 @@ Result<OptimizerConfig> ParseOptimizerConfig(const nlohmann::json& json) {
 
 Result<ScheduleConfig> ParseScheduleConfig(const nlohmann::json& json) {
   return Guarded([&] { return ParseSchedule(Obj(json, "learning_rate")); });
+}
+
+Result<DataConfig> ParseDataConfig(const nlohmann::json& json, const std::string& path) {
+  return Guarded([&] { return ParseData(Obj(json, path)); });
+}
+
+Result<TrainConfig> ParseTrainConfig(const nlohmann::json& json, const std::string& path) {
+  return Guarded([&] { return ParseTrain(Obj(json, path)); });
 }
 
 }  // namespace detrain::frontend

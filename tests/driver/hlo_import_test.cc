@@ -19,7 +19,7 @@ const std::string kXla = test::kRoot + "/tests/compiler/ir/testdata/xla_syntax.h
 TEST(HloImportTest, StagesOfXlaText) {
   Result<CompileResult> c = Compile(kXla, {});
   ASSERT_TRUE(c.ok()) << c.status().message();
-  EXPECT_TRUE(c->is_hlo_input);
+  EXPECT_EQ(c->program_kind, driver::ProgramKind::kHlo);
   EXPECT_FALSE(c->config.has_value());
   std::vector<std::string> names, files;
   for (const StageRecord& r : c->stages.records()) {

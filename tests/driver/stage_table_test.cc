@@ -207,13 +207,16 @@ TEST(SignatureTest, RolesPerExample) {
 
 TEST(StageTableTest, UnknownOrMissingInputIsAnInternalError) {
   StageTable t;
-  Status st = t.Add("hlo", "x", TransformOf("lower-train-step", "source"), false);
+  Status st = t.Add("hlo", "x", TransformOf("lower-train-step", "source"), ProgramKind::kDt);
   EXPECT_EQ(st.code(), StatusCode::kInternal);
   EXPECT_EQ(st.message(), "stage 'hlo' reads stage 'source', which is not in the table yet");
-  EXPECT_EQ(t.Add("stage-9", "x", {}, false).code(), StatusCode::kInternal);
-  ASSERT_TRUE(t.Add("program", "p", {}, true).ok());
+  EXPECT_EQ(t.Add("stage-9", "x", {}, ProgramKind::kDt).code(), StatusCode::kInternal);
+  ASSERT_TRUE(t.Add("program", "p", {}, ProgramKind::kHlo).ok());
   EXPECT_EQ(t.records()[0].file_name, "00.program.hlo");
-  EXPECT_EQ(t.Add("program", "p", {}, true).code(), StatusCode::kInternal);  // twice
+  EXPECT_EQ(t.Add("program", "p", {}, ProgramKind::kHlo).code(), StatusCode::kInternal);  // twice
+  StageTable spec;
+  ASSERT_TRUE(spec.Add("program", "{}", {}, ProgramKind::kRunSpec).ok());
+  EXPECT_EQ(spec.records()[0].file_name, "00.program.json");
 }
 
 }  // namespace

@@ -47,7 +47,8 @@ Result<Session> Open(const RunOptions& o) {
   }
   DETRAIN_ASSIGN_OR_RETURN(s.compiled, driver::Compile(o.program, copts));
   if (!s.compiled.config.has_value()) {
-    return InvalidArgument(o.program + ": only a .dt program can be run (it names its data)");
+    return InvalidArgument(o.program +
+                           ": only a .dt program or a run spec can be run (they name their data)");
   }
   frontend::RunConfig& cfg = *s.compiled.config;
   if (o.steps.has_value()) {

@@ -170,6 +170,10 @@ Result<std::vector<std::pair<std::string, std::string>>> StaticFiles(const Bundl
   std::vector<std::pair<std::string, std::string>> files;
   const driver::StageRecord* program = c.stages.Find(driver::kStageProgram);
   files.emplace_back(std::string(kProgramDir) + "/" + BaseName(s.options->program), program->bytes);
+  // A run spec's train step and initial state, beside it (its names are plain file names).
+  for (const auto& [name, bytes] : c.program_files) {
+    files.emplace_back(std::string(kProgramDir) + "/" + name, bytes);
+  }
   for (const driver::StageRecord& r : c.stages.records()) {
     files.emplace_back(std::string(kStagesDir) + "/" + r.file_name, r.bytes);
   }

@@ -58,7 +58,7 @@ Check RecordedToolchainStages(const Bundle& b,
     const std::string field = "manifest.json: field \"executables.cuda[" + std::to_string(i) + "]";
     const std::string name = records[i]["stage"].get<std::string>();
     if (IsCudaSource(name)) continue;  // generated again
-    Result<std::string> file = driver::StageFileName(name, false);
+    Result<std::string> file = driver::StageFileName(name, driver::ProgramKind::kDt);
     if (!file.ok()) return Fail(field + ".stage\": \"" + name + "\" is not a stage of detrain");
     const std::string rel = std::string(bundle::kStagesDir) + "/" + *file;
     Result<std::string> bytes = ReadBounded(JoinPath(b.dir, rel), kMaxStageFile);
@@ -167,7 +167,7 @@ Result<driver::CompileResult> WithoutBackendStages(const driver::CompileResult& 
   out.stages = driver::StageTable();
   for (const driver::StageRecord& r : c.stages.records()) {
     if (!r.backend.empty()) continue;
-    DETRAIN_RETURN_IF_ERROR(out.stages.Add(r.name, r.bytes, r.transform, c.is_hlo_input));
+    DETRAIN_RETURN_IF_ERROR(out.stages.Add(r.name, r.bytes, r.transform, c.program_kind));
   }
   return out;
 }

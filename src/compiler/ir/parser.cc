@@ -244,6 +244,10 @@ class Parser {
     // NaN gives NaN, and NaN == 0 is false), so it becomes that compare (ExpandIsFinite).
     const bool is_finite = op_name == "is-finite";
     if (is_finite) opcode = Opcode::kCompare;
+    // select-and-scatter (max-pooling's gradient) is parsed as a reduce-window, whose window
+    // attribute it has, and expanded once its operands are known (ExpandSelectScatter).
+    const bool select_scatter = op_name == "select-and-scatter";
+    if (select_scatter) opcode = Opcode::kReduceWindow;
     if (!opcode) {
       return Cursor::ErrorAt(op_loc, op_name.empty()
                                          ? "expected an op name, found " + cur_.Found()
@@ -260,7 +264,7 @@ class Parser {
                          instr->attrs.count(Attr::kScatterIndicesBatchingDims);
     Instruction* raw = pending.computation->AddInstruction(std::move(instr));
     if (other_layout) other_layout_.insert(raw);
-    if (layout_op || is_finite || batched) {
+    if (layout_op || is_finite || batched || select_scatter) {
       layout_ops_.push_back({raw, op_name, op_loc, pending.computation});
     }
     pending.by_name[raw->name] = raw;
@@ -349,6 +353,10 @@ class Parser {
   Status ResolveLayoutOps() {
     for (const LayoutOp& op : layout_ops_) {
       Instruction& instr = *op.instr;
+      if (op.name == "select-and-scatter") {
+        DETRAIN_RETURN_IF_ERROR(ExpandSelectScatter(op));
+        continue;
+      }
       if (op.name != "copy" && op.name != "bitcast" && op.name != "is-finite") {
         DETRAIN_RETURN_IF_ERROR(UnbatchIndexing(op));
         continue;
@@ -381,6 +389,44 @@ class Parser {
       }
     }
     layout_ops_.clear();
+    return Status::Ok();
+  }
+
+  // select-and-scatter: its select and scatter computations (defined before it, as XLA prints
+  // them) looked up by name, then the expansion of select_and_scatter.cc.
+  Status ExpandSelectScatter(const LayoutOp& op) {
+    Instruction& instr = *op.instr;
+    const Computation* parts[2] = {nullptr, nullptr};
+    const Attr attrs[2] = {Attr::kSelect, Attr::kScatter};
+    for (int i = 0; i < 2; ++i) {
+      auto ref = std::find_if(comp_refs_.begin(), comp_refs_.end(), [&](const ComputationRef& r) {
+        return r.instr == &instr && r.attr == attrs[i];
+      });
+      if (ref == comp_refs_.end()) {
+        return Cursor::ErrorAt(
+            op.loc, "select-and-scatter needs " + std::string(i == 0 ? "select" : "scatter") + "=");
+      }
+      auto it = computations_.find(ref->name);
+      if (it == computations_.end()) {
+        return Cursor::ErrorAt(ref->loc, "unknown computation " + Quoted(ref->name) +
+                                             " (a select-and-scatter's computations come "
+                                             "before it)");
+      }
+      parts[i] = it->second;
+      comp_refs_.erase(ref);
+    }
+    for (const auto& [a, value] : instr.attrs) {
+      if (a != Attr::kWindow && a != Attr::kSelect && a != Attr::kScatter) {
+        return Cursor::ErrorAt(
+            op.loc, "select-and-scatter takes no attribute " + Quoted(std::string(AttrName(a))));
+      }
+    }
+    Status st =
+        parser_internal::ExpandSelectAndScatter(*op.computation, instr, *parts[0], *parts[1]);
+    if (!st.ok()) {
+      return Cursor::ErrorAt(op.loc,
+                             "select-and-scatter " + Quoted(instr.name) + ": " + st.message());
+    }
     return Status::Ok();
   }
 

@@ -32,6 +32,13 @@ Status ParseAttrValue(Cursor& cur, Attr attr, AttrValue* value, std::string* com
 enum class ForeignAttr { kUnknown, kIgnore, kDefaultOnly };
 ForeignAttr ClassifyForeignAttr(std::string_view name);
 
+// select_and_scatter.cc: XLA's select-and-scatter `instr` (parsed with opcode kReduceWindow,
+// operands resolved, its window attribute set) rewritten into slices, compares, selects, pads
+// and adds beside it in `comp`; `instr` becomes the last add. Errors say what is unsupported,
+// for the caller to position.
+Status ExpandSelectAndScatter(Computation& comp, Instruction& instr, const Computation& select,
+                              const Computation& scatter);
+
 }  // namespace detrain::ir::parser_internal
 
 #endif  // DETRAIN_COMPILER_IR_PARSER_INTERNAL_H_

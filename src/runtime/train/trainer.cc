@@ -131,6 +131,15 @@ Result<std::unique_ptr<Trainer>> Trainer::Create(const driver::CompileResult& co
     t->validation_ = std::move(v);
   }
 
+  if (compiled.initial_state != nullptr) {
+    // A run spec: the state is the initial state's tensors, in entry order (the plan's state
+    // parameters are the spec's state entries, in the same order).
+    t->initial_state_ = compiled.initial_state;
+    for (const driver::InitialTensor& s : *compiled.initial_state) {
+      t->layout_.push_back({s.name, s.role, ir::Literal(s.value.shape())});
+    }
+    return t;
+  }
   // The state layout, from the plan's entry signature and the parameters' declared types.
   std::map<std::string, std::vector<int64_t>> dims;
   for (const frontend::ParamConfig& p : t->config_.params) {
@@ -169,6 +178,11 @@ Result<int64_t> Trainer::Follow() {
 }
 
 Result<TrainState> Trainer::InitialState(RunKeys* keys) const {
+  if (initial_state_ != nullptr) {
+    TrainState state = layout_;
+    for (size_t i = 0; i < state.size(); ++i) state[i].value = (*initial_state_)[i].value;
+    return state;
+  }
   DETRAIN_ASSIGN_OR_RETURN(nlohmann::json plan, attest::ParseJson(init_plan_));
   TrainState state = layout_;
   uint32_t index = 0;

@@ -61,13 +61,15 @@ std::string DTypeName(const ir::Literal& literal);
 class Trainer {
  public:
   // `compiled` must hold stages "plan" and "init" and a configuration; "eval-plan" is optional.
+  // A run spec's state is its initial state's tensors (CompileResult::initial_state).
   // `data` must outlive the trainer.
   static Result<std::unique_ptr<Trainer>> Create(const driver::CompileResult& compiled,
                                                  TrainingData* data,
                                                  const ExecutorOptions& options);
 
   // The initial state: each parameter drawn with its key from `keys` (RunKeys::InitKey, which
-  // records it), zero optimizer slots and count 0. Checks the init plan's recorded keys.
+  // records it), zero optimizer slots and count 0. Checks the init plan's recorded keys. A run
+  // spec's is the initial state it names, and draws no key.
   Result<TrainState> InitialState(RunKeys* keys) const;
 
   // An empty state of the right names and shapes (to be filled from a checkpoint).
@@ -101,6 +103,8 @@ class Trainer {
   std::vector<ir::Literal> step_results_;  // the results of Step, reused by RunInto
   std::unique_ptr<Executor> eval_;
   TrainState layout_;
+  // A run spec's initial state (driver::CompileResult::initial_state); null for a .dt program.
+  std::shared_ptr<const std::vector<driver::InitialTensor>> initial_state_;
   std::optional<Batch> validation_;
 };
 
