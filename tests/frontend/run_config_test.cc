@@ -176,7 +176,7 @@ TEST(RunConfigTest, BadValuesNameTheField) {
       {"/optimizer/b1", 0.9, "optimizer.b1: unexpected member"},
       {"/optimizer/clip_norm", 0, "optimizer.clip_norm: must be a positive number, found 0"},
       {"/optimizer/name", "lamb",
-       "optimizer.name: unknown 'lamb' (expected sgd, momentum, adam or adamw)"},
+       "optimizer.name: unknown 'lamb' (expected sgd, momentum, adam, adamw or in-program)"},
       {"/optimizer/learning_rate/steps", 0, "optimizer.learning_rate.steps: must be >= 1, found 0"},
       {"/optimizer/learning_rate/init", -0.5,
        "optimizer.learning_rate.init: must be a number >= 0, found -0.5"},

@@ -47,7 +47,8 @@ std::vector<std::string> ContentFields(const StepRecord& a, const StepRecord& b,
     auto it = tb.find(name);
     if (it == tb.end() || it->second != digest) tensors->push_back(name);
   }
-  for (const auto& [name, digest] : b.tensors) {
+  for (const auto& entry : b.tensors) {
+    const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one
     if (std::none_of(a.tensors.begin(), a.tensors.end(),
                      [&](const auto& t) { return t.first == name; })) {
       tensors->push_back(name);
