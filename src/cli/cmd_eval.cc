@@ -14,6 +14,7 @@
 // DIR/out0.npy, DIR/out1.npy, ...; stdout lists each output with its shape and the SHA-256 of
 // its .npy bytes. Without -o the outputs are printed as IR constant text.
 #include <cctype>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -87,6 +88,12 @@ Status WriteOutputs(const std::vector<ir::Literal>& arrays, bool tuple, const st
   std::vector<std::pair<std::string, const ir::Literal*>> outputs;
   for (size_t i = 0; i < arrays.size(); ++i) {
     outputs.push_back({tuple ? "out" + std::to_string(i) : "out", &arrays[i]});
+  }
+  if (!dir.empty()) {
+    // -o names a directory that may not exist yet (as `run -o` does).
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return InvalidArgument(dir + ": cannot create the directory (" + ec.message() + ")");
   }
   for (const auto& [name, lit] : outputs) {
     if (dir.empty()) {

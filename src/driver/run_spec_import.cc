@@ -47,7 +47,8 @@ const char* SafetensorsDType(ir::ElementType t) {
 
 std::string EntryText(const RunSpec& spec, size_t i) {
   const frontend::RunSpecEntry& e = spec.entry[i];
-  std::string s = "entry[" + std::to_string(i) + "] (" + std::string(codegen::ParamRoleName(e.role));
+  std::string s =
+      "entry[" + std::to_string(i) + "] (" + std::string(codegen::ParamRoleName(e.role));
   if (!e.name.empty()) s += " '" + e.name + "'";
   return s + ")";
 }
@@ -61,15 +62,14 @@ Status CheckStepSignature(const std::string& spec_path, const std::string& hlo_p
   const std::vector<ir::Instruction*> params = module.entry()->Parameters();
   if (params.size() != spec.entry.size()) {
     return error("the entry computation takes " + std::to_string(params.size()) +
-                 " parameters; the run spec's entry list has " +
-                 std::to_string(spec.entry.size()));
+                 " parameters; the run spec's entry list has " + std::to_string(spec.entry.size()));
   }
   std::vector<ir::Shape> state;
   for (size_t i = 0; i < params.size(); ++i) {
     const ir::Shape& s = params[i]->shape;
     const ParamRole role = spec.entry[i].role;
-    const std::string what = "parameter " + std::to_string(i) + " " + s.ToString() + " is " +
-                             EntryText(spec, i) + ", ";
+    const std::string what =
+        "parameter " + std::to_string(i) + " " + s.ToString() + " is " + EntryText(spec, i) + ", ";
     if (s.is_tuple()) return error(what + "but a tuple: export the step with flat arguments");
     if (frontend::IsStateRole(role)) {
       if (SafetensorsDType(s.type()) == nullptr)
@@ -97,9 +97,8 @@ Status CheckStepSignature(const std::string& spec_path, const std::string& hlo_p
   }
   for (size_t i = 0; i < state.size(); ++i) {
     if (root.tuple_elements()[i] != state[i]) {
-      return error("result " + std::to_string(i) + " is " +
-                   root.tuple_elements()[i].ToString() + ", but state tensor " +
-                   std::to_string(i) + " is " + state[i].ToString());
+      return error("result " + std::to_string(i) + " is " + root.tuple_elements()[i].ToString() +
+                   ", but state tensor " + std::to_string(i) + " is " + state[i].ToString());
     }
   }
   if (root.tuple_elements().back() != ir::Shape(ir::ElementType::kF32, {})) {
@@ -124,16 +123,15 @@ Result<std::vector<InitialTensor>> ReadInitialState(const std::string& path, con
     for (const SafeTensor& t : file.tensors) {
       if (t.name == e.name) found = &t;
     }
-    if (found == nullptr) return InvalidArgument(path + ": no tensor '" + e.name + "' for " +
-                                                 EntryText(spec, i));
+    if (found == nullptr)
+      return InvalidArgument(path + ": no tensor '" + e.name + "' for " + EntryText(spec, i));
     const ir::Shape& shape = params[i]->shape;
     const char* dtype = SafetensorsDType(shape.type());
     if (found->dtype != dtype || found->shape != shape.dims()) {
       std::string dims;
       for (int64_t d : found->shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
       return InvalidArgument(path + ": tensor '" + e.name + "' is " + found->dtype + " [" + dims +
-                             "]; " + EntryText(spec, i) +
-                             " takes " + shape.ToString());
+                             "]; " + EntryText(spec, i) + " takes " + shape.ToString());
     }
     InitialTensor t{e.name, e.role, ir::Literal(shape)};
     t.value.mutable_bytes() = found->data;
@@ -249,16 +247,16 @@ Result<std::string> InitialStateJson(const RunSpec& spec, const std::string& sta
 
 }  // namespace
 
-Status CompileRunSpec(const std::string& path, const CompileOptions& options,
-                      CompileResult* out) {
+Status CompileRunSpec(const std::string& path, const CompileOptions& options, CompileResult* out) {
   DETRAIN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
   DETRAIN_ASSIGN_OR_RETURN(RunSpec spec, frontend::ParseRunSpec(bytes, path));
   const std::string dir = DirOf(path);
   const std::string base = path.substr(path.rfind('/') + 1);
   if (spec.train_step == spec.initial_state || spec.train_step == base ||
       spec.initial_state == base) {
-    return InvalidArgument(path + ": run spec: the spec, train_step and initial_state must be "
-                                  "three different files");
+    return InvalidArgument(path +
+                           ": run spec: the spec, train_step and initial_state must be "
+                           "three different files");
   }
 
   const std::string hlo_path = Join(dir, spec.train_step);
@@ -296,8 +294,8 @@ Status CompileRunSpec(const std::string& path, const CompileOptions& options,
   DETRAIN_RETURN_IF_ERROR(t.Add(
       kStageSource, kImportedStepHeader + config_text + "\n// spec " + spec_text + "\n" + canonical,
       TransformOf("import-hlo", kStageProgram), kind));
-  DETRAIN_RETURN_IF_ERROR(t.Add(kStageHlo, std::move(canonical),
-                                TransformOf("import-train-step", kStageSource), kind));
+  DETRAIN_RETURN_IF_ERROR(
+      t.Add(kStageHlo, std::move(canonical), TransformOf("import-train-step", kStageSource), kind));
   DETRAIN_RETURN_IF_ERROR(
       t.Add(kStageInit, std::move(init), TransformOf("initial-state", kStageSource), kind));
 

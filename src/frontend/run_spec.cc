@@ -12,9 +12,8 @@ namespace {
 using Json = nlohmann::json;
 using codegen::ParamRole;
 
-constexpr ParamRole kRoles[] = {ParamRole::kParameter, ParamRole::kOptimizerState,
-                                ParamRole::kStep,      ParamRole::kBatch,
-                                ParamRole::kLabels,    ParamRole::kKey};
+constexpr ParamRole kRoles[] = {ParamRole::kParameter, ParamRole::kOptimizerState, ParamRole::kStep,
+                                ParamRole::kBatch,     ParamRole::kLabels,         ParamRole::kKey};
 
 // "line L, column C" of byte `at` of `text` (1-based).
 std::string LineColumn(std::string_view text, size_t at) {
@@ -60,8 +59,7 @@ class SpecReader {
   Result<std::string> FilePath(const Json& j, const char* key) const {
     DETRAIN_ASSIGN_OR_RETURN(std::string p, String(j, key, ""));
     if (!IsPlainFileName(p)) {
-      return Error(key, "\"" + p +
-                            "\" must be a file name in the spec's directory (no '/')");
+      return Error(key, "\"" + p + "\" must be a file name in the spec's directory (no '/')");
     }
     return p;
   }
@@ -92,28 +90,29 @@ class SpecReader {
         }
       }
       if (!known) {
-        return Error(where + ".role", "unknown role \"" + role_name + "\" (expected " + expected +
-                                          ")");
+        return Error(where + ".role",
+                     "unknown role \"" + role_name + "\" (expected " + expected + ")");
       }
       const int role_index = static_cast<int>(entry.role);
       ++counts[role_index];
       if (IsStateRole(entry.role)) {
         DETRAIN_ASSIGN_OR_RETURN(entry.name, String(e, "name", where));
         if (entry.name.empty()) return Error(where + ".name", "must not be empty");
-        if (entry.name.size() > 1024)
-          return Error(where + ".name", "longer than 1024 bytes");
+        if (entry.name.size() > 1024) return Error(where + ".name", "longer than 1024 bytes");
         if (!names.insert(entry.name).second)
           return Error(where + ".name", "\"" + entry.name + "\" names two entries");
         if (entry.role == ParamRole::kStep && counts[role_index] > 1)
           return Error(where + ".role", "a second step entry (the update counter is one tensor)");
       } else {
         if (e.contains("name")) {
-          return Error(where + ".name", "only state entries (parameter, optimizer-state, step) "
-                                        "have a name");
+          return Error(where + ".name",
+                       "only state entries (parameter, optimizer-state, step) "
+                       "have a name");
         }
         if (counts[role_index] > 1) {
-          return Error(where + ".role", "a second " + role_name + " entry (at most one each of "
-                                        "batch, labels and key)");
+          return Error(where + ".role", "a second " + role_name +
+                                            " entry (at most one each of "
+                                            "batch, labels and key)");
         }
       }
       out->push_back(std::move(entry));
@@ -122,19 +121,21 @@ class SpecReader {
       return Error("entry", "no parameter entry: there is nothing to train");
     if (counts[static_cast<int>(ParamRole::kBatch)] != 1 ||
         counts[static_cast<int>(ParamRole::kLabels)] != 1) {
-      return Error("entry", "needs one batch and one labels entry (the data source gives "
-                            "features and labels)");
+      return Error("entry",
+                   "needs one batch and one labels entry (the data source gives "
+                   "features and labels)");
     }
     return Status::Ok();
   }
 
   Result<RunSpec> Read(const Json& j) const {
-    DETRAIN_RETURN_IF_ERROR(Only(j, "", {"format", "format_version", "train_step",
-                                         "initial_state", "entry", "data", "train", "exporter"}));
+    DETRAIN_RETURN_IF_ERROR(Only(j, "",
+                                 {"format", "format_version", "train_step", "initial_state",
+                                  "entry", "data", "train", "exporter"}));
     DETRAIN_ASSIGN_OR_RETURN(std::string format, String(j, "format", ""));
     if (format != kRunSpecFormat) {
-      return Error("format", "expected \"" + std::string(kRunSpecFormat) + "\", found \"" +
-                                 format + "\"");
+      return Error("format",
+                   "expected \"" + std::string(kRunSpecFormat) + "\", found \"" + format + "\"");
     }
     auto version = j.find("format_version");
     if (version == j.end()) return Error("format_version", "missing");

@@ -117,8 +117,8 @@ TEST_F(RunSpecImportTest, StagesRolesAndInitialState) {
     names.push_back(r.name);
     files.push_back(r.file_name);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"program", "source", "hlo", "init", "opt-hlo",
-                                             "plan"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"program", "source", "hlo", "init", "opt-hlo", "plan"}));
   EXPECT_EQ(files[0], "00.program.json");
   EXPECT_EQ(c->stages.Find(kStageProgram)->bytes, test::Slurp(Path("run.json")));
   const StageRecord& source = *c->stages.Find(kStageSource);

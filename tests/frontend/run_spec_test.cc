@@ -137,7 +137,8 @@ TEST(RunSpecTest, TooManyEntriesAreRefusedBeforeTheyAreRead) {
 TEST(RunSpecTest, PlainFileNames) {
   EXPECT_TRUE(IsPlainFileName("train_step.hlo"));
   EXPECT_TRUE(IsPlainFileName("..hidden"));
-  const std::string_view bads[] = {"", ".", "..", "a/b", "/abs", "a\\b", std::string_view("a\0b", 3)};
+  const std::string_view bads[] = {
+      "", ".", "..", "a/b", "/abs", "a\\b", std::string_view("a\0b", 3)};
   for (std::string_view bad : bads) EXPECT_FALSE(IsPlainFileName(bad)) << bad;
   EXPECT_FALSE(IsPlainFileName(std::string(256, 'a')));
 }

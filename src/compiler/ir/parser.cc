@@ -258,13 +258,16 @@ class Parser {
     DETRAIN_RETURN_IF_ERROR(ParseOperands(*instr, &operands));
     while (cur_.TryConsume(",")) DETRAIN_RETURN_IF_ERROR(ParseAttribute(*instr));
     // A gather or scatter with batching dimensions becomes an unbatched one (UnbatchIndexing).
+    // A reduce of several inputs (argmax) becomes elementwise ops in reduce's order
+    // (ExpandReduceOfMany).
+    const bool many = instr->opcode == Opcode::kReduce && operands.size() > 2;
     const bool batched = instr->attrs.count(Attr::kOperandBatchingDims) ||
                          instr->attrs.count(Attr::kStartIndicesBatchingDims) ||
                          instr->attrs.count(Attr::kInputBatchingDims) ||
                          instr->attrs.count(Attr::kScatterIndicesBatchingDims);
     Instruction* raw = pending.computation->AddInstruction(std::move(instr));
     if (other_layout) other_layout_.insert(raw);
-    if (layout_op || is_finite || batched || select_scatter) {
+    if (layout_op || is_finite || batched || select_scatter || many) {
       layout_ops_.push_back({raw, op_name, op_loc, pending.computation});
     }
     pending.by_name[raw->name] = raw;
@@ -353,8 +356,20 @@ class Parser {
   Status ResolveLayoutOps() {
     for (const LayoutOp& op : layout_ops_) {
       Instruction& instr = *op.instr;
-      if (op.name == "select-and-scatter") {
-        DETRAIN_RETURN_IF_ERROR(ExpandSelectScatter(op));
+      if (op.name == "select-and-scatter" || op.name == "reduce") {
+        const size_t before = op.computation->instructions().size();
+        DETRAIN_RETURN_IF_ERROR(op.name == "reduce" ? ExpandReduceOfMany(op)
+                                                    : ExpandSelectScatter(op));
+        // Each expansion is bounded (a window of 4096, a combiner of 256 instructions); so is
+        // their sum, so that a file of many cannot grow the graph without limit.
+        expanded_ += op.computation->instructions().size() - before;
+        if (expanded_ > kMaxExpandedInstructions) {
+          return Cursor::ErrorAt(op.loc,
+                                 "select-and-scatter and reduces of several inputs "
+                                 "expand to more than " +
+                                     std::to_string(kMaxExpandedInstructions) +
+                                     " instructions in this module");
+        }
         continue;
       }
       if (op.name != "copy" && op.name != "bitcast" && op.name != "is-finite") {
@@ -430,18 +445,28 @@ class Parser {
     return Status::Ok();
   }
 
-  // A new instruction of `comp` that a rewrite of `like` needs: its position, its name with
-  // `suffix`.
-  static Instruction* AddBeside(Computation& comp, const Instruction& like, Opcode opcode,
-                                Shape result, std::vector<Instruction*> operands,
-                                const std::string& suffix) {
-    auto i = std::make_unique<Instruction>();
-    i->loc = like.loc;
-    i->name = like.name + suffix;
-    i->opcode = opcode;
-    i->shape = std::move(result);
-    i->operands = std::move(operands);
-    return comp.AddInstruction(std::move(i));
+  // A reduce of several inputs: its to_apply looked up by name (defined before it, as XLA
+  // prints it), then the expansion of variadic_reduce.cc.
+  Status ExpandReduceOfMany(const LayoutOp& op) {
+    Instruction& instr = *op.instr;
+    auto ref = std::find_if(comp_refs_.begin(), comp_refs_.end(), [&](const ComputationRef& r) {
+      return r.instr == &instr && r.attr == Attr::kToApply;
+    });
+    if (ref == comp_refs_.end()) return Cursor::ErrorAt(op.loc, "reduce needs to_apply=");
+    auto it = computations_.find(ref->name);
+    if (it == computations_.end()) {
+      return Cursor::ErrorAt(ref->loc, "unknown computation " + Quoted(ref->name) +
+                                           " (a reduce of several inputs needs its to_apply "
+                                           "before it)");
+    }
+    comp_refs_.erase(ref);
+    Status st = parser_internal::ExpandVariadicReduce(*op.computation, instr, *it->second);
+    if (!st.ok()) {
+      return Cursor::ErrorAt(op.loc, "reduce " + Quoted(instr.name) + " of " +
+                                         std::to_string(instr.operands.size() / 2) +
+                                         " inputs: " + st.message());
+    }
+    return Status::Ok();
   }
 
   // is-finite(x) as compare(subtract(x, x), broadcast(0), direction=EQ): finite x gives +0,
@@ -460,7 +485,8 @@ class Parser {
     Computation& comp = *op.computation;
     auto add = [&](Opcode opcode, Shape result, std::vector<Instruction*> operands,
                    const std::string& suffix) {
-      return AddBeside(comp, instr, opcode, std::move(result), std::move(operands), suffix);
+      return parser_internal::AddBeside(comp, instr, opcode, std::move(result), std::move(operands),
+                                        suffix);
     };
     Instruction* difference = add(Opcode::kSubtract, shape, {x, x}, ".x-x");
     Instruction* zero = add(Opcode::kConstant, Shape(ElementType::kF32, {}), {}, ".zero");
@@ -557,7 +583,8 @@ class Parser {
     Computation& comp = *op.computation;
     auto add = [&](Opcode opcode, Shape result, std::vector<Instruction*> operands,
                    const std::string& suffix) {
-      return AddBeside(comp, instr, opcode, std::move(result), std::move(operands), suffix);
+      return parser_internal::AddBeside(comp, instr, opcode, std::move(result), std::move(operands),
+                                        suffix);
     };
     const ElementType type = indices->shape.type();
     if (ivd == static_cast<int64_t>(dims.size())) {  // an implicit trailing index vector of 1
@@ -613,6 +640,8 @@ class Parser {
   // copy / bitcast / is-finite instructions of the computation being parsed, and every one whose
   // shape carried a layout other than row-major.
   std::vector<LayoutOp> layout_ops_;
+  static constexpr size_t kMaxExpandedInstructions = size_t{1} << 20;
+  size_t expanded_ = 0;  // instructions added by ExpandSelectScatter and ExpandReduceOfMany
   std::set<const Instruction*> other_layout_;
   std::map<std::string, Computation*> computations_;
   std::vector<ComputationRef> comp_refs_;

@@ -3,9 +3,12 @@
 #ifndef DETRAIN_COMPILER_IR_PARSER_INTERNAL_H_
 #define DETRAIN_COMPILER_IR_PARSER_INTERNAL_H_
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "compiler/ir/lexer.h"
+#include "compiler/ir/module.h"
 
 namespace detrain::ir::parser_internal {
 
@@ -32,12 +35,32 @@ Status ParseAttrValue(Cursor& cur, Attr attr, AttrValue* value, std::string* com
 enum class ForeignAttr { kUnknown, kIgnore, kDefaultOnly };
 ForeignAttr ClassifyForeignAttr(std::string_view name);
 
+// A new instruction of `comp` that a rewrite of `like` needs: its position, its name with
+// `suffix`.
+inline Instruction* AddBeside(Computation& comp, const Instruction& like, Opcode opcode,
+                              Shape result, std::vector<Instruction*> operands,
+                              const std::string& suffix) {
+  auto i = std::make_unique<Instruction>();
+  i->loc = like.loc;
+  i->name = like.name + suffix;
+  i->opcode = opcode;
+  i->shape = std::move(result);
+  i->operands = std::move(operands);
+  return comp.AddInstruction(std::move(i));
+}
+
 // select_and_scatter.cc: XLA's select-and-scatter `instr` (parsed with opcode kReduceWindow,
 // operands resolved, its window attribute set) rewritten into slices, compares, selects, pads
 // and adds beside it in `comp`; `instr` becomes the last add. Errors say what is unsupported,
 // for the caller to position.
 Status ExpandSelectAndScatter(Computation& comp, Instruction& instr, const Computation& select,
                               const Computation& scatter);
+
+// variadic_reduce.cc: XLA's reduce of several inputs together `instr` (operands resolved, its
+// dimensions attribute set), whose to_apply is `combiner`, rewritten beside it in `comp` into
+// f's body applied elementwise in reduce's canonical order (kPairwise64); `instr` becomes the
+// tuple of the results. Errors say what is unsupported, for the caller to position.
+Status ExpandVariadicReduce(Computation& comp, Instruction& instr, const Computation& combiner);
 
 }  // namespace detrain::ir::parser_internal
 

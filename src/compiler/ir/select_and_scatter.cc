@@ -47,9 +47,8 @@ Status CheckScatterIsAdd(const Computation& scatter, ElementType type) {
   const std::vector<Instruction*> params = scatter.Parameters();
   const Instruction* root = scatter.root();
   const Shape scalar(type, {});
-  const bool ok = params.size() == 2 && params[0]->shape == scalar &&
-                  params[1]->shape == scalar && root != nullptr &&
-                  root->opcode == Opcode::kAdd && root->operands.size() == 2 &&
+  const bool ok = params.size() == 2 && params[0]->shape == scalar && params[1]->shape == scalar &&
+                  root != nullptr && root->opcode == Opcode::kAdd && root->operands.size() == 2 &&
                   ((root->operands[0] == params[0] && root->operands[1] == params[1]) ||
                    (root->operands[0] == params[1] && root->operands[1] == params[0]));
   if (!ok) {
@@ -73,8 +72,9 @@ Status ExpandSelectAndScatter(Computation& comp, Instruction& instr, const Compu
   if (x->shape.is_tuple() || y->shape.is_tuple() || init->shape.is_tuple() ||
       instr.shape != x->shape || y->shape.type() != x->shape.type() ||
       init->shape != Shape(x->shape.type(), {})) {
-    return InvalidArgument("takes an operand, a source of its element type and a scalar init "
-                           "value, and gives the operand's shape");
+    return InvalidArgument(
+        "takes an operand, a source of its element type and a scalar init "
+        "value, and gives the operand's shape");
   }
   const ElementType type = x->shape.type();
   if (type == ElementType::kPred) {
@@ -97,17 +97,19 @@ Status ExpandSelectAndScatter(Computation& comp, Instruction& instr, const Compu
   for (int64_t d = 0; d < rank; ++d) {
     const WindowDim& wd = window[static_cast<size_t>(d)];
     if (wd.pad_lo != 0 || wd.pad_hi != 0 || wd.lhs_dilate != 1 || wd.rhs_dilate != 1) {
-      return InvalidArgument("a window with padding or dilation is not supported (pool with "
-                             "padding \"VALID\")");
+      return InvalidArgument(
+          "a window with padding or dilation is not supported (pool with "
+          "padding \"VALID\")");
     }
     const size_t i = static_cast<size_t>(d);
     if (wd.size < 1 || wd.stride < 1 || wd.size > in[i] ||
         out[i] != (in[i] - wd.size) / wd.stride + 1) {
-      return InvalidArgument("its source has " + std::to_string(out[i]) + " windows along "
-                             "dimension " + std::to_string(d) + "; the window gives " +
-                             std::to_string(wd.size > in[i] || wd.stride < 1
-                                                ? 0
-                                                : (in[i] - wd.size) / wd.stride + 1));
+      return InvalidArgument(
+          "its source has " + std::to_string(out[i]) +
+          " windows along "
+          "dimension " +
+          std::to_string(d) + "; the window gives " +
+          std::to_string(wd.size > in[i] || wd.stride < 1 ? 0 : (in[i] - wd.size) / wd.stride + 1));
     }
     if (wd.size > 4096 / offsets) return InvalidArgument("a window of more than 4096 elements");
     offsets *= wd.size;
@@ -115,13 +117,8 @@ Status ExpandSelectAndScatter(Computation& comp, Instruction& instr, const Compu
 
   int serial = 0;
   auto add = [&](Opcode opcode, Shape shape, std::vector<Instruction*> operands) {
-    auto i = std::make_unique<Instruction>();
-    i->loc = instr.loc;
-    i->name = instr.name + ".sas" + std::to_string(serial++);
-    i->opcode = opcode;
-    i->shape = std::move(shape);
-    i->operands = std::move(operands);
-    return comp.AddInstruction(std::move(i));
+    return AddBeside(comp, instr, opcode, std::move(shape), std::move(operands),
+                     ".sas" + std::to_string(serial++));
   };
   auto scalar = [&](ElementType t, int64_t v) {
     Instruction* c = add(Opcode::kConstant, Shape(t, {}), {});
@@ -139,7 +136,8 @@ Status ExpandSelectAndScatter(Computation& comp, Instruction& instr, const Compu
   const Shape mask_shape(ElementType::kPred, out);
 
   // The window offsets in row-major order.
-  std::vector<std::vector<int64_t>> at(static_cast<size_t>(offsets), std::vector<int64_t>(in.size()));
+  std::vector<std::vector<int64_t>> at(static_cast<size_t>(offsets),
+                                       std::vector<int64_t>(in.size()));
   for (int64_t k = 0; k < offsets; ++k) {
     int64_t rest = k;
     for (int64_t d = rank - 1; d >= 0; --d) {
@@ -179,7 +177,8 @@ Status ExpandSelectAndScatter(Computation& comp, Instruction& instr, const Compu
   for (int64_t k = 0; k < offsets; ++k) {
     Instruction* values = y;
     if (offsets > 1) {
-      Instruction* mine = add(Opcode::kCompare, mask_shape, {pick, offset_index[static_cast<size_t>(k)]});
+      Instruction* mine =
+          add(Opcode::kCompare, mask_shape, {pick, offset_index[static_cast<size_t>(k)]});
       mine->attrs[Attr::kDirection].direction = Direction::kEq;
       values = add(Opcode::kSelect, y_shape, {mine, y, zeros});
     }

@@ -36,10 +36,10 @@ TEST(CliEval, ByPositionAndSingleOutputNaming) {
   }
   std::string dir = testing::MakeTempDir();
   args.push_back("-o");
-  args.push_back(dir);
+  args.push_back(dir + "/new/sub");  // created
   auto r = RunDetrain(args);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(std::filesystem::exists(dir + "/out.npy"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/new/sub/out.npy"));
   std::filesystem::remove_all(dir);
 }
 

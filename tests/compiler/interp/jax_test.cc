@@ -99,5 +99,18 @@ TEST(Jax, DropoutWithRandomBitsInsideJitWithinTolerance) {
   ExpectWithinTolerance("dropout_random", 1);
 }
 
+void ExpectBitForBit(const std::string& name) {
+  auto pairs = RunCase(name);
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_TRUE(pairs[0].first.BitwiseEqual(pairs[0].second))
+      << name << "\n got " << pairs[0].first.ToString() << "\nwant " << pairs[0].second.ToString();
+}
+
+// A variadic reduce (jnp.argmax, in XLA's optimized module) and select-and-scatter (max-pooling's
+// gradient): both expanded by the parser into exact ops, so JAX's values bit for bit
+// (tools/export_jax_corpus.py; argmax_accuracy compiled, maxpool_grad lowered).
+TEST(Jax, ArgmaxAccuracyBitForBit) { ExpectBitForBit("argmax_accuracy"); }
+TEST(Jax, MaxPoolGradientBitForBit) { ExpectBitForBit("maxpool_grad"); }
+
 }  // namespace
 }  // namespace detrain::testing

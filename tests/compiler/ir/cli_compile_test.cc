@@ -60,7 +60,8 @@ TEST(CliCompile, UnsupportedInputsAndStagesExit2) {
   EXPECT_NE(dt.err.find("/nonexistent/model.dt: no such file"), std::string::npos) << dt.err;
   auto other = RunDetrain({"compile", Testdata("xla_syntax.hlo") + ".txt"});
   EXPECT_EQ(other.exit_code, 2);
-  EXPECT_NE(other.err.find("expected a .dt program, HLO text (.hlo) or a run spec (.json)"), std::string::npos)
+  EXPECT_NE(other.err.find("expected a .dt program, HLO text (.hlo) or a run spec (.json)"),
+            std::string::npos)
       << other.err;
   auto eval = RunDetrain({"compile", Testdata("xla_syntax.hlo"), "--emit", "eval-plan"});
   EXPECT_EQ(eval.exit_code, 2);

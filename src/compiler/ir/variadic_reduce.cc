@@ -1,0 +1,350 @@
+// XLA's variadic reduce (argmax and argmin: a value and an index reduced together), expanded by
+// the parser into elementwise ops, slices and reshapes that every backend runs exactly
+// (parser_internal.h ExpandVariadicReduce; docs/ir.md, docs/jax.md).
+//
+// reduce(x_0 .. x_{k-1}, init_0 .. init_{k-1}), dimensions=D, to_apply=f, where f takes k
+// accumulators then k elements (scalars) and returns a tuple of k scalars. The expansion keeps
+// the canonical order of `reduce` (kPairwise64, docs/ir.md): per output element, the reduced
+// elements in row-major order over D form a sequence, cut into leaves of 64; each leaf is
+// combined left to right from the init values; the leaves are then combined pairwise, level by
+// level, an odd last one carried up. Every output element goes through the same steps, so each
+// step is f's body applied elementwise to whole arrays:
+//
+//   x_i'     = reshape(transpose(x_i, kept dims then D), [kept..., N])
+//   leaves   = acc_i := broadcast(init_i); for t in 0..63: acc := f(acc, x'[..., leaf, t])
+//              (the full leaves as [kept..., N/64, 64], the short last leaf on its own)
+//   tree     = while L > 1: f(leaves[0::2], leaves[1::2]), the odd last concatenated
+//
+// f's body is cloned once per step with its scalars widened to the step's shape (its constants
+// broadcast), so the result is f's own arithmetic in reduce's order: exact whatever f is.
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/ir/module.h"
+#include "compiler/ir/parser_internal.h"
+
+namespace detrain::ir::parser_internal {
+namespace {
+
+// Bounds that keep a hostile module from growing the graph without limit: f's body is cloned
+// at most 64 + 63 + 64 times (leaf steps, short-leaf steps, tree levels).
+constexpr size_t kMaxCombinerInstructions = 256;
+constexpr int64_t kLeaf = 64;
+
+class Expander {
+ public:
+  Expander(Computation& comp, Instruction& instr, const Computation& f)
+      : comp_(comp), instr_(instr), f_(f) {}
+
+  Status Run() {
+    const size_t n = instr_.operands.size();
+    if (n < 2 || n % 2 != 0) {
+      return InvalidArgument("takes inputs and as many init values, got " + std::to_string(n) +
+                             " operands");
+    }
+    k_ = n / 2;
+    DETRAIN_RETURN_IF_ERROR(CheckOperands());
+    DETRAIN_RETURN_IF_ERROR(CheckCombiner());
+    std::vector<Instruction*> result;
+    if (n_ == 0) {
+      for (size_t i = 0; i < k_; ++i) result.push_back(Broadcast(Init(i), kept_dims_));
+    } else {
+      std::vector<Instruction*> seq;
+      for (size_t i = 0; i < k_; ++i) seq.push_back(Sequence(*instr_.operands[i]));
+      std::vector<Instruction*> leaves;
+      DETRAIN_ASSIGN_OR_RETURN(leaves, Leaves(seq));
+      DETRAIN_ASSIGN_OR_RETURN(leaves, Tree(leaves));
+      for (Instruction* l : leaves)
+        result.push_back(Add(Opcode::kReshape, Of(*l, kept_dims_), {l}));
+    }
+    if (!instr_.shape.is_tuple()) {
+      // One input and a scalar combiner printed with a plain shape: the instruction is the value.
+      instr_.opcode = Opcode::kReshape;
+      instr_.operands = {result[0]};
+    } else {
+      instr_.opcode = Opcode::kTuple;
+      instr_.operands = result;
+    }
+    instr_.attrs.clear();
+    return Status::Ok();
+  }
+
+ private:
+  Instruction* Init(size_t i) const { return instr_.operands[k_ + i]; }
+
+  Status CheckOperands() {
+    const Shape& x0 = instr_.operands[0]->shape;
+    for (size_t i = 0; i < 2 * k_; ++i) {
+      if (instr_.operands[i]->shape.is_tuple()) return InvalidArgument("an operand is a tuple");
+    }
+    for (size_t i = 0; i < k_; ++i) {
+      const Shape& x = instr_.operands[i]->shape;
+      if (x.dims() != x0.dims()) {
+        return InvalidArgument("its inputs must have one shape; input " + std::to_string(i) +
+                               " is " + x.ToString() + ", input 0 " + x0.ToString());
+      }
+      if (Init(i)->shape != Shape(x.type(), {})) {
+        return InvalidArgument("init value " + std::to_string(i) + " must be a " +
+                               Shape(x.type(), {}).ToString() + ", found " +
+                               Init(i)->shape.ToString());
+      }
+    }
+    auto d = instr_.attrs.find(Attr::kDimensions);
+    if (d == instr_.attrs.end()) return InvalidArgument("needs dimensions={...}");
+    const int64_t rank = x0.rank();
+    std::vector<bool> reduced(static_cast<size_t>(rank), false);
+    for (int64_t dim : d->second.ints) {
+      if (dim < 0 || dim >= rank || reduced[static_cast<size_t>(dim)]) {
+        return InvalidArgument("dimensions must be distinct dimensions of the input (rank " +
+                               std::to_string(rank) + "), found " + std::to_string(dim));
+      }
+      reduced[static_cast<size_t>(dim)] = true;
+    }
+    n_ = 1;
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      const int64_t size = x0.dims()[static_cast<size_t>(dim)];
+      if (reduced[static_cast<size_t>(dim)]) {
+        reduced_.push_back(dim);
+        n_ *= size;  // cannot overflow: x0's element count was checked when it was parsed
+      } else {
+        kept_.push_back(dim);
+        kept_dims_.push_back(size);
+      }
+    }
+    std::vector<Shape> want;
+    for (size_t i = 0; i < k_; ++i) want.emplace_back(instr_.operands[i]->shape.type(), kept_dims_);
+    const Shape expected = k_ == 1 && !instr_.shape.is_tuple() ? want[0] : Shape::Tuple(want);
+    if (instr_.shape != expected) {
+      return InvalidArgument("gives " + expected.ToString() + ", but is declared " +
+                             instr_.shape.ToString());
+    }
+    return Status::Ok();
+  }
+
+  Status CheckCombiner() {
+    const std::vector<Instruction*> params = f_.Parameters();
+    const std::string what = "its to_apply computation '" + f_.name() + "' ";
+    if (params.size() != 2 * k_) {
+      return InvalidArgument(what + "must take " + std::to_string(2 * k_) + " parameters, takes " +
+                             std::to_string(params.size()));
+    }
+    for (size_t i = 0; i < 2 * k_; ++i) {
+      const Shape want(instr_.operands[i % k_]->shape.type(), {});
+      if (params[i]->shape != want) {
+        return InvalidArgument(what + "parameter " + std::to_string(i) + " must be " +
+                               want.ToString() + ", is " + params[i]->shape.ToString());
+      }
+      param_index_[params[i]] = i;
+    }
+    const Instruction* root = f_.root();
+    std::vector<const Instruction*> outs;
+    if (root != nullptr && root->opcode == Opcode::kTuple) {
+      outs.assign(root->operands.begin(), root->operands.end());
+    } else if (root != nullptr && k_ == 1) {
+      outs.push_back(root);
+    }
+    if (outs.size() != k_) {
+      return InvalidArgument(what + "must return a tuple of " + std::to_string(k_) + " scalars");
+    }
+    for (size_t i = 0; i < k_; ++i) {
+      const Shape want(instr_.operands[i]->shape.type(), {});
+      if (outs[i]->shape != want) {
+        return InvalidArgument(what + "result " + std::to_string(i) + " must be " +
+                               want.ToString() + ", is " + outs[i]->shape.ToString());
+      }
+    }
+    DETRAIN_ASSIGN_OR_RETURN(std::vector<const Instruction*> order, f_.PostOrder());
+    if (order.size() > kMaxCombinerInstructions) {
+      return InvalidArgument(what + "has more than " + std::to_string(kMaxCombinerInstructions) +
+                             " instructions");
+    }
+    for (const Instruction* i : order) {
+      if (i == root && root->opcode == Opcode::kTuple) continue;
+      const OpCategory c = OpcodeCategory(i->opcode);
+      const bool scalar = !i->shape.is_tuple() && i->shape.rank() == 0;
+      const bool elementwise = c == OpCategory::kUnary || c == OpCategory::kBinary ||
+                               c == OpCategory::kElementwise || i->opcode == Opcode::kParameter ||
+                               i->opcode == Opcode::kConstant;
+      if (!elementwise || !scalar) {
+        return InvalidArgument(what + "may hold only elementwise ops on scalars; '" + i->name +
+                               "' is " + std::string(OpcodeName(i->opcode)));
+      }
+      body_.push_back(i);
+    }
+    outs_ = outs;
+    return Status::Ok();
+  }
+
+  static Shape Of(const Instruction& like, const std::vector<int64_t>& dims) {
+    return Shape(like.shape.type(), dims);
+  }
+
+  Instruction* Add(Opcode opcode, Shape shape, std::vector<Instruction*> operands) {
+    return AddBeside(comp_, instr_, opcode, std::move(shape), std::move(operands),
+                     ".vr" + std::to_string(serial_++));
+  }
+
+  Instruction* Broadcast(Instruction* scalar, const std::vector<int64_t>& dims) {
+    Instruction* b = Add(Opcode::kBroadcast, Of(*scalar, dims), {scalar});
+    b->attrs[Attr::kDimensions].ints = {};
+    return b;
+  }
+
+  Instruction* Slice(Instruction* x, int64_t dim, int64_t start, int64_t limit, int64_t stride) {
+    std::vector<int64_t> dims = x->shape.dims();
+    std::vector<SliceDim> s;
+    for (size_t d = 0; d < dims.size(); ++d) s.push_back({0, dims[d], 1});
+    s[static_cast<size_t>(dim)] = {start, limit, stride};
+    dims[static_cast<size_t>(dim)] = (limit - start + stride - 1) / stride;
+    Instruction* r = Add(Opcode::kSlice, Of(*x, dims), {x});
+    r->attrs[Attr::kSlice].slice = s;
+    return r;
+  }
+
+  // x as [kept..., N]: the reduced elements of each output element in row-major order.
+  Instruction* Sequence(Instruction& x) {
+    Instruction* t = &x;
+    std::vector<int64_t> perm = kept_;
+    perm.insert(perm.end(), reduced_.begin(), reduced_.end());
+    bool identity = true;
+    for (size_t d = 0; d < perm.size(); ++d)
+      identity = identity && perm[d] == static_cast<int64_t>(d);
+    if (!identity) {
+      std::vector<int64_t> dims;
+      for (int64_t d : perm) dims.push_back(x.shape.dims()[static_cast<size_t>(d)]);
+      t = Add(Opcode::kTranspose, Of(x, dims), {&x});
+      t->attrs[Attr::kDimensions].ints = perm;
+    }
+    std::vector<int64_t> dims = kept_dims_;
+    dims.push_back(n_);
+    return t->shape.dims() == dims ? t : Add(Opcode::kReshape, Of(x, dims), {t});
+  }
+
+  // f's body applied elementwise to k accumulators and k elements of one shape.
+  std::vector<Instruction*> Apply(const std::vector<Instruction*>& acc,
+                                  const std::vector<Instruction*>& elem) {
+    const std::vector<int64_t> dims = acc[0]->shape.dims();
+    std::unordered_map<const Instruction*, Instruction*> value;
+    for (const Instruction* i : body_) {
+      if (i->opcode == Opcode::kParameter) {
+        const size_t p = param_index_.at(i);
+        value[i] = p < k_ ? acc[p] : elem[p - k_];
+        continue;
+      }
+      if (i->opcode == Opcode::kConstant) {
+        Instruction* c = Add(Opcode::kConstant, i->shape, {});
+        c->literal = i->literal;
+        value[i] = dims.empty() ? c : Broadcast(c, dims);
+        continue;
+      }
+      std::vector<Instruction*> operands;
+      for (const Instruction* o : i->operands) operands.push_back(value.at(o));
+      Instruction* r = Add(i->opcode, Of(*i, dims), std::move(operands));
+      r->attrs = i->attrs;
+      value[i] = r;
+    }
+    std::vector<Instruction*> out;
+    for (const Instruction* o : outs_) out.push_back(value.at(o));
+    return out;
+  }
+
+  // The leaf step on [kept..., leaves, width]: acc from the init values, then each of the
+  // width elements in turn. Gives [kept..., leaves].
+  std::vector<Instruction*> Leaf(const std::vector<Instruction*>& block, int64_t leaves,
+                                 int64_t width) {
+    std::vector<int64_t> dims = kept_dims_;
+    dims.push_back(leaves);
+    const int64_t last = static_cast<int64_t>(kept_dims_.size()) + 1;
+    std::vector<Instruction*> acc;
+    for (size_t i = 0; i < k_; ++i) acc.push_back(Broadcast(Init(i), dims));
+    for (int64_t t = 0; t < width; ++t) {
+      std::vector<Instruction*> elem;
+      for (Instruction* b : block) {
+        elem.push_back(Add(Opcode::kReshape, Of(*b, dims), {Slice(b, last, t, t + 1, 1)}));
+      }
+      acc = Apply(acc, elem);
+    }
+    return acc;
+  }
+
+  Result<std::vector<Instruction*>> Leaves(const std::vector<Instruction*>& seq) {
+    const int64_t full = n_ / kLeaf, tail = n_ % kLeaf;
+    const int64_t seq_dim = static_cast<int64_t>(kept_dims_.size());
+    std::vector<std::vector<Instruction*>> parts;
+    auto blocks = [&](int64_t start, int64_t leaves, int64_t width) {
+      std::vector<Instruction*> block;
+      for (Instruction* s : seq) {
+        Instruction* part = start == 0 && leaves * width == n_
+                                ? s
+                                : Slice(s, seq_dim, start, start + leaves * width, 1);
+        std::vector<int64_t> dims = kept_dims_;
+        dims.push_back(leaves);
+        dims.push_back(width);
+        block.push_back(Add(Opcode::kReshape, Of(*s, dims), {part}));
+      }
+      return block;
+    };
+    if (full > 0) parts.push_back(Leaf(blocks(0, full, kLeaf), full, kLeaf));
+    if (tail > 0) parts.push_back(Leaf(blocks(full * kLeaf, 1, tail), 1, tail));
+    if (parts.size() == 1) return parts[0];
+    std::vector<Instruction*> joined;
+    for (size_t i = 0; i < k_; ++i) {
+      std::vector<int64_t> dims = kept_dims_;
+      dims.push_back(full + 1);
+      Instruction* c =
+          Add(Opcode::kConcatenate, Of(*parts[0][i], dims), {parts[0][i], parts[1][i]});
+      c->attrs[Attr::kDimensions].ints = {seq_dim};
+      joined.push_back(c);
+    }
+    return joined;
+  }
+
+  Result<std::vector<Instruction*>> Tree(std::vector<Instruction*> leaves) {
+    const int64_t dim = static_cast<int64_t>(kept_dims_.size());
+    int64_t count = leaves[0]->shape.dims()[static_cast<size_t>(dim)];
+    while (count > 1) {
+      const int64_t pairs = count / 2;
+      std::vector<Instruction*> lo, hi;
+      for (Instruction* l : leaves) {
+        lo.push_back(Slice(l, dim, 0, 2 * pairs - 1, 2));
+        hi.push_back(Slice(l, dim, 1, 2 * pairs, 2));
+      }
+      std::vector<Instruction*> next = Apply(lo, hi);
+      if (count % 2 == 1) {
+        for (size_t i = 0; i < k_; ++i) {
+          std::vector<int64_t> dims = next[i]->shape.dims();
+          dims[static_cast<size_t>(dim)] += 1;
+          Instruction* c = Add(Opcode::kConcatenate, Of(*next[i], dims),
+                               {next[i], Slice(leaves[i], dim, count - 1, count, 1)});
+          c->attrs[Attr::kDimensions].ints = {dim};
+          next[i] = c;
+        }
+      }
+      leaves = std::move(next);
+      count = (count + 1) / 2;
+    }
+    return leaves;
+  }
+
+  Computation& comp_;
+  Instruction& instr_;
+  const Computation& f_;
+  size_t k_ = 0;
+  int64_t n_ = 0;                 // reduced elements per output element
+  std::vector<int64_t> kept_;     // the kept dimensions, ascending
+  std::vector<int64_t> reduced_;  // the reduced dimensions, ascending
+  std::vector<int64_t> kept_dims_;
+  std::unordered_map<const Instruction*, size_t> param_index_;
+  std::vector<const Instruction*> body_;  // f's instructions in post order, the root tuple out
+  std::vector<const Instruction*> outs_;
+  int serial_ = 0;
+};
+
+}  // namespace
+
+Status ExpandVariadicReduce(Computation& comp, Instruction& instr, const Computation& combiner) {
+  return Expander(comp, instr, combiner).Run();
+}
+
+}  // namespace detrain::ir::parser_internal
