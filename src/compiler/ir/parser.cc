@@ -231,7 +231,8 @@ class Parser {
     }
     DETRAIN_RETURN_IF_ERROR(cur_.Expect("=", "after instruction name " + Quoted(instr->name)));
     bool other_layout = false;
-    DETRAIN_ASSIGN_OR_RETURN(instr->shape, ParseShape(cur_, &other_layout));
+    std::vector<int64_t> minor_to_major;
+    DETRAIN_ASSIGN_OR_RETURN(instr->shape, ParseShape(cur_, &other_layout, &minor_to_major));
     SourceLoc op_loc = (cur_.SkipSpace(), cur_.Loc());
     std::string op_name = cur_.ReadWord();
     auto opcode = OpcodeFromName(op_name);
@@ -260,13 +261,15 @@ class Parser {
     // A gather or scatter with batching dimensions becomes an unbatched one (UnbatchIndexing).
     // A reduce of several inputs (argmax) becomes elementwise ops in reduce's order
     // (ExpandReduceOfMany).
-    const bool many = instr->opcode == Opcode::kReduce && operands.size() > 2;
+    const bool many =
+        (instr->opcode == Opcode::kReduce || instr->opcode == Opcode::kReduceWindow) &&
+        operands.size() > 2 && !select_scatter;
     const bool batched = instr->attrs.count(Attr::kOperandBatchingDims) ||
                          instr->attrs.count(Attr::kStartIndicesBatchingDims) ||
                          instr->attrs.count(Attr::kInputBatchingDims) ||
                          instr->attrs.count(Attr::kScatterIndicesBatchingDims);
     Instruction* raw = pending.computation->AddInstruction(std::move(instr));
-    if (other_layout) other_layout_.insert(raw);
+    if (other_layout) other_layout_[raw] = std::move(minor_to_major);
     if (layout_op || is_finite || batched || select_scatter || many) {
       layout_ops_.push_back({raw, op_name, op_loc, pending.computation});
     }
@@ -356,10 +359,10 @@ class Parser {
   Status ResolveLayoutOps() {
     for (const LayoutOp& op : layout_ops_) {
       Instruction& instr = *op.instr;
-      if (op.name == "select-and-scatter" || op.name == "reduce") {
+      if (op.name == "select-and-scatter" || op.name == "reduce" || op.name == "reduce-window") {
         const size_t before = op.computation->instructions().size();
-        DETRAIN_RETURN_IF_ERROR(op.name == "reduce" ? ExpandReduceOfMany(op)
-                                                    : ExpandSelectScatter(op));
+        DETRAIN_RETURN_IF_ERROR(op.name == "select-and-scatter" ? ExpandSelectScatter(op)
+                                                                : ExpandReduceOfMany(op));
         // Each expansion is bounded (a window of 4096, a combiner of 256 instructions); so is
         // their sum, so that a file of many cannot grow the graph without limit.
         expanded_ += op.computation->instructions().size() - before;
@@ -385,25 +388,92 @@ class Parser {
         continue;
       }
       const Instruction& operand = *instr.operands[0];
-      if (other_layout_.count(&instr) || other_layout_.count(&operand)) {
-        return Cursor::ErrorAt(
-            op.loc, op.name + " " + Quoted(instr.name) +
-                        " between layouts other than row-major: a transpose in memory, which "
-                        "detrain (whose arrays are row-major) does not take from layouts");
-      }
       if (instr.shape.is_tuple() || operand.shape.is_tuple()) {
         return Cursor::ErrorAt(op.loc, op.name + " of a tuple is not supported");
       }
       if (instr.shape.type() != operand.shape.type()) {
-        if (op.name == "copy" || instr.shape.dims() != operand.shape.dims()) {
+        if (op.name == "copy" || instr.shape.dims() != operand.shape.dims() ||
+            LayoutOf(instr) != LayoutOf(operand)) {
           return Cursor::ErrorAt(op.loc, op.name + " " + Quoted(instr.name) +
                                              " changes the element type" +
                                              (op.name == "copy" ? "" : " and the dimensions"));
         }
         instr.opcode = Opcode::kBitcastConvert;
+        continue;
       }
+      if (op.name == "copy") {
+        // A copy changes the layout, never the value: the identity whatever the layouts.
+        if (instr.shape.dims() != operand.shape.dims()) {
+          return Cursor::ErrorAt(op.loc, "copy " + Quoted(instr.name) + " changes the dimensions");
+        }
+        continue;
+      }
+      DETRAIN_RETURN_IF_ERROR(ExpandBitcast(op));
     }
     layout_ops_.clear();
+    return Status::Ok();
+  }
+
+  // An instruction's layout, minor to major: row-major unless its text said otherwise; empty
+  // for a layout that is not a plain permutation.
+  std::vector<int64_t> LayoutOf(const Instruction& instr) const {
+    auto it = other_layout_.find(&instr);
+    if (it != other_layout_.end()) return it->second;
+    std::vector<int64_t> m2m;
+    for (int64_t d = instr.shape.rank() - 1; d >= 0; --d) m2m.push_back(d);
+    return m2m;
+  }
+
+  // bitcast reinterprets the operand's buffer: in memory it is the identity, so its value is
+  // the operand's elements in the operand's physical order, read back in the result's. With
+  // P the major-to-minor order of a layout: transpose(x, P_x), a reshape to the result's
+  // physical dimensions, then the transpose that undoes P_y. Between row-major layouts both
+  // transposes are the identity and it is a reshape.
+  Status ExpandBitcast(const LayoutOp& op) {
+    Instruction& instr = *op.instr;
+    Instruction* operand = instr.operands[0];
+    std::vector<int64_t> px = LayoutOf(*operand), py = LayoutOf(instr);
+    if ((px.empty() && operand->shape.rank() > 0) || (py.empty() && instr.shape.rank() > 0)) {
+      return Cursor::ErrorAt(op.loc, "bitcast " + Quoted(instr.name) +
+                                         " of a layout with tiles or other attributes, which "
+                                         "detrain (whose arrays are row-major) does not take");
+    }
+    if (instr.shape.ElementCount() != operand->shape.ElementCount()) {
+      return Cursor::ErrorAt(op.loc, "bitcast " + Quoted(instr.name) +
+                                         " changes the element "
+                                         "count");
+    }
+    std::reverse(px.begin(), px.end());  // now major to minor
+    std::reverse(py.begin(), py.end());
+    auto is_identity = [](const std::vector<int64_t>& p) {
+      for (size_t i = 0; i < p.size(); ++i) {
+        if (p[i] != static_cast<int64_t>(i)) return false;
+      }
+      return true;
+    };
+    auto permuted = [](const Shape& s, const std::vector<int64_t>& p) {
+      std::vector<int64_t> dims;
+      for (int64_t d : p) dims.push_back(s.dims()[static_cast<size_t>(d)]);
+      return Shape(s.type(), dims);
+    };
+    Instruction* x = operand;
+    if (!is_identity(px)) {
+      x = parser_internal::AddBeside(*op.computation, instr, Opcode::kTranspose,
+                                     permuted(operand->shape, px), {x}, ".physical");
+      x->attrs[Attr::kDimensions].ints = px;
+    }
+    if (is_identity(py)) {
+      instr.operands = {x};  // instr stays the reshape
+      return Status::Ok();
+    }
+    Instruction* y = parser_internal::AddBeside(*op.computation, instr, Opcode::kReshape,
+                                                permuted(instr.shape, py), {x}, ".reshaped");
+    std::vector<int64_t> inverse(py.size());
+    for (size_t i = 0; i < py.size(); ++i)
+      inverse[static_cast<size_t>(py[i])] = static_cast<int64_t>(i);
+    instr.opcode = Opcode::kTranspose;
+    instr.operands = {y};
+    instr.attrs[Attr::kDimensions].ints = inverse;
     return Status::Ok();
   }
 
@@ -452,7 +522,7 @@ class Parser {
     auto ref = std::find_if(comp_refs_.begin(), comp_refs_.end(), [&](const ComputationRef& r) {
       return r.instr == &instr && r.attr == Attr::kToApply;
     });
-    if (ref == comp_refs_.end()) return Cursor::ErrorAt(op.loc, "reduce needs to_apply=");
+    if (ref == comp_refs_.end()) return Cursor::ErrorAt(op.loc, op.name + " needs to_apply=");
     auto it = computations_.find(ref->name);
     if (it == computations_.end()) {
       return Cursor::ErrorAt(ref->loc, "unknown computation " + Quoted(ref->name) +
@@ -462,7 +532,7 @@ class Parser {
     comp_refs_.erase(ref);
     Status st = parser_internal::ExpandVariadicReduce(*op.computation, instr, *it->second);
     if (!st.ok()) {
-      return Cursor::ErrorAt(op.loc, "reduce " + Quoted(instr.name) + " of " +
+      return Cursor::ErrorAt(op.loc, op.name + " " + Quoted(instr.name) + " of " +
                                          std::to_string(instr.operands.size() / 2) +
                                          " inputs: " + st.message());
     }
@@ -642,7 +712,9 @@ class Parser {
   std::vector<LayoutOp> layout_ops_;
   static constexpr size_t kMaxExpandedInstructions = size_t{1} << 20;
   size_t expanded_ = 0;  // instructions added by ExpandSelectScatter and ExpandReduceOfMany
-  std::set<const Instruction*> other_layout_;
+  // Instructions whose shape has a layout other than row-major: its minor-to-major order, or
+  // empty where it is not a plain permutation (tiles...). Only bitcast reads them.
+  std::map<const Instruction*, std::vector<int64_t>> other_layout_;
   std::map<std::string, Computation*> computations_;
   std::vector<ComputationRef> comp_refs_;
 };

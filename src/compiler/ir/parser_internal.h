@@ -18,8 +18,11 @@ inline constexpr int kMaxNestingDepth = 64;
 
 // `f32[2,3]`, `f32[2,3]{1,0}` (layout dropped), `(f32[], s32[2])`.
 // `other_layout`, when given, is set when a layout other than row-major ({n-1,...,0}) follows
-// the shape (or one of its tuple elements); layouts are otherwise skipped.
-Result<Shape> ParseShape(Cursor& cur, bool* other_layout = nullptr);
+// the shape (or one of its tuple elements); layouts are otherwise skipped. `minor_to_major`,
+// when given, receives an array shape's other layout when it is a plain permutation (not for
+// tuples; left empty for tiled layouts and the like).
+Result<Shape> ParseShape(Cursor& cur, bool* other_layout = nullptr,
+                         std::vector<int64_t>* minor_to_major = nullptr);
 
 // True if the cursor is at an element type name followed by '[' (an XLA operand shape).
 bool LookingAtShape(Cursor& cur);

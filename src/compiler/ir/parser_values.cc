@@ -1,6 +1,8 @@
 // Shapes, literals and attribute values for the parser (see parser_internal.h).
 #include <cctype>
 #include <charconv>
+#include <optional>
+#include <vector>
 
 #include "compiler/ir/parser_internal.h"
 
@@ -189,7 +191,34 @@ bool LookingAtShape(Cursor& cur) {
 
 namespace {
 
-Result<Shape> ParseShapeAt(Cursor& cur, int depth, bool* other_layout) {
+// A plain layout `{2,0,1}` (minor to major), for an array of `rank`: the permutation, or
+// nothing when it is not one (tiles, memory spaces, element sizes after ':').
+std::optional<std::vector<int64_t>> PlainLayout(std::string_view text, size_t rank) {
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}') return std::nullopt;
+  std::vector<int64_t> m2m;
+  std::vector<bool> seen(rank, false);
+  std::string_view body = text.substr(1, text.size() - 2);
+  while (!body.empty()) {
+    size_t n = 0;
+    int64_t d = 0;
+    while (n < body.size() && n < 3 && body[n] >= '0' && body[n] <= '9')
+      d = d * 10 + (body[n++] - '0');
+    if (n == 0 || d >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(d)]) {
+      return std::nullopt;
+    }
+    seen[static_cast<size_t>(d)] = true;
+    m2m.push_back(d);
+    body.remove_prefix(n);
+    if (body.empty()) break;
+    if (body.front() != ',') return std::nullopt;
+    body.remove_prefix(1);
+  }
+  if (m2m.size() != rank) return std::nullopt;
+  return m2m;
+}
+
+Result<Shape> ParseShapeAt(Cursor& cur, int depth, bool* other_layout,
+                           std::vector<int64_t>* minor_to_major) {
   if (cur.LookingAt("(")) {
     if (depth >= kMaxNestingDepth) {
       return cur.Error("tuple shape nests deeper than " + std::to_string(kMaxNestingDepth) +
@@ -199,7 +228,7 @@ Result<Shape> ParseShapeAt(Cursor& cur, int depth, bool* other_layout) {
     std::vector<Shape> elements;
     if (!cur.TryConsume(")")) {
       do {
-        DETRAIN_ASSIGN_OR_RETURN(Shape e, ParseShapeAt(cur, depth + 1, other_layout));
+        DETRAIN_ASSIGN_OR_RETURN(Shape e, ParseShapeAt(cur, depth + 1, other_layout, nullptr));
         elements.push_back(std::move(e));
       } while (cur.TryConsume(","));
       DETRAIN_RETURN_IF_ERROR(cur.Expect(")", "to close a tuple shape"));
@@ -244,14 +273,17 @@ Result<Shape> ParseShapeAt(Cursor& cur, int depth, bool* other_layout) {
     }
     row_major += "}";
     if (other_layout != nullptr && layout != row_major) *other_layout = true;
+    if (minor_to_major != nullptr && layout != row_major) {
+      *minor_to_major = PlainLayout(layout, shape.dims().size()).value_or(std::vector<int64_t>{});
+    }
   }
   return shape;
 }
 
 }  // namespace
 
-Result<Shape> ParseShape(Cursor& cur, bool* other_layout) {
-  return ParseShapeAt(cur, 0, other_layout);
+Result<Shape> ParseShape(Cursor& cur, bool* other_layout, std::vector<int64_t>* minor_to_major) {
+  return ParseShapeAt(cur, 0, other_layout, minor_to_major);
 }
 
 Result<Literal> ParseLiteral(Cursor& cur, const Shape& shape) {

@@ -1,6 +1,7 @@
-// XLA's variadic reduce (argmax and argmin: a value and an index reduced together), expanded by
-// the parser into elementwise ops, slices and reshapes that every backend runs exactly
-// (parser_internal.h ExpandVariadicReduce; docs/ir.md, docs/jax.md).
+// XLA's variadic reduce (argmax and argmin: a value and an index reduced together) and variadic
+// reduce-window (XLA's optimizer writes select-and-scatter as one: the max and its position per
+// window), expanded by the parser into elementwise ops, slices and reshapes that every backend
+// runs exactly (parser_internal.h ExpandVariadicReduce; docs/ir.md, docs/jax.md).
 //
 // reduce(x_0 .. x_{k-1}, init_0 .. init_{k-1}), dimensions=D, to_apply=f, where f takes k
 // accumulators then k elements (scalars) and returns a tuple of k scalars. The expansion keeps
@@ -17,6 +18,8 @@
 //
 // f's body is cloned once per step with its scalars widened to the step's shape (its constants
 // broadcast), so the result is f's own arithmetic in reduce's order: exact whatever f is.
+// reduce-window's sequence is a window's taps in row-major order (its canonical order, the same
+// kPairwise64): x' is the taps' strided slices concatenated, [windows..., taps].
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -31,11 +34,12 @@ namespace {
 // at most 64 + 63 + 64 times (leaf steps, short-leaf steps, tree levels).
 constexpr size_t kMaxCombinerInstructions = 256;
 constexpr int64_t kLeaf = 64;
+constexpr int64_t kMaxTaps = 4096;  // a reduce-window's window
 
 class Expander {
  public:
   Expander(Computation& comp, Instruction& instr, const Computation& f)
-      : comp_(comp), instr_(instr), f_(f) {}
+      : comp_(comp), instr_(instr), f_(f), window_(instr.opcode == Opcode::kReduceWindow) {}
 
   Status Run() {
     const size_t n = instr_.operands.size();
@@ -90,6 +94,50 @@ class Expander {
                                Init(i)->shape.ToString());
       }
     }
+    DETRAIN_RETURN_IF_ERROR(window_ ? CheckWindow(x0) : CheckDimensions(x0));
+    std::vector<Shape> want;
+    for (size_t i = 0; i < k_; ++i) {
+      want.emplace_back(instr_.operands[i]->shape.type(), kept_dims_);
+    }
+    const Shape expected = k_ == 1 && !instr_.shape.is_tuple() ? want[0] : Shape::Tuple(want);
+    if (instr_.shape != expected) {
+      return InvalidArgument("gives " + expected.ToString() + ", but is declared " +
+                             instr_.shape.ToString());
+    }
+    return Status::Ok();
+  }
+
+  // reduce-window: every window position is an output element, whose taps in row-major window
+  // order are its sequence; windows without padding or dilation (max-pooling's).
+  Status CheckWindow(const Shape& x0) {
+    auto w = instr_.attrs.find(Attr::kWindow);
+    const int64_t rank = x0.rank();
+    if (w == instr_.attrs.end() || static_cast<int64_t>(w->second.window.size()) != rank) {
+      return InvalidArgument("needs a window of one dimension per input dimension");
+    }
+    window_dims_ = w->second.window;
+    n_ = 1;
+    for (int64_t d = 0; d < rank; ++d) {
+      const WindowDim& wd = window_dims_[static_cast<size_t>(d)];
+      const int64_t in = x0.dims()[static_cast<size_t>(d)];
+      if (wd.pad_lo != 0 || wd.pad_hi != 0 || wd.lhs_dilate != 1 || wd.rhs_dilate != 1) {
+        return InvalidArgument("a window with padding or dilation is not supported");
+      }
+      if (wd.size < 1 || wd.stride < 1 || wd.size > in) {
+        return InvalidArgument("window dimension " + std::to_string(d) + " (size " +
+                               std::to_string(wd.size) + ", stride " + std::to_string(wd.stride) +
+                               ") does not fit the input's " + std::to_string(in));
+      }
+      if (wd.size > kMaxTaps / n_) {
+        return InvalidArgument("a window of more than " + std::to_string(kMaxTaps) + " taps");
+      }
+      n_ *= wd.size;
+      kept_dims_.push_back((in - wd.size) / wd.stride + 1);
+    }
+    return Status::Ok();
+  }
+
+  Status CheckDimensions(const Shape& x0) {
     auto d = instr_.attrs.find(Attr::kDimensions);
     if (d == instr_.attrs.end()) return InvalidArgument("needs dimensions={...}");
     const int64_t rank = x0.rank();
@@ -111,13 +159,6 @@ class Expander {
         kept_.push_back(dim);
         kept_dims_.push_back(size);
       }
-    }
-    std::vector<Shape> want;
-    for (size_t i = 0; i < k_; ++i) want.emplace_back(instr_.operands[i]->shape.type(), kept_dims_);
-    const Shape expected = k_ == 1 && !instr_.shape.is_tuple() ? want[0] : Shape::Tuple(want);
-    if (instr_.shape != expected) {
-      return InvalidArgument("gives " + expected.ToString() + ", but is declared " +
-                             instr_.shape.ToString());
     }
     return Status::Ok();
   }
@@ -202,8 +243,39 @@ class Expander {
     return r;
   }
 
+  // For reduce-window, x as [windows..., taps]: tap k of every window is a strided slice of x,
+  // concatenated in row-major tap order.
+  Instruction* WindowSequence(Instruction& x) {
+    const size_t rank = window_dims_.size();
+    std::vector<int64_t> one = kept_dims_;
+    one.push_back(1);
+    std::vector<Instruction*> taps;
+    for (int64_t k = 0; k < n_; ++k) {
+      Instruction* s = Add(Opcode::kSlice, Of(x, kept_dims_), {&x});
+      std::vector<SliceDim>& dims = s->attrs[Attr::kSlice].slice;
+      int64_t rest = k;
+      std::vector<int64_t> at(rank);
+      for (size_t d = rank; d-- > 0;) {
+        at[d] = rest % window_dims_[d].size;
+        rest /= window_dims_[d].size;
+      }
+      for (size_t d = 0; d < rank; ++d) {
+        const int64_t stride = window_dims_[d].stride;
+        dims.push_back({at[d], at[d] + (kept_dims_[d] - 1) * stride + 1, stride});
+      }
+      taps.push_back(Add(Opcode::kReshape, Of(x, one), {s}));
+    }
+    if (taps.size() == 1) return taps[0];
+    std::vector<int64_t> all = kept_dims_;
+    all.push_back(n_);
+    Instruction* c = Add(Opcode::kConcatenate, Of(x, all), taps);
+    c->attrs[Attr::kDimensions].ints = {static_cast<int64_t>(rank)};
+    return c;
+  }
+
   // x as [kept..., N]: the reduced elements of each output element in row-major order.
   Instruction* Sequence(Instruction& x) {
+    if (window_) return WindowSequence(x);
     Instruction* t = &x;
     std::vector<int64_t> perm = kept_;
     perm.insert(perm.end(), reduced_.begin(), reduced_.end());
@@ -330,6 +402,8 @@ class Expander {
   Computation& comp_;
   Instruction& instr_;
   const Computation& f_;
+  const bool window_;  // reduce-window rather than reduce
+  std::vector<WindowDim> window_dims_;
   size_t k_ = 0;
   int64_t n_ = 0;                 // reduced elements per output element
   std::vector<int64_t> kept_;     // the kept dimensions, ascending

@@ -123,5 +123,74 @@ TEST(ReduceMany, SumsFollowReducesCanonicalOrder) {
   }
 }
 
+// reduce-window of several inputs (XLA's optimized max-pooling gradient keeps the max and its
+// position per window): each window's taps in row-major order are its sequence. Overlapping
+// windows of 3x2 with stride 1x2, against brute force.
+TEST(ReduceMany, WindowedArgmaxAgainstBruteForce) {
+  const int64_t rows = 5, cols = 6;  // windows: 3 x 3
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> small(-3, 3);
+  std::vector<float> x(rows * cols);
+  for (float& v : x) v = static_cast<float>(small(rng));
+  x[8] = std::numeric_limits<float>::quiet_NaN();
+  Literal r = RunHlo(
+      "  x = f32[5,6] parameter(0)\n  n = s32[5,6] iota(), iota_dimension=1\n"
+      "  z = f32[] constant(-inf)\n  zi = s32[] constant(-1)\n"
+      "  r = (f32[3,3], s32[3,3]) reduce-window(x, n, z, zi), window={size=3x2 stride=1x2}, "
+      "to_apply=argmax\n  ROOT i = s32[3,3] get-tuple-element(r), index=1\n",
+      {F32({rows, cols}, x)}, kArgmax);
+  std::vector<int32_t> got = Values<int32_t>(r);
+  ASSERT_EQ(got.size(), 9u);
+  for (int64_t wr = 0; wr < 3; ++wr) {
+    for (int64_t wc = 0; wc < 3; ++wc) {
+      // The taps in row-major order; the index input is the column, ties go to the smaller.
+      std::vector<float> taps;
+      std::vector<int32_t> column;
+      for (int64_t a = 0; a < 3; ++a) {
+        for (int64_t b = 0; b < 2; ++b) {
+          taps.push_back(x[(wr + a) * cols + wc * 2 + b]);
+          column.push_back(static_cast<int32_t>(wc * 2 + b));
+        }
+      }
+      // The combiner keeps the accumulator on a NaN or a larger value, and on equal values
+      // the smaller index: the first NaN, else the largest value with the smallest column.
+      int32_t want = -1;
+      float best = -std::numeric_limits<float>::infinity();
+      for (size_t t = 0; t < taps.size(); ++t) {
+        if (std::isnan(best)) break;
+        if (std::isnan(taps[t]) || taps[t] > best || (taps[t] == best && column[t] < want)) {
+          best = taps[t];
+          want = column[t];
+        }
+      }
+      EXPECT_EQ(got[wr * 3 + wc], want) << "window " << wr << "," << wc;
+    }
+  }
+}
+
+// A windowed float sum of 10x10 = 100 taps (a full leaf of 64, a short one of 36, a tree):
+// two sums together give the bits of the one-input reduce-window.
+TEST(ReduceMany, WindowedSumsFollowReduceWindowsOrder) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1000, 1000);
+  std::vector<float> a(14 * 13), b(14 * 13);
+  for (float& v : a) v = u(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 16) - 8);
+  for (float& v : b) v = u(rng);
+  const std::string window = "window={size=10x10 stride=2x3}";  // windows: 3 x 2
+  Literal both = RunHlo(
+      "  a = f32[14,13] parameter(0)\n  b = f32[14,13] parameter(1)\n  z = f32[] constant(0)\n"
+      "  r = (f32[3,2], f32[3,2]) reduce-window(a, b, z, z), " +
+          window +
+          ", to_apply=sums\n"
+          "  ROOT t = f32[3,2] get-tuple-element(r), index=0\n",
+      {F32({14, 13}, a), F32({14, 13}, b)}, kTwoSums);
+  Literal one = RunHlo(
+      "  a = f32[14,13] parameter(0)\n  z = f32[] constant(0)\n"
+      "  ROOT r = f32[3,2] reduce-window(a, z), " +
+          window + ", to_apply=add\n",
+      {F32({14, 13}, a)}, kAddF32);
+  EXPECT_EQ(Bits(both), Bits(one));
+}
+
 }  // namespace
 }  // namespace detrain::testing
