@@ -56,6 +56,28 @@ def data_movement(x, n, i):
     return c, d, e, g, s, ds, k, oh, jnp.sqrt(jnp.abs(x)), x / (jnp.abs(x) + 1.0)
 
 
+def sort_special(x):
+    # Sort, stable argsort and top_k along rows holding NaN, -0 and +0, infinities and ties:
+    # XLA's total order and stability, which detrain's sorting network must reproduce.
+    return (jnp.sort(x, axis=1), jnp.argsort(x, axis=1, stable=True), *jax.lax.top_k(x, 5),
+            jnp.sort(x, axis=0))
+
+
+def special_rows(rng):
+    f32 = np.float32
+    x = rng.integers(-4, 5, size=(3, 70)).astype(f32)  # many ties
+    x[0, [3, 40]] = np.nan
+    x[0, 10] = -np.nan
+    x[1, [5, 6]] = [-0.0, 0.0]
+    x[1, [50, 51]] = [0.0, -0.0]
+    x[1, 7] = np.inf
+    x[2, 8] = -np.inf
+    # Not a subnormal: JAX's CPU run treats one as zero (the comparator's x == 0 holds for
+    # 1e-45 there, as with denormals-are-zero), detrain keeps IEEE semantics (docs/jax.md).
+    x[2, 9] = np.float32(2e-38)
+    return x
+
+
 def make_cases():
     rng = np.random.default_rng(20261129)
     f32 = np.float32
@@ -75,6 +97,7 @@ def make_cases():
         "softmax_cross_entropy": (softmax_cross_entropy, (logits, labels)),
         "mlp_grad": (jax.grad(mlp_loss), (params, x, labels)),
         "data_movement": (data_movement, (xm, n, np.int32(1))),
+        "sort_special": (sort_special, (special_rows(np.random.default_rng(7)),)),
     }
 
 

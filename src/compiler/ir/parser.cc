@@ -249,6 +249,11 @@ class Parser {
     // attribute it has, and expanded once its operands are known (ExpandSelectScatter).
     const bool select_scatter = op_name == "select-and-scatter";
     if (select_scatter) opcode = Opcode::kReduceWindow;
+    // sort (parsed as a reduce: dimensions and to_apply) and topk (k, largest) become a stable
+    // sorting network of exact ops (sort.cc).
+    const bool sort = op_name == "sort", topk = op_name == "topk";
+    if (sort) opcode = Opcode::kReduce;
+    if (topk) opcode = Opcode::kTuple;
     if (!opcode) {
       return Cursor::ErrorAt(op_loc, op_name.empty()
                                          ? "expected an op name, found " + cur_.Found()
@@ -258,19 +263,34 @@ class Parser {
     std::vector<OperandRef> operands;
     DETRAIN_RETURN_IF_ERROR(ParseOperands(*instr, &operands));
     while (cur_.TryConsume(",")) DETRAIN_RETURN_IF_ERROR(ParseAttribute(*instr));
+    if (!topk && topk_args_.count(instr.get())) {
+      return Cursor::ErrorAt(op_loc, "attributes k and largest are only for topk");
+    }
+    const bool total_order = total_order_.count(instr.get()) != 0;
+    // XLA's TopK custom call (optimized modules): a topk with its own comparator.
+    const bool topk_call = instr->opcode == Opcode::kCustomCall &&
+                           instr->attrs.count(Attr::kCustomCallTarget) &&
+                           instr->attrs.at(Attr::kCustomCallTarget).s == "TopK";
+    if (called_.count(instr.get()) && !topk_call) {
+      return Cursor::ErrorAt(op_loc,
+                             "called_computations is only supported on the TopK "
+                             "custom call");
+    }
+    if (topk_call) op_name = "topk";
     // A gather or scatter with batching dimensions becomes an unbatched one (UnbatchIndexing).
     // A reduce of several inputs (argmax) becomes elementwise ops in reduce's order
     // (ExpandReduceOfMany).
     const bool many =
         (instr->opcode == Opcode::kReduce || instr->opcode == Opcode::kReduceWindow) &&
-        operands.size() > 2 && !select_scatter;
+        operands.size() > 2 && !select_scatter && !sort;
     const bool batched = instr->attrs.count(Attr::kOperandBatchingDims) ||
                          instr->attrs.count(Attr::kStartIndicesBatchingDims) ||
                          instr->attrs.count(Attr::kInputBatchingDims) ||
                          instr->attrs.count(Attr::kScatterIndicesBatchingDims);
     Instruction* raw = pending.computation->AddInstruction(std::move(instr));
     if (other_layout) other_layout_[raw] = std::move(minor_to_major);
-    if (layout_op || is_finite || batched || select_scatter || many) {
+    if (layout_op || is_finite || batched || select_scatter || many || sort || topk ||
+        total_order || topk_call) {
       layout_ops_.push_back({raw, op_name, op_loc, pending.computation});
     }
     pending.by_name[raw->name] = raw;
@@ -308,7 +328,7 @@ class Parser {
     if (name.empty()) return cur_.Error("expected an attribute name, found " + cur_.Found());
     DETRAIN_RETURN_IF_ERROR(cur_.Expect("=", "after attribute name " + Quoted(name)));
     auto attr = AttrFromName(name);
-    if (!attr) return ParseForeignAttribute(name, loc);
+    if (!attr) return ParseForeignAttribute(instr, name, loc);
     if (instr.attrs.count(*attr))
       return Cursor::ErrorAt(loc, "duplicate attribute " + Quoted(name));
     std::string comp_name;
@@ -318,18 +338,49 @@ class Parser {
     return Status::Ok();
   }
 
-  Status ParseForeignAttribute(const std::string& name, SourceLoc loc) {
+  Status ParseForeignAttribute(Instruction& instr, const std::string& name, SourceLoc loc) {
+    if (name == "called_computations") {
+      // {%name}: one computation (the TopK custom call's comparator).
+      DETRAIN_RETURN_IF_ERROR(cur_.Expect("{", "to open called_computations"));
+      SourceLoc nloc = (cur_.SkipSpace(), cur_.Loc());
+      std::string comp = cur_.ReadName();
+      if (comp.empty()) return cur_.Error("expected a computation name, found " + cur_.Found());
+      DETRAIN_RETURN_IF_ERROR(cur_.Expect("}", "after the one computation of called_computations"));
+      called_[&instr] = {comp, nloc};
+      return Status::Ok();
+    }
+    if (name == "k" || name == "largest" || name == "is_stable") {
+      SourceLoc vloc = (cur_.SkipSpace(), cur_.Loc());
+      if (name == "k") {
+        DETRAIN_ASSIGN_OR_RETURN(int64_t k, cur_.ReadInt("k"));
+        if (k < 0) return Cursor::ErrorAt(vloc, "k must not be negative");
+        topk_args_[&instr].k = k;
+        return Status::Ok();
+      }
+      std::string v = cur_.ReadWord();
+      if (v != "true" && v != "false") {
+        return Cursor::ErrorAt(vloc, name + " must be true or false, found " + Quoted(v));
+      }
+      // is_stable: detrain's sort is always stable, which an unstable sort may be.
+      if (name == "largest") topk_args_[&instr].largest = v == "true";
+      return Status::Ok();
+    }
     switch (ClassifyForeignAttr(name)) {
       case ForeignAttr::kIgnore:
         return cur_.SkipValue();
       case ForeignAttr::kDefaultOnly: {
         SourceLoc vloc = (cur_.SkipSpace(), cur_.Loc());
         std::string v = cur_.ReadWord();
+        if (name == "type" && v == "TOTALORDER") {
+          total_order_.insert(&instr);  // ExpandTotalOrderCompare
+          return Status::Ok();
+        }
         bool ok = name == "type" ? (v == "FLOAT" || v == "SIGNED" || v == "UNSIGNED") : v == "1";
         if (!ok) {
-          return Cursor::ErrorAt(vloc, "unsupported " + name + "=" + v + " (only " +
-                                           (name == "type" ? "FLOAT, SIGNED or UNSIGNED" : "1") +
-                                           " is supported)");
+          return Cursor::ErrorAt(
+              vloc, "unsupported " + name + "=" + v + " (only " +
+                        (name == "type" ? "FLOAT, SIGNED, UNSIGNED or TOTALORDER" : "1") +
+                        " is supported)");
         }
         return Status::Ok();
       }
@@ -359,10 +410,10 @@ class Parser {
   Status ResolveLayoutOps() {
     for (const LayoutOp& op : layout_ops_) {
       Instruction& instr = *op.instr;
-      if (op.name == "select-and-scatter" || op.name == "reduce" || op.name == "reduce-window") {
+      if (op.name == "select-and-scatter" || op.name == "reduce" || op.name == "reduce-window" ||
+          op.name == "sort" || op.name == "topk" || op.name == "compare") {
         const size_t before = op.computation->instructions().size();
-        DETRAIN_RETURN_IF_ERROR(op.name == "select-and-scatter" ? ExpandSelectScatter(op)
-                                                                : ExpandReduceOfMany(op));
+        DETRAIN_RETURN_IF_ERROR(ExpandMany(op));
         // Each expansion is bounded (a window of 4096, a combiner of 256 instructions); so is
         // their sum, so that a file of many cannot grow the graph without limit.
         expanded_ += op.computation->instructions().size() - before;
@@ -424,56 +475,12 @@ class Parser {
     return m2m;
   }
 
-  // bitcast reinterprets the operand's buffer: in memory it is the identity, so its value is
-  // the operand's elements in the operand's physical order, read back in the result's. With
-  // P the major-to-minor order of a layout: transpose(x, P_x), a reshape to the result's
-  // physical dimensions, then the transpose that undoes P_y. Between row-major layouts both
-  // transposes are the identity and it is a reshape.
+  // bitcast: the transposes and reshape of layouts.cc between the two layouts.
   Status ExpandBitcast(const LayoutOp& op) {
     Instruction& instr = *op.instr;
-    Instruction* operand = instr.operands[0];
-    std::vector<int64_t> px = LayoutOf(*operand), py = LayoutOf(instr);
-    if ((px.empty() && operand->shape.rank() > 0) || (py.empty() && instr.shape.rank() > 0)) {
-      return Cursor::ErrorAt(op.loc, "bitcast " + Quoted(instr.name) +
-                                         " of a layout with tiles or other attributes, which "
-                                         "detrain (whose arrays are row-major) does not take");
-    }
-    if (instr.shape.ElementCount() != operand->shape.ElementCount()) {
-      return Cursor::ErrorAt(op.loc, "bitcast " + Quoted(instr.name) +
-                                         " changes the element "
-                                         "count");
-    }
-    std::reverse(px.begin(), px.end());  // now major to minor
-    std::reverse(py.begin(), py.end());
-    auto is_identity = [](const std::vector<int64_t>& p) {
-      for (size_t i = 0; i < p.size(); ++i) {
-        if (p[i] != static_cast<int64_t>(i)) return false;
-      }
-      return true;
-    };
-    auto permuted = [](const Shape& s, const std::vector<int64_t>& p) {
-      std::vector<int64_t> dims;
-      for (int64_t d : p) dims.push_back(s.dims()[static_cast<size_t>(d)]);
-      return Shape(s.type(), dims);
-    };
-    Instruction* x = operand;
-    if (!is_identity(px)) {
-      x = parser_internal::AddBeside(*op.computation, instr, Opcode::kTranspose,
-                                     permuted(operand->shape, px), {x}, ".physical");
-      x->attrs[Attr::kDimensions].ints = px;
-    }
-    if (is_identity(py)) {
-      instr.operands = {x};  // instr stays the reshape
-      return Status::Ok();
-    }
-    Instruction* y = parser_internal::AddBeside(*op.computation, instr, Opcode::kReshape,
-                                                permuted(instr.shape, py), {x}, ".reshaped");
-    std::vector<int64_t> inverse(py.size());
-    for (size_t i = 0; i < py.size(); ++i)
-      inverse[static_cast<size_t>(py[i])] = static_cast<int64_t>(i);
-    instr.opcode = Opcode::kTranspose;
-    instr.operands = {y};
-    instr.attrs[Attr::kDimensions].ints = inverse;
+    Status st = parser_internal::ExpandBitcast(*op.computation, instr, LayoutOf(*instr.operands[0]),
+                                               LayoutOf(instr));
+    if (!st.ok()) return Cursor::ErrorAt(op.loc, "bitcast " + Quoted(instr.name) + st.message());
     return Status::Ok();
   }
 
@@ -511,6 +518,55 @@ class Parser {
     if (!st.ok()) {
       return Cursor::ErrorAt(op.loc,
                              "select-and-scatter " + Quoted(instr.name) + ": " + st.message());
+    }
+    return Status::Ok();
+  }
+
+  // The expansions that may add many instructions (the budget of ResolveLayoutOps).
+  Status ExpandMany(const LayoutOp& op) {
+    Instruction& instr = *op.instr;
+    Status st = Status::Ok();
+    if (op.name == "select-and-scatter") return ExpandSelectScatter(op);
+    if (op.name == "reduce" || op.name == "reduce-window") return ExpandReduceOfMany(op);
+    if (op.name == "compare") {
+      st = parser_internal::ExpandTotalOrderCompare(*op.computation, instr);
+    } else if (op.name == "topk" && called_.count(&instr)) {
+      const auto& [name, loc] = called_.at(&instr);
+      auto it = computations_.find(name);
+      if (it == computations_.end()) {
+        return Cursor::ErrorAt(
+            loc, "unknown computation " + Quoted(name) + " (a TopK's comparator comes before it)");
+      }
+      const Shape& r = instr.shape;
+      const int64_t k = r.is_tuple() && !r.tuple_elements().empty() &&
+                                !r.tuple_elements()[0].is_tuple() &&
+                                r.tuple_elements()[0].rank() > 0
+                            ? r.tuple_elements()[0].dims().back()
+                            : -1;
+      if (k < 0) return Cursor::ErrorAt(op.loc, "TopK must give (values, indices)");
+      st = parser_internal::ExpandTopK(*op.computation, instr, k, true, it->second);
+    } else if (op.name == "topk") {
+      auto args = topk_args_.find(&instr);
+      if (args == topk_args_.end() || args->second.k < 0) {
+        return Cursor::ErrorAt(op.loc, "topk needs k=");
+      }
+      st =
+          parser_internal::ExpandTopK(*op.computation, instr, args->second.k, args->second.largest);
+    } else {
+      auto ref = std::find_if(comp_refs_.begin(), comp_refs_.end(), [&](const ComputationRef& r) {
+        return r.instr == &instr && r.attr == Attr::kToApply;
+      });
+      if (ref == comp_refs_.end()) return Cursor::ErrorAt(op.loc, "sort needs to_apply=");
+      auto it = computations_.find(ref->name);
+      if (it == computations_.end()) {
+        return Cursor::ErrorAt(ref->loc, "unknown computation " + Quoted(ref->name) +
+                                             " (a sort needs its comparator before it)");
+      }
+      comp_refs_.erase(ref);
+      st = parser_internal::ExpandSort(*op.computation, instr, *it->second);
+    }
+    if (!st.ok()) {
+      return Cursor::ErrorAt(op.loc, op.name + " " + Quoted(instr.name) + ": " + st.message());
     }
     return Status::Ok();
   }
@@ -711,7 +767,16 @@ class Parser {
   // shape carried a layout other than row-major.
   std::vector<LayoutOp> layout_ops_;
   static constexpr size_t kMaxExpandedInstructions = size_t{1} << 20;
-  size_t expanded_ = 0;  // instructions added by ExpandSelectScatter and ExpandReduceOfMany
+  size_t expanded_ = 0;
+  std::set<const Instruction*> total_order_;  // compares with type=TOTALORDER
+  struct TopKArgs {
+    int64_t k = -1;
+    bool largest = true;
+  };
+  std::map<const Instruction*, TopKArgs> topk_args_;
+  std::map<const Instruction*, std::pair<std::string, SourceLoc>>
+      called_;  // TopK comparators  // instructions added by ExpandSelectScatter and
+                // ExpandReduceOfMany
   // Instructions whose shape has a layout other than row-major: its minor-to-major order, or
   // empty where it is not a plain permutation (tiles...). Only bitcast reads them.
   std::map<const Instruction*, std::vector<int64_t>> other_layout_;

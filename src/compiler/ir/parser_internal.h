@@ -52,6 +52,35 @@ inline Instruction* AddBeside(Computation& comp, const Instruction& like, Opcode
   return comp.AddInstruction(std::move(i));
 }
 
+// A computation of scalars that an expansion applies elementwise to whole arrays (a variadic
+// reduce's combiner, a sort's comparator): parameters, constants and elementwise ops, the root
+// a tuple of results or one result (scalar_body.cc).
+class ScalarBody {
+ public:
+  // Checks `f` (at most `max_instructions`); errors start with `what`.
+  Status Init(const Computation& f, size_t max_instructions, const std::string& what);
+  const std::vector<Instruction*>& params() const { return params_; }  // in parameter order
+  const std::vector<const Instruction*>& outputs() const { return outputs_; }
+  // f's body applied elementwise to `args` (one per parameter, in order; all with the
+  // dimensions of args[0]), added to `comp` beside `like`, named like.name + suffix + serial.
+  std::vector<Instruction*> Apply(Computation& comp, const Instruction& like,
+                                  const std::vector<Instruction*>& args, const std::string& suffix,
+                                  int* serial) const;
+
+ private:
+  const Computation* f_ = nullptr;
+  std::vector<Instruction*> params_;
+  std::vector<const Instruction*> outputs_;
+  std::vector<const Instruction*> body_;  // post order, a tuple root left out
+};
+
+// layouts.cc: bitcast `instr` (its operand resolved, parsed as a reshape) between an operand
+// of layout `operand_m2m` and a result of layout `result_m2m` (minor to major; empty for one
+// that is not a plain permutation) rewritten into the transposes and reshape that read the
+// operand's memory order in the result's. Errors start with a space, for the caller's prefix.
+Status ExpandBitcast(Computation& comp, Instruction& instr, std::vector<int64_t> operand_m2m,
+                     std::vector<int64_t> result_m2m);
+
 // select_and_scatter.cc: XLA's select-and-scatter `instr` (parsed with opcode kReduceWindow,
 // operands resolved, its window attribute set) rewritten into slices, compares, selects, pads
 // and adds beside it in `comp`; `instr` becomes the last add. Errors say what is unsupported,
@@ -64,6 +93,17 @@ Status ExpandSelectAndScatter(Computation& comp, Instruction& instr, const Compu
 // f's body applied elementwise in reduce's canonical order (kPairwise64); `instr` becomes the
 // tuple of the results. Errors say what is unsupported, for the caller to position.
 Status ExpandVariadicReduce(Computation& comp, Instruction& instr, const Computation& combiner);
+
+// sort.cc: compare type=TOTALORDER (`instr`, operands resolved) rewritten to compare f32
+// operands by their total-order keys; XLA's sort (parsed with opcode kReduce, its dimensions
+// set) as a stable bitonic network of `comparator`, `instr` becoming the sorted tuple (or
+// array); topk (parsed as kTuple) as the stable sort by value, descending for `largest`, and
+// its first k with their indices.
+Status ExpandTotalOrderCompare(Computation& comp, Instruction& instr);
+Status ExpandSort(Computation& comp, Instruction& instr, const Computation& comparator);
+// With a `comparator` (XLA's TopK custom call), it orders (value, index) pairs instead.
+Status ExpandTopK(Computation& comp, Instruction& instr, int64_t k, bool largest,
+                  const Computation* comparator = nullptr);
 
 }  // namespace detrain::ir::parser_internal
 

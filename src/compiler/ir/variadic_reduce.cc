@@ -176,15 +176,9 @@ class Expander {
         return InvalidArgument(what + "parameter " + std::to_string(i) + " must be " +
                                want.ToString() + ", is " + params[i]->shape.ToString());
       }
-      param_index_[params[i]] = i;
     }
-    const Instruction* root = f_.root();
-    std::vector<const Instruction*> outs;
-    if (root != nullptr && root->opcode == Opcode::kTuple) {
-      outs.assign(root->operands.begin(), root->operands.end());
-    } else if (root != nullptr && k_ == 1) {
-      outs.push_back(root);
-    }
+    DETRAIN_RETURN_IF_ERROR(body_.Init(f_, kMaxCombinerInstructions, what));
+    const std::vector<const Instruction*>& outs = body_.outputs();
     if (outs.size() != k_) {
       return InvalidArgument(what + "must return a tuple of " + std::to_string(k_) + " scalars");
     }
@@ -195,25 +189,6 @@ class Expander {
                                want.ToString() + ", is " + outs[i]->shape.ToString());
       }
     }
-    DETRAIN_ASSIGN_OR_RETURN(std::vector<const Instruction*> order, f_.PostOrder());
-    if (order.size() > kMaxCombinerInstructions) {
-      return InvalidArgument(what + "has more than " + std::to_string(kMaxCombinerInstructions) +
-                             " instructions");
-    }
-    for (const Instruction* i : order) {
-      if (i == root && root->opcode == Opcode::kTuple) continue;
-      const OpCategory c = OpcodeCategory(i->opcode);
-      const bool scalar = !i->shape.is_tuple() && i->shape.rank() == 0;
-      const bool elementwise = c == OpCategory::kUnary || c == OpCategory::kBinary ||
-                               c == OpCategory::kElementwise || i->opcode == Opcode::kParameter ||
-                               i->opcode == Opcode::kConstant;
-      if (!elementwise || !scalar) {
-        return InvalidArgument(what + "may hold only elementwise ops on scalars; '" + i->name +
-                               "' is " + std::string(OpcodeName(i->opcode)));
-      }
-      body_.push_back(i);
-    }
-    outs_ = outs;
     return Status::Ok();
   }
 
@@ -296,29 +271,9 @@ class Expander {
   // f's body applied elementwise to k accumulators and k elements of one shape.
   std::vector<Instruction*> Apply(const std::vector<Instruction*>& acc,
                                   const std::vector<Instruction*>& elem) {
-    const std::vector<int64_t> dims = acc[0]->shape.dims();
-    std::unordered_map<const Instruction*, Instruction*> value;
-    for (const Instruction* i : body_) {
-      if (i->opcode == Opcode::kParameter) {
-        const size_t p = param_index_.at(i);
-        value[i] = p < k_ ? acc[p] : elem[p - k_];
-        continue;
-      }
-      if (i->opcode == Opcode::kConstant) {
-        Instruction* c = Add(Opcode::kConstant, i->shape, {});
-        c->literal = i->literal;
-        value[i] = dims.empty() ? c : Broadcast(c, dims);
-        continue;
-      }
-      std::vector<Instruction*> operands;
-      for (const Instruction* o : i->operands) operands.push_back(value.at(o));
-      Instruction* r = Add(i->opcode, Of(*i, dims), std::move(operands));
-      r->attrs = i->attrs;
-      value[i] = r;
-    }
-    std::vector<Instruction*> out;
-    for (const Instruction* o : outs_) out.push_back(value.at(o));
-    return out;
+    std::vector<Instruction*> args = acc;
+    args.insert(args.end(), elem.begin(), elem.end());
+    return body_.Apply(comp_, instr_, args, ".vr", &serial_);
   }
 
   // The leaf step on [kept..., leaves, width]: acc from the init values, then each of the
@@ -409,9 +364,7 @@ class Expander {
   std::vector<int64_t> kept_;     // the kept dimensions, ascending
   std::vector<int64_t> reduced_;  // the reduced dimensions, ascending
   std::vector<int64_t> kept_dims_;
-  std::unordered_map<const Instruction*, size_t> param_index_;
-  std::vector<const Instruction*> body_;  // f's instructions in post order, the root tuple out
-  std::vector<const Instruction*> outs_;
+  ScalarBody body_;  // f
   int serial_ = 0;
 };
 

@@ -112,5 +112,16 @@ void ExpectBitForBit(const std::string& name) {
 TEST(Jax, ArgmaxAccuracyBitForBit) { ExpectBitForBit("argmax_accuracy"); }
 TEST(Jax, MaxPoolGradientBitForBit) { ExpectBitForBit("maxpool_grad"); }
 
+// jnp.sort along both axes, a stable jnp.argsort and lax.top_k on rows with NaN and -NaN, -0
+// and +0, infinities and many ties (tools/export_jax_hlo.py sort_special): XLA's total order
+// and stability, through detrain's sorting network, bit for bit.
+TEST(Jax, SortArgsortTopKBitForBit) {
+  auto pairs = RunCase("sort_special");
+  ASSERT_EQ(pairs.size(), 5u);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    EXPECT_TRUE(pairs[i].first.BitwiseEqual(pairs[i].second)) << "output " << i;
+  }
+}
+
 }  // namespace
 }  // namespace detrain::testing
