@@ -419,8 +419,8 @@ class Parser {
         expanded_ += op.computation->instructions().size() - before;
         if (expanded_ > kMaxExpandedInstructions) {
           return Cursor::ErrorAt(op.loc,
-                                 "select-and-scatter and reduces of several inputs "
-                                 "expand to more than " +
+                                 "select-and-scatter, sort, topk and reduces of several "
+                                 "inputs expand to more than " +
                                      std::to_string(kMaxExpandedInstructions) +
                                      " instructions in this module");
         }
@@ -766,7 +766,7 @@ class Parser {
   // copy / bitcast / is-finite instructions of the computation being parsed, and every one whose
   // shape carried a layout other than row-major.
   std::vector<LayoutOp> layout_ops_;
-  static constexpr size_t kMaxExpandedInstructions = size_t{1} << 20;
+  static constexpr size_t kMaxExpandedInstructions = size_t{1} << 18;
   size_t expanded_ = 0;
   std::set<const Instruction*> total_order_;  // compares with type=TOTALORDER
   struct TopKArgs {
