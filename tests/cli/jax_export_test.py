@@ -129,6 +129,20 @@ class JaxExportTest(unittest.TestCase):
     def test_cnn_with_max_pool(self):
         self.check_example("cnn_maxpool")
 
+    def test_audit_report_of_an_imported_step(self):
+        # The report lists the step's parameters from its initial state (the run spec's
+        # configuration has none) and says where the learning-rate schedule is.
+        spec = self.example("cnn_maxpool")
+        bundle = os.path.join(self.tmp, "report")
+        run("run", spec, "--attest", "-o", bundle, "--steps", "3", "-q")
+        page = os.path.join(self.tmp, "report.html")
+        run("inspect", bundle, "--html", page)
+        with open(page, encoding="utf-8") as f:
+            html = f.read()
+        # conv1 3x3x1x8 + 8, conv2 3x3x8x16 + 16, dense 64x10 + 10.
+        self.assertIn("1,898 parameters: <code>params/conv1/b f32[8]</code>", html)
+        self.assertIn("inside the imported train step", html)
+
     def test_what_a_run_spec_cannot_do(self):
         spec = self.example("mlp_dropout")
         p = run("run", spec, "--attest", "-o", os.path.join(self.tmp, "d"), "--devices", "2",

@@ -190,12 +190,24 @@ json LineageSection(const std::string& dir) {
           {"tree", std::move(nodes)}};
 }
 
-json Model(const json& manifest) {
+// The model's parameters: a .dt program's from its configuration; an imported step's (a run
+// spec) from its initial state, stages/02.init.json, the tensors of role "parameter".
+json Model(const std::string& dir, const json& manifest) {
   json params = json::array();
   for (const json& p : JsonAt(manifest, {"config", "params"})) {
     params.push_back({{"name", JsonAt(p, {"name"})}, {"type", JsonAt(p, {"type"})}});
   }
-  return {{"params", params}, {"optimizer", JsonAt(manifest, {"config", "optimizer"})}};
+  const json& optimizer = JsonAt(manifest, {"config", "optimizer"});
+  if (JsonAt(optimizer, {"name"}) == "in-program") {
+    Result<json> init = ReadJsonFile(JoinPath(dir, "stages/02.init.json"));
+    for (const json& t : init.ok() ? JsonAt(*init, {"tensors"}) : json::array()) {
+      if (JsonAt(t, {"role"}) != "parameter" || !JsonAt(t, {"shape"}).is_array()) continue;
+      std::string type = JsonText(JsonAt(t, {"dtype"})) + "[";
+      for (const json& d : t["shape"]) type += (type.back() == '[' ? "" : ",") + JsonText(d);
+      params.push_back({{"name", JsonAt(t, {"name"})}, {"type", type + "]"}});
+    }
+  }
+  return {{"params", params}, {"optimizer", optimizer}};
 }
 
 // The banner: what is known about verification, and from where.
@@ -371,7 +383,13 @@ std::string PlotsSection(const json& r) {
   for (const json& p : r.value("learning_rate", json::array())) {
     lr.points.emplace_back(p[0].get<double>(), p[1].get<double>());
   }
-  o += Plot("plot-learning-rate", "Learning-rate schedule", "learning rate", {lr});
+  if (JsonAt(r, {"model", "optimizer", "name"}) == "in-program") {
+    o += "<figure id=\"plot-learning-rate\"><figcaption>Learning-rate schedule</figcaption><p "
+         "class=\"muted\">inside the imported train step (its optimizer is part of the exported "
+         "HLO: schemas/run-spec.md); steps.jsonl records 0</p></figure>";
+  } else {
+    o += Plot("plot-learning-rate", "Learning-rate schedule", "learning rate", {lr});
+  }
   return o;
 }
 
@@ -533,7 +551,7 @@ Result<json> ReportJson(const std::string& dir, const ReportOptions& o) {
     r["environment"] = *env;
     if (JsonAt(*env, {"program"}).is_string()) r["program_source"] = (*env)["program"];
   }
-  r["model"] = Model(m);
+  r["model"] = Model(dir, m);
   r["seed"] = JsonAt(m, {"config", "train", "seed"});
   const json& rows = JsonAt(r, {"data", "rows"});
   int64_t n = 0;
