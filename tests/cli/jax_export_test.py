@@ -129,6 +129,41 @@ class JaxExportTest(unittest.TestCase):
     def test_cnn_with_max_pool(self):
         self.check_example("cnn_maxpool")
 
+    def test_diff_names_the_changed_hlo_line(self):
+        # Two exports that differ in one constant of the step (adam's learning rate): diff
+        # names the HLO file and its line, with the unified diff, not just the stages.
+        src = os.path.dirname(self.example("mlp_dropout"))
+        runs = []
+        for name, old, new in (("a", None, None), ("b", "constant(0.001)", "constant(0.002)")):
+            d = os.path.join(self.tmp, "lr-" + name)
+            shutil.copytree(src, d)
+            spec = os.path.join(d, "run.json")
+            with open(spec) as f:
+                j = json.load(f)
+            j["data"]["path"] = os.path.join(ROOT, "examples", "digits", "digits.csv")
+            with open(spec, "w") as f:
+                json.dump(j, f)
+            if old:
+                hlo = os.path.join(d, "train_step.hlo")
+                with open(hlo) as f:
+                    text = f.read()
+                self.assertIn(old, text)
+                with open(hlo, "w") as f:
+                    f.write(text.replace(old, new, 1))
+            out = os.path.join(self.tmp, "lr-bundle-" + name)
+            run("run", spec, "--attest", "-o", out, "--steps", "4", "-q")
+            runs.append(out)
+        p = run("diff", runs[0], runs[1], check=False)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("first difference: program: program/train_step.hlo differs from line",
+                      p.stdout)
+        self.assertIn("-  constant.118 = f32[] constant(0.001)", p.stdout)
+        self.assertIn("program/initial_state.safetensors: same", p.stdout)
+        j = json.loads(run("diff", runs[0], runs[1], "--json", check=False).stdout)
+        files = {f["name"]: f for f in j["program"]["files"]}
+        self.assertFalse(files["program/train_step.hlo"]["same"])
+        self.assertTrue(files["program/initial_state.safetensors"]["same"])
+
     def test_audit_report_of_an_imported_step(self):
         # The report lists the step's parameters from its initial state (the run spec's
         # configuration has none) and says where the learning-rate schedule is.

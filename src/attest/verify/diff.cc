@@ -95,6 +95,17 @@ Status ReadSide(Side* s) {
   if (const std::string path = Inside(s->dir, program); !path.empty()) {
     Result<std::string> text = ReadBounded(path, kMaxText);
     if (text.ok()) s->program_text = std::move(*text), s->program_read = true;
+    // A run spec (schemas/run-spec.md) is the spec and the files it names, beside it in
+    // program/: each is part of the program.
+    const std::string program_dir = DirName(path);
+    Result<std::vector<std::string>> names = ListFiles(program_dir);
+    if (program.size() > 5 && program.substr(program.size() - 5) == ".json" && names.ok()) {
+      for (const std::string& name : *names) {
+        if (name == BaseName(program) || s->program_files.size() >= 8) continue;
+        Result<std::string> bytes = ReadBounded(JoinPath(program_dir, name), kMaxText);
+        s->program_files[name] = bytes.ok() ? std::move(*bytes) : std::string();
+      }
+    }
   }
   Result<std::string> steps = ReadBounded(JoinPath(s->dir, bundle::kSteps), kMaxJsonFile * 16);
   if (!steps.ok()) {
@@ -176,6 +187,33 @@ json FieldSection(const json& a, const json& b) {
 
 // ---- inputs: program and data ------------------------------------------------------------------
 
+// A run spec's files (the step's HLO text, the initial state), each by SHA-256, and a unified
+// diff of HLO text that differs.
+void ProgramFiles(const Side& a, const Side& b, json* j) {
+  std::set<std::string> names;
+  for (const auto& f : a.program_files) names.insert(f.first);
+  for (const auto& f : b.program_files) names.insert(f.first);
+  if (names.empty()) return;
+  json files = json::array();
+  for (const std::string& name : names) {
+    auto fa = a.program_files.find(name), fb = b.program_files.find(name);
+    json f = {{"name", "program/" + name}};
+    f["sha256_a"] = fa == a.program_files.end() ? json() : json(attest::Sha256Hex(fa->second));
+    f["sha256_b"] = fb == b.program_files.end() ? json() : json(attest::Sha256Hex(fb->second));
+    f["same"] = f["sha256_a"] == f["sha256_b"];
+    const bool text = name.size() > 4 && name.substr(name.size() - 4) == ".hlo";
+    if (!f["same"].get<bool>() && text && fa != a.program_files.end() &&
+        fb != b.program_files.end()) {
+      f["diff"] = PrintableLines(
+          UnifiedDiff(fa->second, fb->second, "A/program/" + name, "B/program/" + name), kMaxText);
+      f["first_line"] = FirstLineDifference(fa->second, fb->second).line;
+    }
+    if (!f["same"].get<bool>()) (*j)["same"] = false;
+    files.push_back(std::move(f));
+  }
+  (*j)["files"] = std::move(files);
+}
+
 json ProgramSection(const Side& a, const Side& b) {
   json j = {{"a",
              {{"path", Shown(JsonAt(a.manifest, {"program", "path"}))},
@@ -192,6 +230,7 @@ json ProgramSection(const Side& a, const Side& b) {
     if (a.program_read != b.program_read || !same_digest) j["same"] = false;
     return j;
   }
+  ProgramFiles(a, b, &j);
   if (a.program_text != b.program_text) {
     j["same"] = false;
     const std::string path_a = Str(JsonAt(a.manifest, {"program", "path"}));

@@ -32,6 +32,8 @@ struct Side {
   json manifest, data_record, environment;
   std::string program_text;
   bool program_read = false;
+  // A run spec's other files in program/ (the step's HLO, the initial state): name -> bytes.
+  std::map<std::string, std::string> program_files;
   bundle::ParsedSteps steps;
   std::string steps_problem;  // why the step log could not be read (or stopped early)
   std::map<int64_t, std::string> checkpoints;  // steps_done -> relative path

@@ -23,9 +23,22 @@ void Finish(json* r) {
   json diffs = json::array();
   auto add = [&](const std::string& s) { diffs.push_back(s); };
   if (!j["program"]["same"].get<bool>()) {
-    add("program: " + Str(j["program"]["a"]["path"]) + " differs" +
-        (j["program"].contains("first_line") ? " from line " + JsonText(j["program"]["first_line"])
-                                             : std::string()));
+    const json& p = j["program"];
+    std::vector<std::string> parts;
+    if (p.contains("first_line") || p.contains("problem") ||
+        JsonAt(p, {"a", "sha256"}) != JsonAt(p, {"b", "sha256"})) {
+      parts.push_back(
+          Str(p["a"]["path"]) + " differs" +
+          (p.contains("first_line") ? " from line " + JsonText(p["first_line"]) : std::string()));
+    }
+    for (const json& f : p.value("files", json::array())) {
+      if (f["same"].get<bool>()) continue;
+      parts.push_back(JsonText(f["name"]) + " differs" +
+                      (f.contains("first_line") ? " from line " + JsonText(f["first_line"]) : ""));
+    }
+    std::string line = "program: ";
+    for (size_t i = 0; i < parts.size(); ++i) line += (i ? "; " : "") + parts[i];
+    add(line);
   }
   for (const json& f : j["data"]["files"]) {
     if (f["same"].get<bool>()) continue;
@@ -200,9 +213,15 @@ std::string DiffText(const json& r) {
                                   : "different; first difference: " + T(r["first_difference"]));
   line("");
   const json& p = r["program"];
+  const bool spec_same = p["a"]["sha256"] == p["b"]["sha256"];
   line(std::string("program: ") + (Same(p) ? "same" : "different") + " (" + T(p["a"]["sha256"]) +
-       (Same(p) ? "" : " -> " + T(p["b"]["sha256"])) + ")");
+       (spec_same ? "" : " -> " + T(p["b"]["sha256"])) + ")");
   if (p.contains("diff")) o += T(p["diff"]);
+  for (const json& f : p.value("files", json::array())) {
+    line("  " + T(f["name"]) + ": " + (f["same"].get<bool>() ? "same" : "different") + " (" +
+         T(f["sha256_a"]) + (f["same"].get<bool>() ? "" : " -> " + T(f["sha256_b"])) + ")");
+    if (f.contains("diff")) o += T(f["diff"]);
+  }
   if (p.contains("problem")) line("  " + T(p["problem"]));
   const json& d = r["data"];
   line(std::string("data: ") + (Same(d) ? "same" : "different"));
@@ -392,6 +411,12 @@ std::string DiffHtml(const json& r) {
        Row("SHA-256 A", Code(T(p["a"]["sha256"]))) + Row("SHA-256 B", Code(T(p["b"]["sha256"]))) +
        "</table>";
   if (p.contains("diff")) o += UnifiedHtml(T(p["diff"]));
+  for (const json& f : p.value("files", json::array())) {
+    o += "<table>" + Row(T(f["name"]), Mark(f["same"].get<bool>())) +
+         Row("SHA-256 A", Code(T(f["sha256_a"]))) + Row("SHA-256 B", Code(T(f["sha256_b"]))) +
+         "</table>";
+    if (f.contains("diff")) o += UnifiedHtml(T(f["diff"]));
+  }
   const json& d = r["data"];
   o += "<h2>Data</h2><table><tr><th>file</th><th>A</th><th>B</th><th></th></tr>";
   for (const json& f : d["files"]) {
