@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/emitter.h"
 #include "compiler/ir/module.h"
-#include "compiler/ir/parser_internal.h"
 
 namespace detrain::ir::parser_internal {
 namespace {
@@ -115,21 +115,9 @@ Status ExpandSelectAndScatter(Computation& comp, Instruction& instr, const Compu
     offsets *= wd.size;
   }
 
-  int serial = 0;
+  Emitter e(comp, instr, ".sas");
   auto add = [&](Opcode opcode, Shape shape, std::vector<Instruction*> operands) {
-    return AddBeside(comp, instr, opcode, std::move(shape), std::move(operands),
-                     ".sas" + std::to_string(serial++));
-  };
-  auto scalar = [&](ElementType t, int64_t v) {
-    Instruction* c = add(Opcode::kConstant, Shape(t, {}), {});
-    c->literal = t == ElementType::kS32 ? Literal::Scalar<int32_t>(t, static_cast<int32_t>(v))
-                                        : Literal(Shape(t, {}));  // all bits clear: +0
-    return c;
-  };
-  auto broadcast = [&](Instruction* s, const std::vector<int64_t>& dims) {
-    Instruction* b = add(Opcode::kBroadcast, Shape(s->shape.type(), dims), {s});
-    b->attrs[Attr::kDimensions].ints = {};
-    return b;
+    return e.Add(opcode, std::move(shape), std::move(operands));
   };
   const Shape y_shape = y->shape;
   const Shape pick_shape(ElementType::kS32, out);
@@ -146,34 +134,26 @@ Status ExpandSelectAndScatter(Computation& comp, Instruction& instr, const Compu
       rest /= size;
     }
   }
-  auto patch = [&](int64_t k) {
-    Instruction* s = add(Opcode::kSlice, y_shape, {x});
-    std::vector<SliceDim>& dims = s->attrs[Attr::kSlice].slice;
-    for (size_t d = 0; d < in.size(); ++d) {
-      const int64_t start = at[static_cast<size_t>(k)][d], stride = window[d].stride;
-      dims.push_back({start, start + (out[d] - 1) * stride + 1, stride});
-    }
-    return s;
-  };
+  auto patch = [&](int64_t k) { return e.WindowTap(x, window, out, k); };
 
   // The selection: the value and the offset each window picks.
   Instruction* picked = patch(0);
-  Instruction* pick = offsets > 1 ? broadcast(scalar(ElementType::kS32, 0), out) : nullptr;
+  Instruction* pick = offsets > 1 ? e.Splat(ElementType::kS32, 0, out) : nullptr;
   std::vector<Instruction*> offset_index(static_cast<size_t>(offsets), nullptr);
   for (int64_t k = 1; k < offsets; ++k) {
     Instruction* candidate = patch(k);
     Instruction* keep = add(Opcode::kCompare, mask_shape, {picked, candidate});
     keep->attrs[Attr::kDirection].direction = direction;
     picked = add(Opcode::kSelect, y_shape, {keep, picked, candidate});
-    offset_index[static_cast<size_t>(k)] = broadcast(scalar(ElementType::kS32, k), out);
+    offset_index[static_cast<size_t>(k)] = e.Splat(ElementType::kS32, static_cast<int32_t>(k), out);
     pick = add(Opcode::kSelect, pick_shape, {keep, pick, offset_index[static_cast<size_t>(k)]});
   }
-  if (offsets > 1) offset_index[0] = broadcast(scalar(ElementType::kS32, 0), out);
+  if (offsets > 1) offset_index[0] = e.Splat(ElementType::kS32, 0, out);
 
   // The scatter: each offset's picks placed back at their positions, summed into the init value.
-  Instruction* zero = scalar(type, 0);
-  Instruction* zeros = offsets > 1 ? broadcast(zero, out) : nullptr;
-  Instruction* sum = broadcast(init, in);
+  Instruction* zero = e.Zero(type);
+  Instruction* zeros = offsets > 1 ? e.Broadcast(zero, out) : nullptr;
+  Instruction* sum = e.Broadcast(init, in);
   for (int64_t k = 0; k < offsets; ++k) {
     Instruction* values = y;
     if (offsets > 1) {

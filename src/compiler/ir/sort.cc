@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/emitter.h"
 #include "compiler/ir/module.h"
-#include "compiler/ir/parser_internal.h"
 
 namespace detrain::ir::parser_internal {
 namespace {
@@ -30,83 +30,16 @@ namespace {
 constexpr size_t kMaxComparatorInstructions = 256;
 constexpr int64_t kMaxSortLength = int64_t{1} << 24;  // 24 * 25 / 2 = 300 stages at most
 
-// Builds the ops of one expansion beside `like`.
-class Emitter {
- public:
-  Emitter(Computation& comp, const Instruction& like, std::string suffix)
-      : comp_(comp), like_(like), suffix_(std::move(suffix)) {}
-
-  Instruction* Add(Opcode opcode, Shape shape, std::vector<Instruction*> operands) {
-    return AddBeside(comp_, like_, opcode, std::move(shape), std::move(operands),
-                     suffix_ + std::to_string(serial_++));
-  }
-  Instruction* Scalar(ElementType type, int32_t v) {
-    Instruction* c = Add(Opcode::kConstant, Shape(type, {}), {});
-    c->literal = type == ElementType::kPred ? Literal::Scalar<uint8_t>(type, v != 0 ? 1 : 0)
-                                            : Literal::Scalar<int32_t>(type, v);
-    return c;
-  }
-  Instruction* Splat(ElementType type, int32_t v, const std::vector<int64_t>& dims) {
-    if (dims.empty()) return Scalar(type, v);
-    Instruction* b = Add(Opcode::kBroadcast, Shape(type, dims), {Scalar(type, v)});
-    b->attrs[Attr::kDimensions].ints = {};
-    return b;
-  }
-  Instruction* Binary(Opcode op, Instruction* a, Instruction* b) {
-    return Add(op, a->shape, {a, b});
-  }
-  Instruction* Compare(Instruction* a, Instruction* b, Direction d) {
-    Instruction* c = Add(Opcode::kCompare, Shape(ElementType::kPred, a->shape.dims()), {a, b});
-    c->attrs[Attr::kDirection].direction = d;
-    return c;
-  }
-  Instruction* Select(Instruction* p, Instruction* t, Instruction* f) {
-    return Add(Opcode::kSelect, t->shape, {p, t, f});
-  }
-  Instruction* Reshape(Instruction* x, std::vector<int64_t> dims) {
-    if (x->shape.dims() == dims) return x;
-    return Add(Opcode::kReshape, Shape(x->shape.type(), std::move(dims)), {x});
-  }
-  Instruction* Slice(Instruction* x, size_t dim, int64_t start, int64_t limit) {
-    std::vector<int64_t> dims = x->shape.dims();
-    std::vector<SliceDim> s;
-    for (int64_t d : dims) s.push_back({0, d, 1});
-    s[dim] = {start, limit, 1};
-    dims[dim] = limit - start;
-    Instruction* r = Add(Opcode::kSlice, Shape(x->shape.type(), dims), {x});
-    r->attrs[Attr::kSlice].slice = s;
-    return r;
-  }
-  Instruction* Transpose(Instruction* x, const std::vector<int64_t>& perm) {
-    bool identity = true;
-    for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == int64_t(i);
-    if (identity) return x;
-    std::vector<int64_t> dims;
-    for (int64_t p : perm) dims.push_back(x->shape.dims()[static_cast<size_t>(p)]);
-    Instruction* t = Add(Opcode::kTranspose, Shape(x->shape.type(), dims), {x});
-    t->attrs[Attr::kDimensions].ints = perm;
-    return t;
-  }
-  // The total-order key of f32 x as s32 (see the file comment); integers are their own key.
-  Instruction* TotalOrderKey(Instruction* x) {
-    if (x->shape.type() != ElementType::kF32) return x;
-    const std::vector<int64_t>& dims = x->shape.dims();
-    Instruction* bits = Add(Opcode::kBitcastConvert, Shape(ElementType::kS32, dims), {x});
-    Instruction* sign =
-        Binary(Opcode::kShiftRightArithmetic, bits, Splat(ElementType::kS32, 31, dims));
-    Instruction* mask = Binary(Opcode::kAnd, sign, Splat(ElementType::kS32, 0x7fffffff, dims));
-    return Binary(Opcode::kXor, bits, mask);
-  }
-  Computation& comp() { return comp_; }
-  const Instruction& like() const { return like_; }
-  int* serial() { return &serial_; }
-
- private:
-  Computation& comp_;
-  const Instruction& like_;
-  std::string suffix_;
-  int serial_ = 0;
-};
+// The total-order key of f32 x as s32 (see the file comment); integers are their own key.
+Instruction* TotalOrderKey(Emitter& e, Instruction* x) {
+  if (x->shape.type() != ElementType::kF32) return x;
+  const std::vector<int64_t>& dims = x->shape.dims();
+  Instruction* bits = e.Add(Opcode::kBitcastConvert, Shape(ElementType::kS32, dims), {x});
+  Instruction* sign =
+      e.Binary(Opcode::kShiftRightArithmetic, bits, e.Splat(ElementType::kS32, 31, dims));
+  Instruction* mask = e.Binary(Opcode::kAnd, sign, e.Splat(ElementType::kS32, 0x7fffffff, dims));
+  return e.Binary(Opcode::kXor, bits, mask);
+}
 
 // less(a, b) on arrays of one shape: a pred array.
 using Less = std::function<Instruction*(const std::vector<Instruction*>& a,
@@ -123,9 +56,8 @@ std::vector<Instruction*> Network(Emitter& e, std::vector<Instruction*> arrays, 
   padded[last] = p2;
   if (p2 > n) {
     for (Instruction*& a : arrays) {
-      Instruction* zero = e.Add(Opcode::kConstant, Shape(a->shape.type(), {}), {});
-      zero->literal = Literal(Shape(a->shape.type(), {}));  // all bits clear
-      Instruction* pad = e.Add(Opcode::kPad, Shape(a->shape.type(), padded), {a, zero});
+      Instruction* pad =
+          e.Add(Opcode::kPad, Shape(a->shape.type(), padded), {a, e.Zero(a->shape.type())});
       std::vector<PadDim>& pd = pad->attrs[Attr::kPadding].padding;
       for (size_t d = 0; d < dims.size(); ++d) pd.push_back({0, d == last ? p2 - n : 0, 0});
       a = pad;
@@ -224,7 +156,7 @@ Status ExpandTotalOrderCompare(Computation& comp, Instruction& instr) {
   const ElementType t = instr.operands[0]->shape.type();
   if (t != ElementType::kF32) return Status::Ok();  // integers and pred: the plain order
   Emitter e(comp, instr, ".total");
-  instr.operands = {e.TotalOrderKey(instr.operands[0]), e.TotalOrderKey(instr.operands[1])};
+  instr.operands = {TotalOrderKey(e, instr.operands[0]), TotalOrderKey(e, instr.operands[1])};
   return Status::Ok();
 }
 
@@ -351,7 +283,7 @@ Status ExpandTopK(Computation& comp, Instruction& instr, int64_t k, bool largest
       if (comparator != nullptr) {
         return less.Apply(e.comp(), e.like(), {a[0], b[0], a[1], b[1]}, ".less", e.serial())[0];
       }
-      return e.Compare(e.TotalOrderKey(a[0]), e.TotalOrderKey(b[0]), d);
+      return e.Compare(TotalOrderKey(e, a[0]), TotalOrderKey(e, b[0]), d);
     };
     sorted = Network(e, sorted, by_value);
   }

@@ -21,11 +21,10 @@
 // reduce-window's sequence is a window's taps in row-major order (its canonical order, the same
 // kPairwise64): x' is the taps' strided slices concatenated, [windows..., taps].
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "compiler/ir/emitter.h"
 #include "compiler/ir/module.h"
-#include "compiler/ir/parser_internal.h"
 
 namespace detrain::ir::parser_internal {
 namespace {
@@ -39,7 +38,10 @@ constexpr int64_t kMaxTaps = 4096;  // a reduce-window's window
 class Expander {
  public:
   Expander(Computation& comp, Instruction& instr, const Computation& f)
-      : comp_(comp), instr_(instr), f_(f), window_(instr.opcode == Opcode::kReduceWindow) {}
+      : instr_(instr),
+        f_(f),
+        window_(instr.opcode == Opcode::kReduceWindow),
+        e_(comp, instr, ".vr") {}
 
   Status Run() {
     const size_t n = instr_.operands.size();
@@ -52,7 +54,7 @@ class Expander {
     DETRAIN_RETURN_IF_ERROR(CheckCombiner());
     std::vector<Instruction*> result;
     if (n_ == 0) {
-      for (size_t i = 0; i < k_; ++i) result.push_back(Broadcast(Init(i), kept_dims_));
+      for (size_t i = 0; i < k_; ++i) result.push_back(e_.Broadcast(Init(i), kept_dims_));
     } else {
       std::vector<Instruction*> seq;
       for (size_t i = 0; i < k_; ++i) seq.push_back(Sequence(*instr_.operands[i]));
@@ -60,7 +62,7 @@ class Expander {
       DETRAIN_ASSIGN_OR_RETURN(leaves, Leaves(seq));
       DETRAIN_ASSIGN_OR_RETURN(leaves, Tree(leaves));
       for (Instruction* l : leaves)
-        result.push_back(Add(Opcode::kReshape, Of(*l, kept_dims_), {l}));
+        result.push_back(e_.Add(Opcode::kReshape, Of(*l, kept_dims_), {l}));
     }
     if (!instr_.shape.is_tuple()) {
       // One input and a scalar combiner printed with a plain shape: the instruction is the value.
@@ -196,55 +198,20 @@ class Expander {
     return Shape(like.shape.type(), dims);
   }
 
-  Instruction* Add(Opcode opcode, Shape shape, std::vector<Instruction*> operands) {
-    return AddBeside(comp_, instr_, opcode, std::move(shape), std::move(operands),
-                     ".vr" + std::to_string(serial_++));
-  }
-
-  Instruction* Broadcast(Instruction* scalar, const std::vector<int64_t>& dims) {
-    Instruction* b = Add(Opcode::kBroadcast, Of(*scalar, dims), {scalar});
-    b->attrs[Attr::kDimensions].ints = {};
-    return b;
-  }
-
-  Instruction* Slice(Instruction* x, int64_t dim, int64_t start, int64_t limit, int64_t stride) {
-    std::vector<int64_t> dims = x->shape.dims();
-    std::vector<SliceDim> s;
-    for (size_t d = 0; d < dims.size(); ++d) s.push_back({0, dims[d], 1});
-    s[static_cast<size_t>(dim)] = {start, limit, stride};
-    dims[static_cast<size_t>(dim)] = (limit - start + stride - 1) / stride;
-    Instruction* r = Add(Opcode::kSlice, Of(*x, dims), {x});
-    r->attrs[Attr::kSlice].slice = s;
-    return r;
-  }
-
   // For reduce-window, x as [windows..., taps]: tap k of every window is a strided slice of x,
   // concatenated in row-major tap order.
   Instruction* WindowSequence(Instruction& x) {
-    const size_t rank = window_dims_.size();
     std::vector<int64_t> one = kept_dims_;
     one.push_back(1);
     std::vector<Instruction*> taps;
     for (int64_t k = 0; k < n_; ++k) {
-      Instruction* s = Add(Opcode::kSlice, Of(x, kept_dims_), {&x});
-      std::vector<SliceDim>& dims = s->attrs[Attr::kSlice].slice;
-      int64_t rest = k;
-      std::vector<int64_t> at(rank);
-      for (size_t d = rank; d-- > 0;) {
-        at[d] = rest % window_dims_[d].size;
-        rest /= window_dims_[d].size;
-      }
-      for (size_t d = 0; d < rank; ++d) {
-        const int64_t stride = window_dims_[d].stride;
-        dims.push_back({at[d], at[d] + (kept_dims_[d] - 1) * stride + 1, stride});
-      }
-      taps.push_back(Add(Opcode::kReshape, Of(x, one), {s}));
+      taps.push_back(e_.Reshape(e_.WindowTap(&x, window_dims_, kept_dims_, k), one));
     }
     if (taps.size() == 1) return taps[0];
     std::vector<int64_t> all = kept_dims_;
     all.push_back(n_);
-    Instruction* c = Add(Opcode::kConcatenate, Of(x, all), taps);
-    c->attrs[Attr::kDimensions].ints = {static_cast<int64_t>(rank)};
+    Instruction* c = e_.Add(Opcode::kConcatenate, Of(x, all), taps);
+    c->attrs[Attr::kDimensions].ints = {static_cast<int64_t>(window_dims_.size())};
     return c;
   }
 
@@ -260,12 +227,12 @@ class Expander {
     if (!identity) {
       std::vector<int64_t> dims;
       for (int64_t d : perm) dims.push_back(x.shape.dims()[static_cast<size_t>(d)]);
-      t = Add(Opcode::kTranspose, Of(x, dims), {&x});
+      t = e_.Add(Opcode::kTranspose, Of(x, dims), {&x});
       t->attrs[Attr::kDimensions].ints = perm;
     }
     std::vector<int64_t> dims = kept_dims_;
     dims.push_back(n_);
-    return t->shape.dims() == dims ? t : Add(Opcode::kReshape, Of(x, dims), {t});
+    return t->shape.dims() == dims ? t : e_.Add(Opcode::kReshape, Of(x, dims), {t});
   }
 
   // f's body applied elementwise to k accumulators and k elements of one shape.
@@ -273,7 +240,7 @@ class Expander {
                                   const std::vector<Instruction*>& elem) {
     std::vector<Instruction*> args = acc;
     args.insert(args.end(), elem.begin(), elem.end());
-    return body_.Apply(comp_, instr_, args, ".vr", &serial_);
+    return body_.Apply(e_.comp(), e_.like(), args, ".vr", e_.serial());
   }
 
   // The leaf step on [kept..., leaves, width]: acc from the init values, then each of the
@@ -284,11 +251,11 @@ class Expander {
     dims.push_back(leaves);
     const int64_t last = static_cast<int64_t>(kept_dims_.size()) + 1;
     std::vector<Instruction*> acc;
-    for (size_t i = 0; i < k_; ++i) acc.push_back(Broadcast(Init(i), dims));
+    for (size_t i = 0; i < k_; ++i) acc.push_back(e_.Broadcast(Init(i), dims));
     for (int64_t t = 0; t < width; ++t) {
       std::vector<Instruction*> elem;
       for (Instruction* b : block) {
-        elem.push_back(Add(Opcode::kReshape, Of(*b, dims), {Slice(b, last, t, t + 1, 1)}));
+        elem.push_back(e_.Add(Opcode::kReshape, Of(*b, dims), {e_.Slice(b, last, t, t + 1, 1)}));
       }
       acc = Apply(acc, elem);
     }
@@ -304,11 +271,11 @@ class Expander {
       for (Instruction* s : seq) {
         Instruction* part = start == 0 && leaves * width == n_
                                 ? s
-                                : Slice(s, seq_dim, start, start + leaves * width, 1);
+                                : e_.Slice(s, seq_dim, start, start + leaves * width, 1);
         std::vector<int64_t> dims = kept_dims_;
         dims.push_back(leaves);
         dims.push_back(width);
-        block.push_back(Add(Opcode::kReshape, Of(*s, dims), {part}));
+        block.push_back(e_.Add(Opcode::kReshape, Of(*s, dims), {part}));
       }
       return block;
     };
@@ -320,7 +287,7 @@ class Expander {
       std::vector<int64_t> dims = kept_dims_;
       dims.push_back(full + 1);
       Instruction* c =
-          Add(Opcode::kConcatenate, Of(*parts[0][i], dims), {parts[0][i], parts[1][i]});
+          e_.Add(Opcode::kConcatenate, Of(*parts[0][i], dims), {parts[0][i], parts[1][i]});
       c->attrs[Attr::kDimensions].ints = {seq_dim};
       joined.push_back(c);
     }
@@ -334,16 +301,16 @@ class Expander {
       const int64_t pairs = count / 2;
       std::vector<Instruction*> lo, hi;
       for (Instruction* l : leaves) {
-        lo.push_back(Slice(l, dim, 0, 2 * pairs - 1, 2));
-        hi.push_back(Slice(l, dim, 1, 2 * pairs, 2));
+        lo.push_back(e_.Slice(l, dim, 0, 2 * pairs - 1, 2));
+        hi.push_back(e_.Slice(l, dim, 1, 2 * pairs, 2));
       }
       std::vector<Instruction*> next = Apply(lo, hi);
       if (count % 2 == 1) {
         for (size_t i = 0; i < k_; ++i) {
           std::vector<int64_t> dims = next[i]->shape.dims();
           dims[static_cast<size_t>(dim)] += 1;
-          Instruction* c = Add(Opcode::kConcatenate, Of(*next[i], dims),
-                               {next[i], Slice(leaves[i], dim, count - 1, count, 1)});
+          Instruction* c = e_.Add(Opcode::kConcatenate, Of(*next[i], dims),
+                                  {next[i], e_.Slice(leaves[i], dim, count - 1, count, 1)});
           c->attrs[Attr::kDimensions].ints = {dim};
           next[i] = c;
         }
@@ -354,7 +321,6 @@ class Expander {
     return leaves;
   }
 
-  Computation& comp_;
   Instruction& instr_;
   const Computation& f_;
   const bool window_;  // reduce-window rather than reduce
@@ -365,7 +331,7 @@ class Expander {
   std::vector<int64_t> reduced_;  // the reduced dimensions, ascending
   std::vector<int64_t> kept_dims_;
   ScalarBody body_;  // f
-  int serial_ = 0;
+  Emitter e_;
 };
 
 }  // namespace
