@@ -14,19 +14,35 @@
 # machine; the GPU machine then needs no compiler or packages), else built here (tools/build.sh;
 # its Debian packages must be installed). JAX: the python3 on PATH, when it imports jax and optax.
 #
-# Usage: tools/gpu-check.sh            Environment: ROUNDS=2 STEPS=20 GPU_CHECK_OUT=DIR
+# Every section runs under its own time limit, so the whole stays inside one lease of the device
+# machine; the logs go to $GPU_CHECK_OUT (default /tmp/gpu-check), and where the device tool's
+# $OUT is set, report.txt and one archive of the logs are copied there at the end.
+#
+# Usage: tools/gpu-check.sh [--collect]     (--collect: only copy what a stopped run left to $OUT)
+#        Environment: ROUNDS=2 STEPS=20 GPU_CHECK_OUT=DIR SHARDS=4
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-out=${GPU_CHECK_OUT:-${OUT:-/tmp}/gpu-check}
+out=${GPU_CHECK_OUT:-/tmp/gpu-check}
 rounds=${ROUNDS:-2}
 steps=${STEPS:-20}
-mkdir -p "$out"
+shards=${SHARDS:-4}
 report=$out/report.txt
-: > "$report"
 say() { echo "$*" | tee -a "$report"; }
 start=$(date +%s)
 elapsed() { echo "$(($(date +%s) - start)) s"; }
+collect() {  # the report and the logs, where the device tool brings files back
+  [[ -n ${OUT:-} && -d ${OUT:-} ]] || return 0
+  cp "$report" "$OUT/report.txt"
+  tar -C "$out" -czf "$OUT/gpu-check-logs.tar.gz" --exclude='*-bundle' . 2> /dev/null
+  # The bundles made on the GPU, to verify elsewhere (those made on the CPU can be made again).
+  tar -C "$out" -czf "$OUT/gpu-bundles.tar.gz" \
+    $(cd "$out" && ls -d gpu-bundle jax-*-gpu-bundle 2> /dev/null) 2> /dev/null
+}
+[[ ${1:-} == --collect ]] && { collect; exit; }
+rm -rf "$out" && mkdir -p "$out"
+: > "$report"
+trap collect EXIT
 
 say "gpu-check $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short=12 HEAD 2> /dev/null || cat gpu-carry/commit 2> /dev/null || echo unknown)"
 if ! command -v nvidia-smi > /dev/null || ! nvidia-smi -L > "$out/gpus.txt" 2>&1; then
@@ -34,6 +50,8 @@ if ! command -v nvidia-smi > /dev/null || ! nvidia-smi -L > "$out/gpus.txt" 2>&1
   exit 2
 fi
 sed 's/^/  /' "$out/gpus.txt" | tee -a "$report"
+say "  toolkit: $(ls /usr/local/cuda/lib64 2> /dev/null | grep -E '^lib(nvrtc|nvJitLink|nccl)\.so\.[0-9.]+$' |
+  tr '\n' ' ')"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 |
   sed 's/^/  /' | tee -a "$report"
 
@@ -44,10 +62,15 @@ if [[ -f gpu-carry/detrain-gpu.tar.xz ]]; then
   # Wrappers: the carried libraries for detrain's binaries only (python3 keeps its own).
   bin=$pack/wrap
   mkdir -p "$bin"
+  # The toolkit's libraries (NVRTC, nvJitLink, NCCL) from /usr/local/cuda, else from the
+  # python3 wheels of NVIDIA's packages where the image has them there.
+  libs="$pack/lib:/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib"
+  wheels=$(python3 -c 'import nvidia, os; r = list(nvidia.__path__)[0]; print(":".join(
+    os.path.join(d, "lib") for d, _, _ in os.walk(r) if os.path.isdir(os.path.join(d, "lib"))))' \
+    2> /dev/null)
+  [[ -n $wheels ]] && libs=$libs:$wheels
   for b in "$pack"/bin/*; do
-    printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' \
-      "$pack/lib:/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib" "$b" \
-      > "$bin/$(basename "$b")"
+    printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$libs" "$b" > "$bin/$(basename "$b")"
     chmod +x "$bin/$(basename "$b")"
   done
   # The data where the example programs name it.
@@ -67,12 +90,31 @@ else
 fi
 export PATH=$bin:$PATH
 status=0
+if ! detrain --version > "$out/version.txt" 2>&1; then
+  say "detrain does not start here:"
+  sed 's/^/  /' "$out/version.txt" | tee -a "$report"
+  LD_LIBRARY_PATH=$(sed -n 's/^LD_LIBRARY_PATH=\([^ ]*\) .*/\1/p' "$bin/detrain" 2> /dev/null) \
+    ldd "$(sed -n 's/.* exec \([^ ]*\) .*/\1/p' "$bin/detrain" 2> /dev/null || echo detrain)" \
+    2>&1 | grep -i 'not found' | sed 's/^/  /' | tee -a "$report"
+  exit 1
+fi
+say "$(head -1 "$out/version.txt")"
 
 # --- 1. GPU tests -----------------------------------------------------------------------------
 say ""
 say "1. GPU tests (cuda_gpu_test)"
-(cd "$root" && DETRAIN_SOURCE_DIR=$root runtime_cuda_gpu_test > "$out/gpu_test.log" 2>&1)
-rc=$?
+# Sharded over $shards processes on the one GPU: the time is mostly NVRTC's, on the CPU.
+# GpuAbsent is the test for machines without a GPU.
+rc=0
+pids=()
+for i in $(seq 0 $((shards - 1))); do
+  (cd "$root" && DETRAIN_SOURCE_DIR=$root GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i \
+    timeout 300 runtime_cuda_gpu_test --gtest_filter=-GpuAbsent.* > "$out/gpu_test.$i.log" 2>&1) &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || rc=$?; done
+cat "$out"/gpu_test.*.log > "$out/gpu_test.log"
+((rc == 124)) && say "   TIMED OUT after 300 s"
 passed=$(grep -c '^\[       OK \]' "$out/gpu_test.log")
 failed=$(grep -c '^\[  FAILED  \].*(' "$out/gpu_test.log")
 skipped=$(grep -c '^\[  SKIPPED \].*(' "$out/gpu_test.log")
@@ -93,9 +135,10 @@ say "2. bundles: made on the GPU, verified on the CPU, and the other way round"
 rm -rf "$out/gpu-bundle" "$out/cpu-bundle"
 bundle_check() {  # name backend-made backend-verified
   local b=$out/$1-bundle
-  if detrain run examples/breast_cancer/train.dt --attest -o "$b" --backend "$2" \
+  if timeout 120 detrain run examples/breast_cancer/train.dt --attest -o "$b" --backend "$2" \
     > "$out/$1-run.log" 2>&1 &&
-    detrain verify "$b" --backend "$3" --json > "$out/$1-verify.json" 2> "$out/$1-verify.log"; then
+    timeout 120 detrain verify "$b" --backend "$3" --json > "$out/$1-verify.json" \
+      2> "$out/$1-verify.log"; then
     say "   made on $2, verified on $3: ok ($(grep -o '"final_step_hash": *"[0-9a-f]*"' \
       "$out/$1-verify.json" | head -1))"
   else
@@ -116,6 +159,32 @@ grep -o '"device_list":\[[^]]*\]' "$out/gpu-bundle/environment.json" | sed 's/^/
   tee -a "$report"
 say "   ($(elapsed))"
 
+# --- 2b. Imported JAX train steps (docs/jax-training.md) on the GPU ------------------------------
+say ""
+say "2b. JAX-exported train steps: the GPU run's steps.jsonl against the CPU's, verified on the CPU"
+for e in mlp_dropout cnn_maxpool transformer_scan; do
+  g=$out/jax-$e-gpu-bundle c=$out/jax-$e-cpu-bundle
+  if timeout 120 detrain run "examples/jax/$e/run.json" --attest -o "$g" --backend cuda \
+    > "$out/jax-$e-gpu.log" 2>&1 &&
+    timeout 60 detrain run "examples/jax/$e/run.json" --attest -o "$c" --threads 4 \
+      > "$out/jax-$e-cpu.log" 2>&1 &&
+    timeout 60 detrain verify "$g" --backend cpu > "$out/jax-$e-verify.log" 2>&1; then
+    if cmp -s "$g/steps.jsonl" "$c/steps.jsonl"; then
+      say "   $e: $(wc -l < "$g/steps.jsonl") steps, steps.jsonl identical, verified on the CPU ($(
+        tail -1 "$g/steps.jsonl" | grep -o '"hash":"[0-9a-f]*"'))"
+    else
+      say "   $e: steps.jsonl DIFFERENT from the CPU's"
+      status=1
+    fi
+  else
+    say "   $e: FAILED ($out/jax-$e-*.log)"
+    tail -n 4 "$out/jax-$e-gpu.log" "$out/jax-$e-cpu.log" "$out/jax-$e-verify.log" 2> /dev/null |
+      sed 's/^/     /' | tee -a "$report"
+    status=1
+  fi
+done
+say "   ($(elapsed))"
+
 # --- 3. Train-step time next to JAX -----------------------------------------------------------
 say ""
 say "3. train step, ms (median of $rounds interleaved rounds of $steps steps each)"
@@ -129,11 +198,11 @@ program() { case $1 in mlp) echo bench/mlp/train.dt ;; *) echo "examples/$1/trai
 for r in $(seq "$rounds"); do
   for m in mlp digits charlm; do
     [[ $m == mlp && ! -f build/bench-data/mlp/x.npy ]] && continue
-    bench_peer_step "$(program "$m")" --model "$m" --threads 1 --backend cuda --steps "$steps" \
+    timeout 90 bench_peer_step "$(program "$m")" --model "$m" --threads 1 --backend cuda --steps "$steps" \
       --warmup 3 >> "$out/bench.jsonl" 2>> "$out/bench.log" || status=1
     if ((have_jax)); then
       (cd bench/peers && XLA_FLAGS=--xla_gpu_deterministic_ops=true \
-        python3 models_jax.py --model "$m" --threads 1 --steps "$steps" --warmup 3) \
+        timeout 90 python3 models_jax.py --model "$m" --threads 1 --steps "$steps" --warmup 3) \
         >> "$out/bench.jsonl" 2>> "$out/bench.log" || status=1
     fi
   done
@@ -161,6 +230,35 @@ for m in ("mlp", "digits", "charlm"):
 devices = {r.get("device") for v in rows.values() for r in v if r.get("device")}
 print("   devices: " + "; ".join(sorted(devices)))
 PY
+# --- 4. Where a step's time goes: the GPU's kernel time within it (ncu, where it can profile) ---
+ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2> /dev/null | head -1)
+if [[ -n $ncu && -f build/bench-data/mlp/x.npy ]]; then
+  say ""
+  say "4. kernel time of 2 mlp steps (ncu, gpu__time_duration.sum per launch)"
+  timeout 120 "$ncu" --clock-control none --metrics gpu__time_duration.sum --csv \
+    "$bin/bench_peer_step" bench/mlp/train.dt --model mlp --backend cuda --steps 2 --warmup 0 \
+    > "$out/ncu.csv" 2> "$out/ncu.err"
+  python3 - "$out/ncu.csv" << 'PY' | tee -a "$report"
+import csv, sys
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+if len(rows) < 2:
+    print("   no kernel times (ncu could not profile here)")
+    sys.exit()
+head = rows[0]
+k, v = head.index("Kernel Name"), head.index("Metric Value")
+unit = head.index("Metric Unit")
+total, by_kernel = 0.0, {}
+for r in rows[1:]:
+    ns = float(r[v].replace(",", "")) * {"nsecond": 1, "usecond": 1e3, "msecond": 1e6}.get(r[unit], 1)
+    total += ns
+    by_kernel[r[k]] = by_kernel.get(r[k], 0) + ns
+launches = len(rows) - 1
+print(f"   {launches} launches (first call and 2 steps), {total / 1e6:.3f} ms of kernel time")
+for name, ns in sorted(by_kernel.items(), key=lambda x: -x[1])[:6]:
+    print(f"   {ns / 1e6:8.3f} ms  {name[:70]}")
+PY
+fi
+
 say ""
 say "done in $(elapsed); exit $status; logs in $out"
 exit $status

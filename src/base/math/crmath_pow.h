@@ -177,7 +177,7 @@ DETRAIN_HD inline bool IsInt(float y) {
 
 DETRAIN_HD inline float PowSlow(float x, float y, bool try_fast = true) {
   if (y == 0.0f || x == 1.0f) return 1.0f;
-  if (IsNanF(x) || IsNanF(y)) return x + y;
+  if (IsNanF(x) || IsNanF(y)) return QuietNan(IsNanF(x) ? x : y);  // x86's x + y, on any device
   float ax = AbsF(x);
   bool y_odd = IsOddInt(y);
   bool neg = FloatBits(x) >> 31 != 0;

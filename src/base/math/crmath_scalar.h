@@ -39,7 +39,8 @@ struct Approx {
   }
 
 DETRAIN_HD inline bool IsNanF(float x) { return x != x; }
-DETRAIN_HD inline float QuietNan(float x) { return x + x; }
+// Written with the bits: `x + x` quiets a NaN on x86 but gives 0x7FFFFFFF on a GPU.
+DETRAIN_HD inline float QuietNan(float x) { return BitsFloat(FloatBits(x) | 0x00400000u); }
 DETRAIN_HD inline float InfF() { return BitsFloat(0x7f800000u); }
 DETRAIN_HD inline float NanF() { return BitsFloat(0x7fc00000u); }
 

@@ -133,6 +133,43 @@ DETRAIN_HD T Shift(BinaryOp op, T a, T b) {
   return static_cast<T>(static_cast<S>(s >> amount));
 }
 
+// The NaN an IEEE arithmetic op returns. IEEE 754 leaves the payload to the implementation, and
+// x86 returns the NaN of the instruction's first source — but `a + b` does not fix which source
+// that is: compilers swap the operands of commutative ops freely. detrain fixes it: the first
+// NaN among (a, b), quieted; if neither is NaN (an invalid operation such as inf - inf or 0 x inf)
+// the default NaN 0xFFC00000, which x86 arithmetic returns too.
+DETRAIN_HD inline float ArithmeticNan(float a, float b) {
+  if (IsNan(a)) return BitsFloat(FloatBits(a) | 0x00400000u);
+  if (IsNan(b)) return BitsFloat(FloatBits(b) | 0x00400000u);
+  return BitsFloat(0xFFC00000u);
+}
+
+// sqrt with the NaN rule: a NaN operand quieted, a negative one (invalid) the default NaN; the
+// hardware's square root (correctly rounded by IEEE) otherwise. x86's sqrtss does the same; a
+// GPU's sqrt.rn returns 0x7FFFFFFF for both.
+DETRAIN_HD inline float Sqrt(float x) {
+  if (IsNan(x)) return BitsFloat(FloatBits(x) | 0x00400000u);
+  if (x < 0.0f) return BitsFloat(0xFFC00000u);
+  return ::sqrtf(x);
+}
+
+// fmod with the NaN rule: a NaN operand gives ArithmeticNan(a, b), an invalid one (a infinite or
+// b zero) the default NaN; fmod is exact otherwise. The libraries differ in the NaN they return
+// (glibc's depends on its version's code path; CUDA's is 0x7FFFFFFF), so the rule is written here.
+DETRAIN_HD inline float Remainder(float a, float b) {
+  if (IsNan(a) || IsNan(b)) return ArithmeticNan(a, b);
+  if (ClearSign(a) == BitsFloat(0x7F800000u) || b == 0.0f) return BitsFloat(0xFFC00000u);
+  return ::fmodf(a, b);
+}
+
+// The NaN x itself, quieted: what IEEE ops return for a NaN operand under the rule above. Written
+// with the bits, as `x + x` is not: GPUs return 0x7FFFFFFF for any NaN result.
+DETRAIN_HD inline float QuietNan(float x) { return BitsFloat(FloatBits(x) | 0x00400000u); }
+
+DETRAIN_HD inline float WithCanonicalNan(float r, float a, float b) {
+  return IsNan(r) ? ArithmeticNan(a, b) : r;
+}
+
 DETRAIN_HD inline float FloatUnary(UnaryOp op, float x) {
   switch (op) {
     case UnaryOp::kAbs:
@@ -163,7 +200,7 @@ DETRAIN_HD inline float FloatUnary(UnaryOp op, float x) {
     case UnaryOp::kLogistic:
       return crmath::Logistic(x);
     case UnaryOp::kSqrt:
-      return ::sqrtf(x);  // IEEE: correctly rounded
+      return Sqrt(x);
     case UnaryOp::kRsqrt:
       return crmath::Rsqrt(x);
     case UnaryOp::kErf:
@@ -204,21 +241,6 @@ DETRAIN_HD T IntUnary(UnaryOp op, T x) {
   return x;
 }
 
-// The NaN an IEEE arithmetic op returns. IEEE 754 leaves the payload to the implementation, and
-// x86 returns the NaN of the instruction's first source — but `a + b` does not fix which source
-// that is: compilers swap the operands of commutative ops freely. detrain fixes it: the first
-// NaN among (a, b), quieted; if neither is NaN (an invalid operation such as inf - inf or 0 x inf)
-// the default NaN 0xFFC00000, which x86 arithmetic returns too.
-DETRAIN_HD inline float ArithmeticNan(float a, float b) {
-  if (IsNan(a)) return BitsFloat(FloatBits(a) | 0x00400000u);
-  if (IsNan(b)) return BitsFloat(FloatBits(b) | 0x00400000u);
-  return BitsFloat(0xFFC00000u);
-}
-
-DETRAIN_HD inline float WithCanonicalNan(float r, float a, float b) {
-  return IsNan(r) ? ArithmeticNan(a, b) : r;
-}
-
 DETRAIN_HD inline float FloatBinary(BinaryOp op, float a, float b) {
   switch (op) {
     case BinaryOp::kAdd:
@@ -230,7 +252,7 @@ DETRAIN_HD inline float FloatBinary(BinaryOp op, float a, float b) {
     case BinaryOp::kDivide:
       return WithCanonicalNan(a / b, a, b);
     case BinaryOp::kRemainder:
-      return ::fmodf(a, b);  // exact
+      return Remainder(a, b);
     case BinaryOp::kMaximum:
       return FloatMaxMin(a, b, true);
     case BinaryOp::kMinimum:

@@ -57,8 +57,22 @@ inline float GpuFmaf(float a, float b, float c) {
   }
   return r;
 }
+// sqrtf and fmodf likewise: a GPU's sqrt.rn and fmodf return 0x7fffffff for a NaN operand and
+// for an invalid one (sqrt(-1), fmod(inf, y), fmod(x, 0)), where x86 and glibc return the
+// operand's NaN or the default NaN 0xffc00000 — the rule semantics::Sqrt and Remainder write out.
+inline float Canonical(float r) {
+  if (r != r) {
+    const uint32_t canonical = 0x7fffffffu;
+    std::memcpy(&r, &canonical, sizeof r);
+  }
+  return r;
+}
+inline float GpuSqrtf(float x) { return Canonical(std::sqrt(x)); }
+inline float GpuFmodf(float a, float b) { return Canonical(std::fmod(a, b)); }
 }  // namespace dt_emu
 #define fmaf(a, b, c) dt_emu::GpuFmaf(a, b, c)
+#define sqrtf(x) dt_emu::GpuSqrtf(x)
+#define fmodf(a, b) dt_emu::GpuFmodf(a, b)
 
 namespace dt_emu {
 
