@@ -5,6 +5,9 @@
 //   floats     IEEE 754 binary32, round to nearest even, no FTZ/DAZ; +, -, *, /, sqrt and
 //              remainder (fmod, exact) are IEEE; transcendental functions are detrain::crmath
 //              (correctly rounded); abs/negate only touch the sign bit (NaN payloads kept)
+//   NaN results   an operand's NaN quieted (the first NaN operand of two), an invalid operation
+//              (inf - inf, 0 x inf, sqrt(-1), fmod(inf, y)) the default NaN 0xFFC00000; written
+//              with the bits, never left to the hardware (a GPU returns 0x7FFFFFFF for all)
 //   max/min    a NaN operand gives NaN (the first NaN operand's bits); -0 < +0
 //   round-nearest-even   ties to even, independent of the dynamic rounding mode; sign kept (-0)
 //   integers   wrap modulo 2^bits; x / 0 = -1 (all bits set), x % 0 = x; INT_MIN / -1 = INT_MIN,

@@ -88,9 +88,8 @@ TEST(ScalarFloat, DivideAndPowerSpecialValues) {
 // of tools/gpu-check.sh showed the difference before the rule covered sqrt, fmod and crmath.
 TEST(ScalarFloat, EveryNanResultFollowsTheRule) {
   const float signalling = BitsFloat(0xff800321u);  // negative signalling NaN, payload 0x321
-  for (UnaryOp op : {UnaryOp::kExp, UnaryOp::kExpm1, UnaryOp::kLog, UnaryOp::kLog1p,
-                     UnaryOp::kTanh, UnaryOp::kLogistic, UnaryOp::kSqrt, UnaryOp::kRsqrt,
-                     UnaryOp::kErf}) {
+  for (UnaryOp op : {UnaryOp::kExp, UnaryOp::kExpm1, UnaryOp::kLog, UnaryOp::kLog1p, UnaryOp::kTanh,
+                     UnaryOp::kLogistic, UnaryOp::kSqrt, UnaryOp::kRsqrt, UnaryOp::kErf}) {
     SCOPED_TRACE(static_cast<int>(op));
     EXPECT_EQ(Bits(ApplyUnary(op, kNanPayloadB)), 0xffc00456u);
     EXPECT_EQ(Bits(ApplyUnary(op, signalling)), 0xffc00321u);
@@ -98,8 +97,8 @@ TEST(ScalarFloat, EveryNanResultFollowsTheRule) {
   EXPECT_EQ(Bits(ApplyUnary(UnaryOp::kSqrt, -1.0f)), 0xffc00000u);
   EXPECT_EQ(Bits(ApplyUnary(UnaryOp::kSqrt, -kInf)), 0xffc00000u);
   EXPECT_EQ(Bits(ApplyUnary(UnaryOp::kSqrt, kNegZero)), 0x80000000u);
-  for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSubtract, BinaryOp::kMultiply,
-                      BinaryOp::kDivide, BinaryOp::kRemainder, BinaryOp::kPower}) {
+  for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSubtract, BinaryOp::kMultiply, BinaryOp::kDivide,
+                      BinaryOp::kRemainder, BinaryOp::kPower}) {
     SCOPED_TRACE(static_cast<int>(op));
     EXPECT_EQ(Bits(ApplyBinary(op, kNanPayloadA, kNanPayloadB)), 0x7fc00123u);
     EXPECT_EQ(Bits(ApplyBinary(op, 3.0f, kNanPayloadB)), 0xffc00456u);
