@@ -3,8 +3,9 @@
 // of additions (and its bits) may change with either — next to what detrain does instead: the
 // pairwise tree over the ranks in rank order (rank r adds rank r + s's partial sum to its own at
 // stride s = 1, 2, 4, ...), with detrain's own transport (runtime/mpi), then the sum sent back
-// down the same tree so every rank holds it, as an all-reduce leaves it; and an all-gather
-// followed by the same tree on every rank.
+// down the same tree so every rank holds it, as an all-reduce leaves it; an all-gather
+// followed by the same tree on every rank; and runtime::ExactAllReduceSum, the same tree's bits
+// by reduce-scatter then all-gather (each rank sums 1/P of the elements; SendRecv rounds).
 //
 //   mpirun -np P bench_mpi_reduce [REPETITIONS]
 //
@@ -83,16 +84,17 @@ int main(int argc, char** argv) {
   }
   Cluster& c = **joined;
   if (c.rank() == 0) {
-    std::printf("P = %d, %d repetitions, medians\n%10s %14s %16s %6s %18s %6s\n", c.size(), reps,
-                "floats", "MPI_Allreduce", "tree down+up", "ratio", "allgather+tree", "ratio");
+    std::printf("P = %d, %d repetitions, medians\n%10s %14s %16s %6s %18s %6s %16s %6s\n", c.size(),
+                reps, "floats", "MPI_Allreduce", "tree down+up", "ratio", "allgather+tree", "ratio",
+                "exact RS+AG", "ratio");
   }
   for (int64_t n : {1024, 16384, 262144, 1048576}) {
     std::vector<float> input(static_cast<size_t>(n)), data, scratch(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i)
       input[static_cast<size_t>(i)] = 1.0f / static_cast<float>(1 + ((i * 7919 + c.rank()) % 1000));
-    std::vector<double> mpi_s, tree_s, gather_s;
+    std::vector<double> mpi_s, tree_s, gather_s, exact_s;
     std::vector<float> gathered(static_cast<size_t>(n) * static_cast<size_t>(c.size()));
-    std::vector<float> via_gather;
+    std::vector<float> via_gather, via_exact, exact_scratch;
     for (int k = 0; k < reps; ++k) {
       data = input;
       MPI_Barrier(MPI_COMM_WORLD);
@@ -110,6 +112,13 @@ int main(int argc, char** argv) {
       auto t4 = std::chrono::steady_clock::now();
       GatherThenTree(c.size(), &via_gather, &gathered);
       auto t5 = std::chrono::steady_clock::now();
+      via_exact = input;
+      MPI_Barrier(MPI_COMM_WORLD);
+      auto t6 = std::chrono::steady_clock::now();
+      if (!detrain::runtime::ExactAllReduceSum(c, via_exact.data(), n, &exact_scratch).ok())
+        std::abort();
+      auto t7 = std::chrono::steady_clock::now();
+      exact_s.push_back(std::chrono::duration<double>(t7 - t6).count());
       gather_s.push_back(std::chrono::duration<double>(t5 - t4).count());
       mpi_s.push_back(std::chrono::duration<double>(t1 - t0).count());
       tree_s.push_back(std::chrono::duration<double>(t3 - t2).count());
@@ -118,14 +127,15 @@ int main(int argc, char** argv) {
     std::vector<float> root = data;
     MPI_Bcast(root.data(), static_cast<int>(n), MPI_FLOAT, 0, MPI_COMM_WORLD);
     int same = std::memcmp(root.data(), data.data(), data.size() * sizeof(float)) == 0 &&
-               std::memcmp(root.data(), via_gather.data(), data.size() * sizeof(float)) == 0,
+               std::memcmp(root.data(), via_gather.data(), data.size() * sizeof(float)) == 0 &&
+               std::memcmp(root.data(), via_exact.data(), data.size() * sizeof(float)) == 0,
         all = 0;
     MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (c.rank() == 0) {
-      const double a = Median(mpi_s), b = Median(tree_s), g = Median(gather_s);
-      std::printf("%10lld %11.1f us %13.1f us %5.2fx %15.1f us %5.2fx%s\n",
-                  static_cast<long long>(n), a * 1e6, b * 1e6, b / a, g * 1e6, g / a,
-                  all ? "" : "  RANKS DIFFER");
+      const double a = Median(mpi_s), b = Median(tree_s), g = Median(gather_s), e = Median(exact_s);
+      std::printf("%10lld %11.1f us %13.1f us %5.2fx %15.1f us %5.2fx %13.1f us %5.2fx%s\n",
+                  static_cast<long long>(n), a * 1e6, b * 1e6, b / a, g * 1e6, g / a, e * 1e6,
+                  e / a, all ? "" : "  RANKS DIFFER");
     }
   }
   detrain::runtime::mpi::Leave();

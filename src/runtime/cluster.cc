@@ -1,6 +1,7 @@
 // See cluster.h. The control and string helpers, and the in-process cluster for tests.
 #include "runtime/cluster.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -8,6 +9,8 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+
+#include "compiler/semantics/scalar.h"
 
 namespace detrain::runtime {
 
@@ -65,6 +68,124 @@ Result<std::string> BroadcastFromRankZero(Cluster& c, const std::string& value, 
   for (int r = 1; r < c.size(); ++r)
     DETRAIN_RETURN_IF_ERROR(SendString(c, r, Channel::kHandshake, value));
   return value;
+}
+
+namespace {
+
+// out[i] = a[i] + b[i] under the NaN rule (semantics::ApplyBinary's bits); out may be a or b.
+// Blocks of plain additions the compiler vectorizes, a NaN fixed up afterwards.
+void AddWithNanRule(float* out, const float* a, const float* b, int64_t n) {
+  constexpr int64_t kBlock = 256;
+  float sum[kBlock];
+  for (int64_t i = 0; i < n; i += kBlock) {
+    const int64_t m = std::min(kBlock, n - i);
+    bool nan = false;
+    for (int64_t j = 0; j < m; ++j) sum[j] = a[i + j] + b[i + j];
+    for (int64_t j = 0; j < m; ++j) nan |= sum[j] != sum[j];
+    if (nan) {
+      for (int64_t j = 0; j < m; ++j) {
+        if (sum[j] != sum[j])
+          sum[j] = semantics::ApplyBinary<float>(ir::BinaryOp::kAdd, a[i + j], b[i + j]);
+      }
+    }
+    std::memcpy(out + i, sum, static_cast<size_t>(m) * sizeof(float));
+  }
+}
+
+constexpr int64_t kFloat = sizeof(float);
+
+// P a power of two: recursive halving, then doubling. Round s = 1, 2, ..., P/2 pairs rank r with
+// r ^ s; each keeps one half of its current range (the lower half for the rank with bit s clear),
+// sends the other and adds the partner's copy of the half it keeps, the lower rank's partial on
+// the left — which is level log2(s) + 1 of the pairwise tree, since both partners' partials cover
+// aligned groups of s ranks. The sums then travel back the same way, ranges doubling.
+Status HalvingDoubling(Cluster& c, float* data, int64_t n, std::vector<float>* scratch) {
+  const int p = c.size(), r = c.rank();
+  int64_t lo = 0, hi = n;
+  std::vector<std::pair<int64_t, int64_t>> ranges;  // before each round, to walk back
+  scratch->resize(static_cast<size_t>((n + 1) / 2));
+  for (int s = 1; s < p; s *= 2) {
+    ranges.emplace_back(lo, hi);
+    const int partner = r ^ s;
+    const int64_t mid = lo + (hi - lo) / 2;
+    const bool lower = (r & s) == 0;
+    const int64_t keep_lo = lower ? lo : mid, keep_hi = lower ? mid : hi;
+    const int64_t give_lo = lower ? mid : lo, give_hi = lower ? hi : mid;
+    float* theirs = scratch->data();
+    DETRAIN_RETURN_IF_ERROR(c.SendRecv(partner, Channel::kData, data + give_lo,
+                                       (give_hi - give_lo) * kFloat, partner, theirs,
+                                       (keep_hi - keep_lo) * kFloat));
+    float* mine = data + keep_lo;
+    if (lower) {
+      AddWithNanRule(mine, mine, theirs, keep_hi - keep_lo);
+    } else {
+      AddWithNanRule(mine, theirs, mine, keep_hi - keep_lo);
+    }
+    lo = keep_lo;
+    hi = keep_hi;
+  }
+  for (int s = p / 2; s >= 1; s /= 2) {
+    const auto [up_lo, up_hi] = ranges.back();
+    ranges.pop_back();
+    const int partner = r ^ s;
+    // The partner holds the other half of [up_lo, up_hi) (either half may be empty).
+    const bool lower = (r & s) == 0;
+    const int64_t other_lo = lower ? hi : up_lo, other_hi = lower ? up_hi : lo;
+    DETRAIN_RETURN_IF_ERROR(c.SendRecv(partner, Channel::kData, data + lo, (hi - lo) * kFloat,
+                                       partner, data + other_lo, (other_hi - other_lo) * kFloat));
+    lo = up_lo;
+    hi = up_hi;
+  }
+  return Status::Ok();
+}
+
+// Any P: reduce-scatter in P - 1 rounds (round k: to rank r + k, from rank r - k), rank q summing
+// chunk q = [q n / P, (q + 1) n / P) over every rank's copy in the tree's order, then all-gather.
+Status Ring(Cluster& c, float* data, int64_t n, std::vector<float>* scratch) {
+  const int p = c.size(), r = c.rank();
+  auto start = [&](int q) { return n * q / p; };
+  const int64_t mine = start(r + 1) - start(r);
+  // The P contributions to this rank's chunk, in rank order: its own in place, the others here.
+  scratch->resize(static_cast<size_t>(mine) * static_cast<size_t>(p));
+  std::vector<float*> part(static_cast<size_t>(p));
+  for (int q = 0; q < p; ++q)
+    part[static_cast<size_t>(q)] =
+        scratch->data() + static_cast<size_t>(q) * static_cast<size_t>(mine);
+  part[static_cast<size_t>(r)] = data + start(r);
+  for (int k = 1; k < p; ++k) {
+    const int to = (r + k) % p, from = (r - k + p) % p;
+    DETRAIN_RETURN_IF_ERROR(c.SendRecv(to, Channel::kData, data + start(to),
+                                       (start(to + 1) - start(to)) * kFloat, from,
+                                       part[static_cast<size_t>(from)], mine * kFloat));
+  }
+  // The tree over the ranks, level by level (pairs at stride s); the root's sum is written to
+  // this rank's own chunk.
+  for (int s = 1; s < p; s *= 2) {
+    for (int q = 0; q + s < p; q += 2 * s) {
+      float* a = part[static_cast<size_t>(q)];
+      float* out = q == 0 && 2 * s >= p ? data + start(r) : a;
+      AddWithNanRule(out, a, part[static_cast<size_t>(q + s)], mine);
+    }
+  }
+  for (int k = 1; k < p; ++k) {  // all-gather
+    const int to = (r + k) % p, from = (r - k + p) % p;
+    DETRAIN_RETURN_IF_ERROR(c.SendRecv(to, Channel::kData, data + start(r), mine * kFloat, from,
+                                       data + start(from),
+                                       (start(from + 1) - start(from)) * kFloat));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ExactAllReduceSum(Cluster& c, float* data, int64_t n, std::vector<float>* scratch) {
+  const int p = c.size();
+  // n × q below cannot overflow.
+  if (n < 0 || n > (int64_t{1} << 56))
+    return Internal("all-reduce of " + std::to_string(n) + " floats");
+  if (p == 1 || n == 0) return Status::Ok();
+  if ((p & (p - 1)) == 0) return HalvingDoubling(c, data, n, scratch);
+  return Ring(c, data, n, scratch);
 }
 
 namespace {

@@ -45,6 +45,14 @@ class Cluster {
   // Blocking point-to-point transfers of exactly `bytes` bytes, bounded by the timeout.
   virtual Status Send(int to, Channel channel, const void* data, int64_t bytes) = 0;
   virtual Status Recv(int from, Channel channel, void* data, int64_t bytes) = 0;
+  // Sends `send_bytes` to `to` and receives `recv_bytes` from `from` with both transfers in
+  // flight at once, so that ranks exchanging in a ring or pairwise never wait on each other's
+  // send. The default sends, then receives: right for a transport whose sends never block.
+  virtual Status SendRecv(int to, Channel channel, const void* send, int64_t send_bytes, int from,
+                          void* recv, int64_t recv_bytes) {
+    DETRAIN_RETURN_IF_ERROR(Send(to, channel, send, send_bytes));
+    return Recv(from, channel, recv, recv_bytes);
+  }
   // Stops every process of the run at once (after a transfer failed half-way, the others cannot
   // be told in order). Does not return for a real launcher.
   virtual void Abort(int exit_code) = 0;
@@ -72,6 +80,16 @@ Result<std::vector<std::string>> GatherToRankZero(Cluster& c, const std::string&
                                                   int64_t max_bytes);
 // Rank 0's `value` on every rank.
 Result<std::string> BroadcastFromRankZero(Cluster& c, const std::string& value, int64_t max_bytes);
+
+// The sum over the ranks of every rank's `data` (n floats), left in `data` on every rank: for
+// each element, the pairwise tree over the ranks' values in rank order (pairs (2j, 2j+1) level by
+// level, an odd last carried up), with the NaN rule of compiler/semantics — so the bits are the
+// same for any P and on every rank, where MPI_Allreduce's are whatever its algorithm for this P
+// and n gives. Reduce-scatter, then all-gather: rank q sums elements [q n / P, (q + 1) n / P)
+// from every rank's copy of them and sends the sums to every rank, in P - 1 rounds of SendRecv
+// each way (round k: to rank r + k, from rank r - k). Each rank sends and receives
+// 2 (P - 1) / P × n floats, as a ring all-reduce does. `scratch` is resized to about n floats.
+Status ExactAllReduceSum(Cluster& c, float* data, int64_t n, std::vector<float>* scratch);
 
 // P ranks as threads of this process, for tests: the same protocol without a launcher.
 // MakeLocalClusters(P) returns one cluster per rank; each must be used by its own thread.

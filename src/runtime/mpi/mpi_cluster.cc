@@ -66,6 +66,44 @@ class MpiCluster final : public Cluster {
   Status Recv(int from, Channel channel, void* data, int64_t bytes) override {
     return Transfer(/*send=*/false, from, channel, data, bytes);
   }
+  // Both directions posted before either is waited for, piece by piece as Transfer cuts them.
+  Status SendRecv(int to, Channel channel, const void* send, int64_t send_bytes, int from,
+                  void* recv, int64_t recv_bytes) override {
+    for (int peer : {to, from}) {
+      if (peer < 0 || peer >= size_ || peer == rank_)
+        return Internal("cluster: bad peer " + std::to_string(peer));
+    }
+    if (send_bytes < 0 || recv_bytes < 0) return Internal("cluster: negative transfer");
+    const char* out = static_cast<const char*>(send);
+    char* in = static_cast<char*>(recv);
+    const int tag = static_cast<int>(channel);
+    int64_t sent = 0, received = 0;
+    bool first = true;  // a 0-byte transfer is still one message, as in Transfer
+    while (first || sent < send_bytes || received < recv_bytes) {
+      const bool do_send = first || sent < send_bytes, do_recv = first || received < recv_bytes;
+      const int scount = static_cast<int>(std::min(kChunk, send_bytes - sent));
+      const int rcount = static_cast<int>(std::min(kChunk, recv_bytes - received));
+      MPI_Request requests[2];
+      if (do_send) {
+        int rc = MPI_Isend(const_cast<char*>(out) + sent, scount, MPI_BYTE, to, tag, MPI_COMM_WORLD,
+                           &requests[0]);
+        if (rc != MPI_SUCCESS)
+          return IoError("MPI send to " + Describe(to) + ": " + ErrorString(rc));
+      }
+      if (do_recv) {
+        int rc =
+            MPI_Irecv(in + received, rcount, MPI_BYTE, from, tag, MPI_COMM_WORLD, &requests[1]);
+        if (rc != MPI_SUCCESS)
+          return IoError("MPI receive from " + Describe(from) + ": " + ErrorString(rc));
+      }
+      if (do_send) DETRAIN_RETURN_IF_ERROR(Wait(&requests[0], /*send=*/true, to, scount));
+      if (do_recv) DETRAIN_RETURN_IF_ERROR(Wait(&requests[1], /*send=*/false, from, rcount));
+      if (do_send) sent += scount;
+      if (do_recv) received += rcount;
+      first = false;
+    }
+    return Status::Ok();
+  }
   void Abort(int exit_code) override { MPI_Abort(MPI_COMM_WORLD, exit_code); }
 
  private:
