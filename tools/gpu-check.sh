@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Everything about the CUDA backend that needs a GPU (docs/cuda.md "On a GPU"), in one run that
-# fits in 8 minutes on one GPU and may be run again (it writes only under $GPU_CHECK_OUT):
+# Everything about the CUDA backend that needs a GPU (docs/cuda.md "On a GPU"), in one run
+# (192 s on one H200) that may be run again (it writes only under $GPU_CHECK_OUT):
 #
-#   1. the GPU tests (tests/runtime/cuda_gpu_test.cc, ctest -L gpu): every kernel case, random
-#      modules and 3 train steps of each example on the GPU(s) equal the interpreter's and the
-#      CPU's bits, on 1, 2 and 8 devices;
+#   1. the GPU tests (tests/runtime/cuda_gpu_test.cc, ctest -L gpu), sharded over $SHARDS
+#      processes: every kernel case, random modules and 3 train steps of each example on the
+#      GPU(s) equal the interpreter's and the CPU's bits, on 1, 2 and 8 devices;
 #   2. bundles across backends: breast_cancer trained on the GPU verifies with --backend cpu and
 #      one trained on the CPU verifies with --backend cuda; both have the same steps.jsonl;
+#      2b. the JAX exports (examples/jax) on the GPU: the CPU's steps.jsonl, verified on the CPU;
 #   3. the train-step time of detrain on the GPU next to JAX on the same GPU with
-#      --xla_gpu_deterministic_ops=true (bench/peers), ROUNDS interleaved rounds, medians.
+#      --xla_gpu_deterministic_ops=true (bench/peers), ROUNDS interleaved rounds, medians;
+#   4. the kernel time of 2 mlp steps (ncu), where ncu can profile.
 #
 # Binaries: from gpu-carry/detrain-gpu.tar.xz when present (tools/gpu-pack.sh made it on a build
 # machine; the GPU machine then needs no compiler or packages), else built here (tools/build.sh;
