@@ -181,6 +181,22 @@ DETRAIN_BENCH_OURS_ARRAYS(erf, Erf, kTanhRange)
 DETRAIN_BENCH_OURS_ARRAYS(rsqrt, Rsqrt, kLogRange)
 DETRAIN_BENCH_OURS(erfinv, Erfinv, (Range{-0.999f, 0.999f}))
 
+// sin and cos (scalar only: no array variants) against glibc's sinf and cosf, over [-10, 10]
+// (positional encodings, rotary embeddings) and over [-1e6, 1e6] (the Cody-Waite reduction at
+// larger k).
+float GlibcSin(float x) { return sinf(x); }
+float GlibcCos(float x) { return cosf(x); }
+constexpr Range kTrigRange{-10.0f, 10.0f};
+constexpr Range kTrigWideRange{-1e6f, 1e6f};
+#define DETRAIN_BENCH_SCALAR_PAIR(name, ours, glibc, range)               \
+  void name##_crmath(benchmark::State& s) { Scalar<cr::ours>(s, range); } \
+  void name##_glibc(benchmark::State& s) { Scalar<glibc>(s, range); }     \
+  BENCHMARK(name##_crmath);                                               \
+  BENCHMARK(name##_glibc);
+DETRAIN_BENCH_SCALAR_PAIR(sin, Sin, GlibcSin, kTrigRange)
+DETRAIN_BENCH_SCALAR_PAIR(cos, Cos, GlibcCos, kTrigRange)
+DETRAIN_BENCH_SCALAR_PAIR(sin_wide, Sin, GlibcSin, kTrigWideRange)
+
 }  // namespace
 
 BENCHMARK_MAIN();

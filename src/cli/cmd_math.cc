@@ -35,7 +35,8 @@ constexpr UnaryFn kUnary[] = {
     {"exp", crmath::Exp},     {"expm1", crmath::Expm1},       {"exp2", crmath::Exp2},
     {"log", crmath::Log},     {"log1p", crmath::Log1p},       {"log2", crmath::Log2},
     {"tanh", crmath::Tanh},   {"logistic", crmath::Logistic}, {"erf", crmath::Erf},
-    {"rsqrt", crmath::Rsqrt}, {"erfinv", crmath::Erfinv}};
+    {"rsqrt", crmath::Rsqrt}, {"erfinv", crmath::Erfinv},     {"sin", crmath::Sin},
+    {"cos", crmath::Cos}};
 
 std::string FunctionList() {
   std::string s;

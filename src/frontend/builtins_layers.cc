@@ -296,7 +296,7 @@ Result<Type> AccuracyRule(const CallContext& c) {
 
 void AppendLayerBuiltins(std::vector<BuiltinDef>* t) {
   for (const char* name :
-       {"relu", "gelu", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "abs"}) {
+       {"relu", "gelu", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "abs", "sin", "cos"}) {
     t->push_back({name, C::kLayer, {{"x", K::kTensor, nullptr}}, SameAsF32Input, "elementwise"});
   }
   t->push_back({"softmax",

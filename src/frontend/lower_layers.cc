@@ -54,6 +54,8 @@ Result<Instruction*> Log(L& l) { return l.Un(Opcode::kLog, l.x()); }
 Result<Instruction*> Sqrt(L& l) { return l.Un(Opcode::kSqrt, l.x()); }
 Result<Instruction*> Rsqrt(L& l) { return l.Un(Opcode::kRsqrt, l.x()); }
 Result<Instruction*> Abs(L& l) { return l.Un(Opcode::kAbs, l.x()); }
+Result<Instruction*> Sin(L& l) { return l.Un(Opcode::kSin, l.x()); }
+Result<Instruction*> Cos(L& l) { return l.Un(Opcode::kCos, l.x()); }
 
 // jax.nn.gelu(approximate=True): x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))).
 Result<Instruction*> Gelu(L& l) {
@@ -289,6 +291,8 @@ constexpr LayerEntry kLayers[] = {
     {"sqrt", Sqrt},
     {"rsqrt", Rsqrt},
     {"abs", Abs},
+    {"sin", Sin},
+    {"cos", Cos},
     {"softmax", Softmax},
     {"log_softmax", LogSoftmax},
     {"softmax_cross_entropy", SoftmaxCrossEntropy},

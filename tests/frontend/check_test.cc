@@ -118,9 +118,10 @@ TEST(CheckTest, NameErrors) {
   EXPECT_EQ(
       FirstErrorLine("h = dropout(relu(", "h = dropout(reluu("),
       "p.dt:10:15: error: unknown function 'reluu' (not a layer or a function defined above; "
-      "layers: relu, gelu, tanh, sigmoid, exp, log, sqrt, rsqrt, abs, softmax, log_softmax, "
-      "softmax_cross_entropy, sigmoid_binary_cross_entropy, mse, mean, sum, dropout, layer_norm, "
-      "conv2d, max_pool, avg_pool, reshape, flatten, embedding, attention, fold_in, accuracy)");
+      "layers: relu, gelu, tanh, sigmoid, exp, log, sqrt, rsqrt, abs, sin, cos, softmax, "
+      "log_softmax, softmax_cross_entropy, sigmoid_binary_cross_entropy, mse, mean, sum, dropout, "
+      "layer_norm, conv2d, max_pool, avg_pool, reshape, flatten, embedding, attention, fold_in, "
+      "accuracy)");
   EXPECT_EQ(FirstErrorLine("def loss", "def loss2"),
             "p.dt:19:1: error: missing 'def loss(...) -> f32[] { ... }': the function training "
             "minimizes");

@@ -41,7 +41,7 @@ w('// identical on every platform (exact binary64 hex literals).')
 w('#ifndef DETRAIN_BASE_MATH_CRMATH_TABLES_H_')
 w('#define DETRAIN_BASE_MATH_CRMATH_TABLES_H_')
 w('')
-w('#include <cstdint>')
+w('#include "base/host_device.h"  // <cstdint> on host, its own typedefs under NVRTC')
 w('')
 w('// Arrays live in device memory when compiled for a CUDA device (host constexpr arrays cannot')
 w('// be indexed from device code; internal linkage there, as nvcc requires without -rdc) and')
@@ -210,6 +210,37 @@ w(f'inline constexpr int kErfDeg = {deg};')
 w(f'DETRAIN_CRMATH_TABLE double kErfTable[30][{deg + 1}] = {{')
 out.extend(rows)
 w('};')
+w('')
+# sin/cos (crmath_trig.h): 2/pi in 32-bit limbs for the Payne-Hanek reduction, pi/2 as hi + lo
+# and in three 33/33/53-bit parts for the Cody-Waite reduction, the Taylor coefficients.
+two_over_pi = 2 / mp.pi
+with mp.workprec(600):
+    rest = 2 / mp.pi
+    limbs = []
+    for i in range(12):
+        rest *= 2 ** 32
+        v = int(mp.floor(rest))
+        limbs.append(v)
+        rest -= v
+w('// 2/pi = sum_i kTwoOverPiBits[i] 2^(-32(i+1)) (+ < 2^-384): the first 384 bits.')
+w('DETRAIN_CRMATH_TABLE uint32_t kTwoOverPiBits[12] = {')
+w('    ' + ', '.join(f'0x{v:08x}u' for v in limbs[:6]) + ',')
+w('    ' + ', '.join(f'0x{v:08x}u' for v in limbs[6:]) + '};')
+h, l = dd(mp.pi / 2)
+w(f'inline constexpr double kPiOver2Hi = {h};')
+w(f'inline constexpr double kPiOver2Lo = {l};')
+w(f'inline constexpr double kTwoOverPi = {d(two_over_pi)};')
+c1 = mp.floor(mp.pi / 2 * 2 ** 32) / 2 ** 32  # 33 significant bits
+c2 = mp.floor((mp.pi / 2 - c1) * 2 ** 65) / 2 ** 65
+c3 = mp.mpf(float(mp.pi / 2 - c1 - c2))
+assert bits_of(c1) <= 33 and bits_of(c2) <= 33
+w('// pi/2 = kPiOver2C1 + kPiOver2C2 + kPiOver2C3 (+ < 2^-118); C1 and C2 have 33 significant bits.')
+w(f'inline constexpr double kPiOver2C1 = {d(c1)};')
+w(f'inline constexpr double kPiOver2C2 = {d(c2)};')
+w(f'inline constexpr double kPiOver2C3 = {d(c3)};')
+w('// (-1)^n / (2n+1)!, n = 1..7, and (-1)^n / (2n)!, n = 1..8: the Taylor series of sin and cos.')
+w('DETRAIN_CRMATH_TABLE double kSinPoly[7] = {' + ', '.join(d(mp.mpf(-1) ** n / mp.factorial(2 * n + 1)) for n in range(1, 8)) + '};')
+w('DETRAIN_CRMATH_TABLE double kCosPoly[8] = {' + ', '.join(d(mp.mpf(-1) ** n / mp.factorial(2 * n)) for n in range(1, 9)) + '};')
 w('')
 w('}  // namespace detrain::crmath::internal')
 w('')

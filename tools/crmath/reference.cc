@@ -41,6 +41,10 @@ double DoubleRef(Fn fn, double x, double y) {
       return 1.0 / std::sqrt(x);
     case Fn::kPow:
       return std::pow(x, y);
+    case Fn::kSin:
+      return std::sin(x);
+    case Fn::kCos:
+      return std::cos(x);
   }
   return 0;
 }
@@ -94,6 +98,12 @@ void MpfrEval(Fn fn, float x, float y, MpfrVars& m) {
       break;
     case Fn::kPow:
       mpfr_pow(m.v, m.a, m.b, MPFR_RNDN);
+      break;
+    case Fn::kSin:
+      mpfr_sin(m.v, m.a, MPFR_RNDN);
+      break;
+    case Fn::kCos:
+      mpfr_cos(m.v, m.a, MPFR_RNDN);
       break;
   }
 }
@@ -163,7 +173,9 @@ const std::vector<FnInfo>& AllFunctions() {
       {Fn::kLogistic, "logistic", cr::Logistic, cr::internal::LogisticSlow, cr::LogisticArrayIsa},
       {Fn::kErf, "erf", cr::Erf, cr::internal::ErfSlow, cr::ErfArrayIsa},
       {Fn::kRsqrt, "rsqrt", cr::Rsqrt, cr::internal::RsqrtSlow, cr::RsqrtArrayIsa},
-      {Fn::kPow, "pow", nullptr, nullptr, nullptr}};
+      {Fn::kPow, "pow", nullptr, nullptr, nullptr},
+      {Fn::kSin, "sin", cr::Sin, cr::internal::SinSlow, nullptr},
+      {Fn::kCos, "cos", cr::Cos, cr::internal::CosSlow, nullptr}};
   return fns;
 }
 

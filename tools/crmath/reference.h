@@ -15,18 +15,33 @@
 
 namespace detrain::crmath_verify {
 
-enum class Fn { kExp, kExpm1, kExp2, kLog, kLog1p, kLog2, kTanh, kLogistic, kErf, kRsqrt, kPow };
+enum class Fn {
+  kExp,
+  kExpm1,
+  kExp2,
+  kLog,
+  kLog1p,
+  kLog2,
+  kTanh,
+  kLogistic,
+  kErf,
+  kRsqrt,
+  kPow,
+  kSin,
+  kCos
+};
 
 struct FnInfo {
   Fn fn;
   const char* name;
   float (*ours)(float);  // nullptr for pow
   float (*slow)(float);  // the accurate path alone (internal::FSlow); nullptr for pow
-  // FArrayIsa: the array variant on a chosen implementation; nullptr for pow (PowArrayIsa).
+  // FArrayIsa: the array variant on a chosen implementation; nullptr for pow (PowArrayIsa) and
+  // for sin and cos, which have none (the CPU backend maps the scalar function).
   void (*array)(Isa isa, const float* in, float* out, size_t n);
 };
 
-// The eleven functions in a fixed order.
+// The thirteen functions in a fixed order.
 const std::vector<FnInfo>& AllFunctions();
 
 // The correctly rounded float of fn(x) (fn(x, y) for pow). *used_mpfr tells which path decided.

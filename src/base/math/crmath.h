@@ -1,9 +1,10 @@
 // detrain's float32 math library: correctly rounded (round to nearest, ties to even) exp, expm1,
-// exp2, log, log1p, log2, tanh, logistic, erf, rsqrt and pow for every input, plus a fully
-// determined (not correctly rounded) erfinv. A correctly rounded result is unique, so these
-// functions give the same bits on every CPU and GPU; see docs/math.md for the algorithms, error
-// bounds and the exhaustive verifier (tools/crmath). Header-only, usable from CUDA device code
-// (DETRAIN_HD = __host__ __device__ under nvcc; compile device code with --fmad=false).
+// exp2, log, log1p, log2, tanh, logistic, erf, rsqrt, pow, sin and cos (crmath_trig.h) for every
+// input, plus a fully determined (not correctly rounded) erfinv. A correctly rounded result is
+// unique, so these functions give the same bits on every CPU and GPU; see docs/math.md for the
+// algorithms, error bounds and the exhaustive verifier (tools/crmath). Header-only, usable from
+// CUDA device code (DETRAIN_HD = __host__ __device__ under nvcc; compile device code with
+// --fmad=false).
 //
 // Thread-safety and determinism: every function is pure (no state, no errno, no libm call
 // decides a result); array variants give bit for bit the scalar results.
@@ -105,5 +106,6 @@ DETRAIN_HD inline float Erfinv(float x) {
 }  // namespace detrain::crmath
 
 #include "base/math/crmath_array.h"
+#include "base/math/crmath_trig.h"
 
 #endif  // DETRAIN_BASE_MATH_CRMATH_H_

@@ -751,6 +751,21 @@ DETRAIN_CRMATH_TABLE double kErfTable[30][14] = {
     {0x1.4e429afc30d38p-27, -0x1.1a42817beab10p-23, 0x1.0a0fa899fe844p-21, -0x1.5709806e0712bp-20, 0x1.57e94a4919ecbp-19, -0x1.17506c789dbb3p-18, 0x1.7492048ab4614p-18, -0x1.98077548c77efp-18, 0x1.6b245d7e1d827p-18, -0x1.013b0457d08f8p-18, 0x1.17f93e5149289p-19, -0x1.b8d7f804d2e73p-21, 0x1.bfd7555a3bd68p-23, 0x1.ffffff233ee1dp-1},
 };
 
+// 2/pi = sum_i kTwoOverPiBits[i] 2^(-32(i+1)) (+ < 2^-384): the first 384 bits.
+DETRAIN_CRMATH_TABLE uint32_t kTwoOverPiBits[12] = {
+    0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u, 0x3c439041u,
+    0xfe5163abu, 0xdebbc561u, 0xb7246e3au, 0x424dd2e0u, 0x06492eeau, 0x09d1921cu};
+inline constexpr double kPiOver2Hi = 0x1.921fb54442d18p+0;
+inline constexpr double kPiOver2Lo = 0x1.1a62633145c07p-54;
+inline constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
+// pi/2 = kPiOver2C1 + kPiOver2C2 + kPiOver2C3 (+ < 2^-118); C1 and C2 have 33 significant bits.
+inline constexpr double kPiOver2C1 = 0x1.921fb54400000p+0;
+inline constexpr double kPiOver2C2 = 0x1.0b4611a600000p-34;
+inline constexpr double kPiOver2C3 = 0x1.3198a2e037073p-69;
+// (-1)^n / (2n+1)!, n = 1..7, and (-1)^n / (2n)!, n = 1..8: the Taylor series of sin and cos.
+DETRAIN_CRMATH_TABLE double kSinPoly[7] = {-0x1.5555555555555p-3, 0x1.1111111111111p-7, -0x1.a01a01a01a01ap-13, 0x1.71de3a556c734p-19, -0x1.ae64567f544e4p-26, 0x1.6124613a86d09p-33, -0x1.ae7f3e733b81fp-41};
+DETRAIN_CRMATH_TABLE double kCosPoly[8] = {-0x1.0000000000000p-1, 0x1.5555555555555p-5, -0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-16, -0x1.27e4fb7789f5cp-22, 0x1.1eed8eff8d898p-29, -0x1.93974a8c07c9dp-37, 0x1.ae7f3e733b81fp-45};
+
 }  // namespace detrain::crmath::internal
 
 #endif  // DETRAIN_BASE_MATH_CRMATH_TABLES_H_

@@ -151,8 +151,7 @@ DETRAIN_HD inline float ArithmeticNan(float a, float b) {
 // hardware's square root (correctly rounded by IEEE) otherwise. x86's sqrtss does the same; a
 // GPU's sqrt.rn returns 0x7FFFFFFF for both.
 DETRAIN_HD inline float Sqrt(float x) {
-  if (IsNan(x)) return BitsFloat(FloatBits(x) | 0x00400000u);
-  if (x < 0.0f) return BitsFloat(0xFFC00000u);
+  if (IsNan(x) || x < 0.0f) return ArithmeticNan(x, x);
   return ::sqrtf(x);
 }
 
@@ -160,14 +159,11 @@ DETRAIN_HD inline float Sqrt(float x) {
 // b zero) the default NaN; fmod is exact otherwise. The libraries differ in the NaN they return
 // (glibc's depends on its version's code path; CUDA's is 0x7FFFFFFF), so the rule is written here.
 DETRAIN_HD inline float Remainder(float a, float b) {
-  if (IsNan(a) || IsNan(b)) return ArithmeticNan(a, b);
-  if (ClearSign(a) == BitsFloat(0x7F800000u) || b == 0.0f) return BitsFloat(0xFFC00000u);
+  if (IsNan(a) || IsNan(b) || ClearSign(a) == BitsFloat(0x7F800000u) || b == 0.0f) {
+    return ArithmeticNan(a, b);
+  }
   return ::fmodf(a, b);
 }
-
-// The NaN x itself, quieted: what IEEE ops return for a NaN operand under the rule above. Written
-// with the bits, as `x + x` is not: GPUs return 0x7FFFFFFF for any NaN result.
-DETRAIN_HD inline float QuietNan(float x) { return BitsFloat(FloatBits(x) | 0x00400000u); }
 
 DETRAIN_HD inline float WithCanonicalNan(float r, float a, float b) {
   return IsNan(r) ? ArithmeticNan(a, b) : r;
@@ -208,6 +204,10 @@ DETRAIN_HD inline float FloatUnary(UnaryOp op, float x) {
       return crmath::Rsqrt(x);
     case UnaryOp::kErf:
       return crmath::Erf(x);
+    case UnaryOp::kSin:
+      return crmath::Sin(x);
+    case UnaryOp::kCos:
+      return crmath::Cos(x);
     case UnaryOp::kNot:
       return x;  // rejected by the verifier
   }
@@ -239,6 +239,8 @@ DETRAIN_HD T IntUnary(UnaryOp op, T x) {
     case UnaryOp::kSqrt:
     case UnaryOp::kRsqrt:
     case UnaryOp::kErf:
+    case UnaryOp::kSin:
+    case UnaryOp::kCos:
       return x;  // float-only ops; rejected by the verifier
   }
   return x;

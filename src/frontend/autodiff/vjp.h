@@ -80,6 +80,8 @@ VjpResult VjpLogistic(VjpArgs& a);
 VjpResult VjpSqrt(VjpArgs& a);
 VjpResult VjpRsqrt(VjpArgs& a);
 VjpResult VjpErf(VjpArgs& a);
+VjpResult VjpSin(VjpArgs& a);
+VjpResult VjpCos(VjpArgs& a);
 VjpResult VjpAdd(VjpArgs& a);
 VjpResult VjpSubtract(VjpArgs& a);
 VjpResult VjpMultiply(VjpArgs& a);

@@ -75,6 +75,17 @@ VjpResult VjpErf(VjpArgs& a) {
                             Bin(a, Opcode::kMultiply, a.g(), e))});
 }
 
+// sin_p: g * cos(x) (JAX's jvp mul(g, cos(x)), transposed).
+VjpResult VjpSin(VjpArgs& a) {
+  return PerOperand(a, {Bin(a, Opcode::kMultiply, a.g(), Un(a, Opcode::kCos, a.x(0)))});
+}
+
+// cos_p: -g * sin(x) (JAX's jvp neg(mul(g, sin(x))), transposed: the negation moves to g).
+VjpResult VjpCos(VjpArgs& a) {
+  Instruction* s = Un(a, Opcode::kSin, a.x(0));
+  return PerOperand(a, {Bin(a, Opcode::kMultiply, Un(a, Opcode::kNegate, a.g()), s)});
+}
+
 // add_p (linear): g, g.
 VjpResult VjpAdd(VjpArgs& a) { return PerOperand(a, {a.g(), a.g()}); }
 

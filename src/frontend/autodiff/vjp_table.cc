@@ -41,6 +41,8 @@ VjpEntry LookupVjp(ir::Opcode op) {
     case Opcode::kSqrt: return Rule(VjpSqrt);                 // g * (0.5 / y)
     case Opcode::kRsqrt: return Rule(VjpRsqrt);               // g * (-0.5 * (y / x))
     case Opcode::kErf: return Rule(VjpErf);                   // 2/sqrt(pi) * (g * exp(-x*x))
+    case Opcode::kSin: return Rule(VjpSin);                   // g * cos(x)
+    case Opcode::kCos: return Rule(VjpCos);                   // -g * sin(x)
     case Opcode::kNot: return NoGradient(kIntegerOnly);
     case Opcode::kAdd: return Rule(VjpAdd);                   // g, g
     case Opcode::kSubtract: return Rule(VjpSubtract);         // g, -g

@@ -11,7 +11,7 @@ __global__ void AllFunctions(const float* x, const float* y, float* out, size_t 
   float v = x[i];
   float acc = cr::Exp(v) + cr::Expm1(v) + cr::Exp2(v) + cr::Log(v) + cr::Log1p(v) + cr::Log2(v) +
               cr::Tanh(v) + cr::Logistic(v) + cr::Erf(v) + cr::Rsqrt(v) + cr::Pow(v, y[i]) +
-              cr::Erfinv(v);
+              cr::Erfinv(v) + cr::Sin(v) + cr::Cos(v);
   out[i] = acc;
 }
 

@@ -29,7 +29,7 @@ TEST(CrmathTest, NanInNanOut) {
   float snan = FromBits(0x7f800001u);
   for (float in : {kNan, -kNan, snan}) {
     for (float (*f)(float) :
-         {Exp, Expm1, Exp2, Log, Log1p, Log2, Tanh, Logistic, Erf, Rsqrt, Erfinv}) {
+         {Exp, Expm1, Exp2, Log, Log1p, Log2, Tanh, Logistic, Erf, Rsqrt, Erfinv, Sin, Cos}) {
       EXPECT_TRUE(std::isnan(f(in)));
     }
     EXPECT_TRUE(std::isnan(Pow(in, 2.0f)));
@@ -177,7 +177,8 @@ TEST(CrmathTest, AgreesWithBinary64WhereUnambiguous) {
   };
   const Case cases[] = {{Exp, std::exp},   {Expm1, std::expm1}, {Exp2, std::exp2},
                         {Log, std::log},   {Log1p, std::log1p}, {Log2, std::log2},
-                        {Tanh, std::tanh}, {Erf, std::erf}};
+                        {Tanh, std::tanh}, {Erf, std::erf},     {Sin, std::sin},
+                        {Cos, std::cos}};
   int checked = 0;
   for (const Case& c : cases) {
     for (uint32_t u = 0; u < 0xffffffffu - 40503u; u += 40503u) {

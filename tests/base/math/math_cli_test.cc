@@ -51,7 +51,7 @@ TEST(MathCliTest, PowTakesPairs) {
 
 TEST(MathCliTest, EveryFunctionNameWorks) {
   for (const char* f : {"exp", "expm1", "exp2", "log", "log1p", "log2", "tanh", "logistic", "erf",
-                        "rsqrt", "erfinv"}) {
+                        "rsqrt", "erfinv", "sin", "cos"}) {
     CliResult r = RunDetrain({"math", f, "0.5"});
     EXPECT_EQ(r.exit_code, 0) << f << ": " << r.err;
     EXPECT_EQ(nlohmann::json::parse(r.out)["function"], f);

@@ -54,11 +54,10 @@ TEST(Elementwise, TranscendentalsAreTheCorrectlyRoundedLibrary) {
   struct Case {
     const char* op;
     float (*fn)(float);
-  } cases[] = {{"exponential", crmath::Exp},
-               {"exponential-minus-one", crmath::Expm1},
-               {"tanh", crmath::Tanh},
-               {"logistic", crmath::Logistic},
-               {"erf", crmath::Erf}};
+  } cases[] = {{"exponential", crmath::Exp}, {"exponential-minus-one", crmath::Expm1},
+               {"tanh", crmath::Tanh},       {"logistic", crmath::Logistic},
+               {"erf", crmath::Erf},         {"sine", crmath::Sin},
+               {"cosine", crmath::Cos}};
   for (const Case& c : cases) {
     std::vector<uint32_t> want;
     for (float v : x) want.push_back(BitsOf(c.fn(v)));

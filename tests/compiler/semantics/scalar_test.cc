@@ -89,7 +89,8 @@ TEST(ScalarFloat, DivideAndPowerSpecialValues) {
 TEST(ScalarFloat, EveryNanResultFollowsTheRule) {
   const float signalling = BitsFloat(0xff800321u);  // negative signalling NaN, payload 0x321
   for (UnaryOp op : {UnaryOp::kExp, UnaryOp::kExpm1, UnaryOp::kLog, UnaryOp::kLog1p, UnaryOp::kTanh,
-                     UnaryOp::kLogistic, UnaryOp::kSqrt, UnaryOp::kRsqrt, UnaryOp::kErf}) {
+                     UnaryOp::kLogistic, UnaryOp::kSqrt, UnaryOp::kRsqrt, UnaryOp::kErf,
+                     UnaryOp::kSin, UnaryOp::kCos}) {
     SCOPED_TRACE(static_cast<int>(op));
     EXPECT_EQ(Bits(ApplyUnary(op, kNanPayloadB)), 0xffc00456u);
     EXPECT_EQ(Bits(ApplyUnary(op, signalling)), 0xffc00321u);

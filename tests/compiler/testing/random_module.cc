@@ -170,7 +170,8 @@ std::vector<Opcode> UnaryOps(ElementType t) {
           Opcode::kFloor, Opcode::kCeil,   Opcode::kRoundNearestEven,
           Opcode::kExp,   Opcode::kExpm1,  Opcode::kLog,
           Opcode::kLog1p, Opcode::kTanh,   Opcode::kLogistic,
-          Opcode::kSqrt,  Opcode::kRsqrt,  Opcode::kErf};
+          Opcode::kSqrt,  Opcode::kRsqrt,  Opcode::kErf,
+          Opcode::kSin,   Opcode::kCos};
 }
 
 std::vector<Opcode> BinaryOps(ElementType t) {

@@ -329,6 +329,8 @@ TEST(VjpTable, EveryOpIsClassified) {
                                          "sqrt",
                                          "rsqrt",
                                          "erf",
+                                         "sine",
+                                         "cosine",
                                          "add",
                                          "subtract",
                                          "multiply",

@@ -40,6 +40,8 @@ TEST(VjpRule, Logistic) { EXPECT_EQ(CheckUnary(Opcode::kLogistic, Uniform({2, 4}
 TEST(VjpRule, Sqrt) { EXPECT_EQ(CheckUnary(Opcode::kSqrt, Uniform({6}, 0.5, 2, 9)), 0); }
 TEST(VjpRule, Rsqrt) { EXPECT_EQ(CheckUnary(Opcode::kRsqrt, Uniform({6}, 0.5, 2, 10)), 0); }
 TEST(VjpRule, Erf) { EXPECT_EQ(CheckUnary(Opcode::kErf, Uniform({6}, -1.5, 1.5, 11)), 0); }
+TEST(VjpRule, Sine) { EXPECT_EQ(CheckUnary(Opcode::kSin, Uniform({2, 4}, -4, 4, 31)), 0); }
+TEST(VjpRule, Cosine) { EXPECT_EQ(CheckUnary(Opcode::kCos, Uniform({2, 4}, -4, 4, 32)), 0); }
 
 TEST(VjpRule, Add) {
   EXPECT_EQ(CheckBinary(Opcode::kAdd, Uniform({2, 3}, -1, 1, 12), Uniform({2, 3}, -1, 1, 13)), 0);
