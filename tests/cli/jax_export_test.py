@@ -8,8 +8,8 @@ JAX's own losses for the same batches and keys in jax_losses.json):
   independent checker tools/check_bundle.py accepts the bundle;
 - detrain's loss at every step is JAX's within the example's measured tolerance (XLA sums in
   other orders than detrain's canonical ones; docs/jax-training.md has the figures);
-- another thread count and ISA give the same final step hash, and `detrain diff` says the two
-  bundles are identical;
+- another thread count (and ISA) give the same final step hash, `detrain diff` says the two
+  bundles are identical, and the scalar ISA gives the same state after its first steps;
 - the bundle is self-contained: program/ holds the spec, the HLO and the initial state, and
   editing one byte of the HLO there makes verify fail (exit 1);
 - what a run spec cannot do is refused with exit 2 and a message (--devices 2).
@@ -48,6 +48,26 @@ def run(*args, check=True):
 def final_hash(bundle):
     with open(os.path.join(bundle, "manifest.json")) as f:
         return json.load(f)["final"]["step_hash"]
+
+
+def state_after(bundle, steps):
+    """The training state's digests after `steps` steps (steps.jsonl: a header, then steps 0,
+    1, ...): the whole state's and each tensor's. The chain hash itself also covers the run's
+    configuration (its step count among it), so a shorter run's differs."""
+    with open(os.path.join(bundle, "steps.jsonl")) as f:
+        line = json.loads(f.read().splitlines()[steps])
+    return line["state"], line["tensors"], line["loss_bits"]
+
+
+# Steps run on the scalar ISA (a prefix of the full run).
+SCALAR_STEPS = 8
+
+
+def avx2_is_not_the_default():
+    """True when this CPU runs AVX-512 by default and also has AVX2 (so --isa avx2 differs)."""
+    with open("/proc/cpuinfo") as f:
+        flags = f.read()
+    return " avx512f" in flags and " avx512dq" in flags and " avx2" in flags
 
 
 def losses(bundle):
@@ -93,12 +113,20 @@ class JaxExportTest(unittest.TestCase):
         self.assertLessEqual(worst, tolerance)
         self.assertLess(ours[-1], ours[0] * 0.8, "the model did not train")
 
-        # Other threads and ISA: the same bits.
+        # Other threads and ISA: the same bits. The whole run again on two threads (and AVX2
+        # where the default is AVX-512), and the first SCALAR_STEPS steps on the portable scalar
+        # path, whose GEMM calls fmaf per element (minutes for the whole transformer run on a
+        # 2-core CI machine): its state after them must be the full run's, bit for bit.
         b = os.path.join(self.tmp, name + "-b")
-        run("run", spec, "--attest", "-o", b, "-q", "--threads", "2", "--isa", "scalar")
+        other_isa = ["--isa", "avx2"] if avx2_is_not_the_default() else []
+        run("run", spec, "--attest", "-o", b, "-q", "--threads", "2", *other_isa)
         self.assertEqual(final_hash(a), final_hash(b))
         p = run("diff", a, b, "-q", check=False)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        c = os.path.join(self.tmp, name + "-c")
+        run("run", spec, "--attest", "-o", c, "-q", "--threads", "2", "--isa", "scalar",
+            "--steps", str(SCALAR_STEPS))
+        self.assertEqual(state_after(c, SCALAR_STEPS), state_after(a, SCALAR_STEPS))
 
         # Self-contained: the program's files are in the bundle, and they are checked.
         self.assertEqual(sorted(os.listdir(os.path.join(a, "program"))),

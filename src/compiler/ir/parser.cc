@@ -13,13 +13,6 @@ namespace {
 
 using namespace parser_internal;
 
-// A name for a message: at most 64 characters of it (a hostile name can be megabytes long).
-std::string Quoted(std::string_view name) {
-  if (name.size() <= 64) return "'" + std::string(name) + "'";
-  return "'" + std::string(name.substr(0, 64)) + "...' (" + std::to_string(name.size()) +
-         " characters)";
-}
-
 struct OperandRef {
   std::string name;
   SourceLoc loc;
@@ -66,117 +59,21 @@ class Parser {
     cur_.SkipLine();  // XLA's header attributes (entry_computation_layout=...) carry no meaning
                       // here
     module_ = std::make_unique<Module>(name);
-    DETRAIN_RETURN_IF_ERROR(ParseDebugTables());
+    DETRAIN_RETURN_IF_ERROR(ParseDebugTables(cur_, module_->debug_tables()));
     while (!cur_.AtEnd()) DETRAIN_RETURN_IF_ERROR(ParseComputation());
     if (module_->entry() == nullptr) return cur_.Error("the module has no ENTRY computation");
+    std::set<const Computation*> accumulators;  // reduce's, scatter's, all-reduce's to_apply
     for (const ComputationRef& ref : comp_refs_) {
       auto it = computations_.find(ref.name);
       if (it == computations_.end()) {
         return Cursor::ErrorAt(ref.loc, "unknown computation " + Quoted(ref.name));
       }
       ref.instr->attrs[ref.attr].computation = it->second;
+      const Opcode op = ref.instr->opcode;
+      if (ref.attr == Attr::kToApply && op != Opcode::kCall) accumulators.insert(it->second);
     }
+    DETRAIN_RETURN_IF_ERROR(WidenHalfTypes(*module_, half_, accumulators));
     return std::move(module_);
-  }
-
-  // The debug tables of HLO text printed with debug information (module.h DebugTables):
-  //   FileNames      ID "path"
-  //   FunctionNames  ID "name"
-  //   FileLocations  ID {file_name_id=N function_name_id=N line=N end_line=N column=N ...}
-  //   StackFrames    ID {file_location_id=N parent_frame_id=N}
-  // A table is its name alone on a line followed by an entry (so a computation that happens to
-  // be named FileNames still parses as one). Every reference must resolve.
-  Status ParseDebugTables() {
-    static constexpr std::string_view kTables[] = {"FileNames", "FunctionNames", "FileLocations",
-                                                   "StackFrames"};
-    DebugTables& t = module_->debug_tables();
-    std::map<int64_t, SourceLoc> location_at, frame_at;
-    for (;;) {
-      int table = -1;
-      for (int i = 0; i < 4 && table < 0; ++i) {
-        Cursor probe = cur_;  // look ahead: the name, then (past comments) an entry's id
-        if (!probe.TryConsumeKeyword(kTables[i])) continue;
-        const char next = probe.Peek();
-        if (next >= '0' && next <= '9') table = i;
-      }
-      if (table < 0) break;
-      cur_.TryConsumeKeyword(kTables[table]);
-      while (cur_.Peek() >= '0' && cur_.Peek() <= '9') {
-        const SourceLoc at = cur_.Loc();
-        DETRAIN_ASSIGN_OR_RETURN(
-            int64_t id, cur_.ReadInt(std::string("a ") + std::string(kTables[table]) + " id"));
-        if (id <= 0) return Cursor::ErrorAt(at, "a debug table id must be positive");
-        auto duplicate = [&] {
-          return Cursor::ErrorAt(
-              at, "duplicate id " + std::to_string(id) + " in " + std::string(kTables[table]));
-        };
-        if (table <= 1) {
-          DETRAIN_ASSIGN_OR_RETURN(std::string text, cur_.ReadString());
-          auto& names = table == 0 ? t.file_names : t.function_names;
-          if (!names.emplace(id, std::move(text)).second) return duplicate();
-          continue;
-        }
-        std::map<std::string, int64_t> fields;
-        DETRAIN_RETURN_IF_ERROR(cur_.Expect("{", "to open a debug table entry"));
-        while (!cur_.TryConsume("}")) {
-          if (cur_.AtEnd()) return cur_.Error("unterminated debug table entry");
-          const SourceLoc key_at = (cur_.SkipSpace(), cur_.Loc());
-          std::string key = cur_.ReadWord();
-          if (key.empty()) return cur_.Error("expected a field name, found " + cur_.Found());
-          DETRAIN_RETURN_IF_ERROR(cur_.Expect("=", "after field " + Quoted(key)));
-          DETRAIN_ASSIGN_OR_RETURN(int64_t v, cur_.ReadInt("field " + Quoted(key)));
-          if (!fields.emplace(key, v).second) {
-            return Cursor::ErrorAt(key_at, "field " + Quoted(key) + " given twice");
-          }
-          cur_.TryConsume(",");
-        }
-        auto field = [&](const char* name) {
-          auto it = fields.find(name);
-          return it == fields.end() ? int64_t{0} : it->second;
-        };
-        if (table == 2) {
-          DebugTables::Location l{field("file_name_id"), field("function_name_id"),
-                                  field("line"),         field("end_line"),
-                                  field("column"),       field("end_column")};
-          if (!t.file_locations.emplace(id, l).second) return duplicate();
-          location_at[id] = at;
-        } else {
-          if (!t.stack_frames
-                   .emplace(id,
-                            DebugTables::Frame{field("file_location_id"), field("parent_frame_id")})
-                   .second) {
-            return duplicate();
-          }
-          frame_at[id] = at;
-        }
-      }
-    }
-    for (const auto& [id, l] : t.file_locations) {
-      if (!t.file_names.count(l.file_name_id)) {
-        return Cursor::ErrorAt(location_at[id], "FileLocations " + std::to_string(id) +
-                                                    ": no FileNames entry " +
-                                                    std::to_string(l.file_name_id));
-      }
-      if (l.function_name_id != 0 && !t.function_names.count(l.function_name_id)) {
-        return Cursor::ErrorAt(location_at[id], "FileLocations " + std::to_string(id) +
-                                                    ": no FunctionNames entry " +
-                                                    std::to_string(l.function_name_id));
-      }
-    }
-    for (const auto& [id, f] : t.stack_frames) {
-      if (!t.file_locations.count(f.file_location_id)) {
-        return Cursor::ErrorAt(frame_at[id], "StackFrames " + std::to_string(id) +
-                                                 ": no FileLocations entry " +
-                                                 std::to_string(f.file_location_id));
-      }
-      // XLA writes a frame without a parent as its own parent (or 0).
-      if (f.parent_frame_id != 0 && !t.stack_frames.count(f.parent_frame_id)) {
-        return Cursor::ErrorAt(frame_at[id], "StackFrames " + std::to_string(id) +
-                                                 ": no parent frame " +
-                                                 std::to_string(f.parent_frame_id));
-      }
-    }
-    return Status::Ok();
   }
 
   Status ParseComputation() {
@@ -232,7 +129,9 @@ class Parser {
     DETRAIN_RETURN_IF_ERROR(cur_.Expect("=", "after instruction name " + Quoted(instr->name)));
     bool other_layout = false;
     std::vector<int64_t> minor_to_major;
-    DETRAIN_ASSIGN_OR_RETURN(instr->shape, ParseShape(cur_, &other_layout, &minor_to_major));
+    HalfFormat half = HalfFormat::kNone;
+    DETRAIN_ASSIGN_OR_RETURN(instr->shape, ParseShape(cur_, &other_layout, &minor_to_major, &half));
+    if (half != HalfFormat::kNone) half_[instr.get()] = half;
     SourceLoc op_loc = (cur_.SkipSpace(), cur_.Loc());
     std::string op_name = cur_.ReadWord();
     auto opcode = OpcodeFromName(op_name);
@@ -774,9 +673,8 @@ class Parser {
     bool largest = true;
   };
   std::map<const Instruction*, TopKArgs> topk_args_;
-  std::map<const Instruction*, std::pair<std::string, SourceLoc>>
-      called_;  // TopK comparators  // instructions added by ExpandSelectScatter and
-                // ExpandReduceOfMany
+  std::map<const Instruction*, std::pair<std::string, SourceLoc>> called_;  // TopK comparators
+  std::map<const Instruction*, HalfFormat> half_;  // instructions parsed with bf16/f16 shapes
   // Instructions whose shape has a layout other than row-major: its minor-to-major order, or
   // empty where it is not a plain permutation (tiles...). Only bitcast reads them.
   std::map<const Instruction*, std::vector<int64_t>> other_layout_;

@@ -3,7 +3,9 @@
 #ifndef DETRAIN_COMPILER_IR_PARSER_INTERNAL_H_
 #define DETRAIN_COMPILER_IR_PARSER_INTERNAL_H_
 
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,13 +18,39 @@ namespace detrain::ir::parser_internal {
 // braces nest as deep as the shape's rank (at most kMaxRank); nothing else in the grammar nests.
 inline constexpr int kMaxNestingDepth = 64;
 
-// `f32[2,3]`, `f32[2,3]{1,0}` (layout dropped), `(f32[], s32[2])`.
+// A name for a message: at most 64 characters of it (a hostile name can be megabytes long).
+inline std::string Quoted(std::string_view name) {
+  if (name.size() <= 64) return "'" + std::string(name) + "'";
+  return "'" + std::string(name.substr(0, 64)) + "...' (" + std::to_string(name.size()) +
+         " characters)";
+}
+
+// The 16-bit float formats of HLO text, held as f32 (half_types.cc).
+enum class HalfFormat : uint8_t { kNone, kBf16, kF16 };
+
+// `f32[2,3]`, `f32[2,3]{1,0}` (layout dropped), `(f32[], s32[2])`. `bf16[...]` and `f16[...]`
+// parse as f32 arrays; `half`, when given, is set to the format of an array shape (kNone for f32,
+// other types and tuples).
 // `other_layout`, when given, is set when a layout other than row-major ({n-1,...,0}) follows
 // the shape (or one of its tuple elements); layouts are otherwise skipped. `minor_to_major`,
 // when given, receives an array shape's other layout when it is a plain permutation (not for
 // tuples; left empty for tiled layouts and the like).
 Result<Shape> ParseShape(Cursor& cur, bool* other_layout = nullptr,
-                         std::vector<int64_t>* minor_to_major = nullptr);
+                         std::vector<int64_t>* minor_to_major = nullptr,
+                         HalfFormat* half = nullptr);
+
+// The debug tables that follow the HloModule line of text printed with debug information
+// (module.h DebugTables); every reference must resolve (parser_debug_tables.cc).
+Status ParseDebugTables(Cursor& cur, DebugTables& tables);
+
+// half_types.cc: every array instruction in `half` (parsed with a bf16 or f16 shape, now f32)
+// that can produce a value outside its format gets a round-to-bf16 / round-to-f16 after it,
+// which its users then read — except in `accumulators` (the computations that reduce, scatter
+// and all-reduce apply), which run in f32 as XLA's CPU backend runs them, their result rounded
+// once. Elementwise ops and data movements must take operands of their result's format;
+// bitcast-convert to bf16/f16 is refused. Errors are positioned at the instruction.
+Status WidenHalfTypes(Module& module, const std::map<const Instruction*, HalfFormat>& half,
+                      const std::set<const Computation*>& accumulators);
 
 // True if the cursor is at an element type name followed by '[' (an XLA operand shape).
 bool LookingAtShape(Cursor& cur);

@@ -186,7 +186,9 @@ bool LookingAtShape(Cursor& cur) {
   std::string_view rest = cur.Rest();
   size_t n = 0;
   while (n < rest.size() && std::isalnum(static_cast<unsigned char>(rest[n]))) ++n;
-  return n < rest.size() && rest[n] == '[' && ElementTypeFromName(rest.substr(0, n)).has_value();
+  if (n >= rest.size() || rest[n] != '[') return false;
+  const std::string_view name = rest.substr(0, n);
+  return ElementTypeFromName(name).has_value() || name == "bf16" || name == "f16";
 }
 
 namespace {
@@ -218,7 +220,7 @@ std::optional<std::vector<int64_t>> PlainLayout(std::string_view text, size_t ra
 }
 
 Result<Shape> ParseShapeAt(Cursor& cur, int depth, bool* other_layout,
-                           std::vector<int64_t>* minor_to_major) {
+                           std::vector<int64_t>* minor_to_major, HalfFormat* half) {
   if (cur.LookingAt("(")) {
     if (depth >= kMaxNestingDepth) {
       return cur.Error("tuple shape nests deeper than " + std::to_string(kMaxNestingDepth) +
@@ -228,7 +230,8 @@ Result<Shape> ParseShapeAt(Cursor& cur, int depth, bool* other_layout,
     std::vector<Shape> elements;
     if (!cur.TryConsume(")")) {
       do {
-        DETRAIN_ASSIGN_OR_RETURN(Shape e, ParseShapeAt(cur, depth + 1, other_layout, nullptr));
+        DETRAIN_ASSIGN_OR_RETURN(Shape e,
+                                 ParseShapeAt(cur, depth + 1, other_layout, nullptr, nullptr));
         elements.push_back(std::move(e));
       } while (cur.TryConsume(","));
       DETRAIN_RETURN_IF_ERROR(cur.Expect(")", "to close a tuple shape"));
@@ -239,9 +242,14 @@ Result<Shape> ParseShapeAt(Cursor& cur, int depth, bool* other_layout,
   SourceLoc loc = cur.Loc();
   std::string type_name = cur.ReadRun("abcdefghijklmnopqrstuvwxyz0123456789");
   auto type = ElementTypeFromName(type_name);
+  const HalfFormat format = type_name == "bf16"  ? HalfFormat::kBf16
+                            : type_name == "f16" ? HalfFormat::kF16
+                                                 : HalfFormat::kNone;
+  if (format != HalfFormat::kNone) type = ElementType::kF32;  // held as f32 (half_types.cc)
+  if (half != nullptr) *half = format;
   if (!type) {
     return Cursor::ErrorAt(
-        loc, "expected a shape (pred, s32, u32, s64, u64 or f32 element type), found '" +
+        loc, "expected a shape (pred, s32, u32, s64, u64, f32, bf16 or f16 element type), found '" +
                  type_name.substr(0, 24) + "'");
   }
   DETRAIN_RETURN_IF_ERROR(cur.Expect("[", "after the element type of a shape"));
@@ -282,8 +290,9 @@ Result<Shape> ParseShapeAt(Cursor& cur, int depth, bool* other_layout,
 
 }  // namespace
 
-Result<Shape> ParseShape(Cursor& cur, bool* other_layout, std::vector<int64_t>* minor_to_major) {
-  return ParseShapeAt(cur, 0, other_layout, minor_to_major);
+Result<Shape> ParseShape(Cursor& cur, bool* other_layout, std::vector<int64_t>* minor_to_major,
+                         HalfFormat* half) {
+  return ParseShapeAt(cur, 0, other_layout, minor_to_major, half);
 }
 
 Result<Literal> ParseLiteral(Cursor& cur, const Shape& shape) {

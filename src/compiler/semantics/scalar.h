@@ -54,6 +54,41 @@ DETRAIN_HD inline float RoundNearestEven(float x) {
   return t == 0.0f ? BitsFloat(FloatBits(x) & 0x80000000u) : t;  // keeps the sign of zero
 }
 
+// x rounded to the nearest bfloat16 (8 exponent bits, 7 fraction bits: the top half of an f32),
+// ties to even, returned as the f32 of the same value: what `convert` to bf16 and back gives.
+// Subnormals round like normals (the exponent field is f32's); past the largest bf16 is inf; a
+// NaN keeps its sign and top 7 payload bits, quieted (the NaN rule, docs/ir.md). Integer ops only.
+DETRAIN_HD inline float RoundToBf16(float x) {
+  uint32_t b = FloatBits(x);
+  if ((b & 0x7fffffffu) > 0x7f800000u) return BitsFloat((b | 0x00400000u) & 0xffff0000u);
+  b += 0x7fffu + ((b >> 16) & 1u);  // a carry into the exponent is the correct rounding up
+  return BitsFloat(b & 0xffff0000u);
+}
+
+// x rounded to the nearest IEEE binary16 (5 exponent bits, 10 fraction bits), ties to even, with
+// gradual underflow (multiples of 2^-24 below 2^-14) and overflow to inf from 65520 (the tie
+// between 65504 and 2^16 goes to even, 2^16, which is inf); a NaN keeps its sign and top 10
+// payload bits, quieted. Returned as the f32 of the same value. Integer ops and exact float
+// scaling only.
+DETRAIN_HD inline float RoundToF16(float x) {
+  uint32_t b = FloatBits(x);
+  uint32_t sign = b & 0x80000000u, a = b ^ sign;
+  if (a > 0x7f800000u) return BitsFloat((b | 0x00400000u) & 0xffffe000u);
+  if (a >= 0x477ff000u) return BitsFloat(sign | 0x7f800000u);  // |x| >= 65520
+  if (a >= 0x38800000u) {                                      // |x| >= 2^-14: a normal f16
+    a += 0xfffu + ((a >> 13) & 1u);
+    return BitsFloat(sign | (a & 0xffffe000u));
+  }
+  if (a <= 0x33000000u) return BitsFloat(sign);  // |x| <= 2^-25: the tie at 2^-25 goes to 0
+  // 2^-25 < |x| < 2^-14 (a normal f32): |x| = m 2^(e-150), in units of 2^-24 m >> (126 - e).
+  uint32_t e = a >> 23, m = (a & 0x007fffffu) | 0x00800000u;
+  uint32_t s = 126u - e;  // 14 <= s <= 24
+  uint32_t q = m >> s, rem = m & ((1u << s) - 1u), half = 1u << (s - 1u);
+  if (rem > half || (rem == half && (q & 1u) != 0)) ++q;
+  float r = static_cast<float>(q) * 0x1p-24f;  // q <= 1024: exact
+  return BitsFloat(FloatBits(r) | sign);
+}
+
 template <typename T>
 DETRAIN_HD T WrapAdd(T a, T b) {
   using U = typename ElementTraits<T>::Unsigned;
@@ -208,6 +243,10 @@ DETRAIN_HD inline float FloatUnary(UnaryOp op, float x) {
       return crmath::Sin(x);
     case UnaryOp::kCos:
       return crmath::Cos(x);
+    case UnaryOp::kRoundToBf16:
+      return RoundToBf16(x);
+    case UnaryOp::kRoundToF16:
+      return RoundToF16(x);
     case UnaryOp::kNot:
       return x;  // rejected by the verifier
   }
@@ -241,6 +280,8 @@ DETRAIN_HD T IntUnary(UnaryOp op, T x) {
     case UnaryOp::kErf:
     case UnaryOp::kSin:
     case UnaryOp::kCos:
+    case UnaryOp::kRoundToBf16:
+    case UnaryOp::kRoundToF16:
       return x;  // float-only ops; rejected by the verifier
   }
   return x;

@@ -43,6 +43,8 @@ VjpEntry LookupVjp(ir::Opcode op) {
     case Opcode::kErf: return Rule(VjpErf);                   // 2/sqrt(pi) * (g * exp(-x*x))
     case Opcode::kSin: return Rule(VjpSin);                   // g * cos(x)
     case Opcode::kCos: return Rule(VjpCos);                   // -g * sin(x)
+    case Opcode::kRoundToBf16: return Rule(VjpConvert);       // g, as convert_element_type
+    case Opcode::kRoundToF16: return Rule(VjpConvert);        // g, as convert_element_type
     case Opcode::kNot: return NoGradient(kIntegerOnly);
     case Opcode::kAdd: return Rule(VjpAdd);                   // g, g
     case Opcode::kSubtract: return Rule(VjpSubtract);         // g, -g

@@ -166,12 +166,13 @@ namespace {
 std::vector<Opcode> UnaryOps(ElementType t) {
   if (t == ElementType::kPred) return {Opcode::kNot};
   if (t != ElementType::kF32) return {Opcode::kAbs, Opcode::kNegate, Opcode::kSign, Opcode::kNot};
-  return {Opcode::kAbs,   Opcode::kNegate, Opcode::kSign,
-          Opcode::kFloor, Opcode::kCeil,   Opcode::kRoundNearestEven,
-          Opcode::kExp,   Opcode::kExpm1,  Opcode::kLog,
-          Opcode::kLog1p, Opcode::kTanh,   Opcode::kLogistic,
-          Opcode::kSqrt,  Opcode::kRsqrt,  Opcode::kErf,
-          Opcode::kSin,   Opcode::kCos};
+  return {Opcode::kAbs,       Opcode::kNegate, Opcode::kSign,
+          Opcode::kFloor,     Opcode::kCeil,   Opcode::kRoundNearestEven,
+          Opcode::kExp,       Opcode::kExpm1,  Opcode::kLog,
+          Opcode::kLog1p,     Opcode::kTanh,   Opcode::kLogistic,
+          Opcode::kSqrt,      Opcode::kRsqrt,  Opcode::kErf,
+          Opcode::kSin,       Opcode::kCos,    Opcode::kRoundToBf16,
+          Opcode::kRoundToF16};
 }
 
 std::vector<Opcode> BinaryOps(ElementType t) {

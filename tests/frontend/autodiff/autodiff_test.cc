@@ -331,6 +331,8 @@ TEST(VjpTable, EveryOpIsClassified) {
                                          "erf",
                                          "sine",
                                          "cosine",
+                                         "round-to-bf16",
+                                         "round-to-f16",
                                          "add",
                                          "subtract",
                                          "multiply",
