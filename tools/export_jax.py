@@ -63,15 +63,22 @@ def _named_leaves(prefix, tree):
     return named, treedef
 
 
+HALF_DTYPES = ("bfloat16", "float16")
+
+
 def write_safetensors(path, tensors):
-    """tensors: list of (name, numpy array) with dtype float32 or int32."""
+    """tensors: list of (name, numpy array) with dtype float32, int32, bfloat16 or float16. bf16
+    and f16 tensors are written as F32 of the same values: detrain holds those formats as f32
+    (docs/ir.md "bf16 and f16"), and the step's HLO rounds its parameters to their format."""
     dtypes = {np.dtype(np.float32): "F32", np.dtype(np.int32): "I32"}
     header, blobs, offset = {}, [], 0
     for name, array in sorted(tensors, key=lambda t: t[0]):
         array = np.array(array, order="C", copy=True)  # (ascontiguousarray makes 0-d 1-d)
+        if str(array.dtype) in HALF_DTYPES:
+            array = array.astype(np.float32)
         if array.dtype not in dtypes:
-            raise ValueError(f"state tensor {name}: dtype {array.dtype}; detrain state is float32 "
-                             "or int32")
+            raise ValueError(f"state tensor {name}: dtype {array.dtype}; detrain state is float32, "
+                             "int32, bfloat16 or float16")
         data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
         header[name] = {"dtype": dtypes[array.dtype], "shape": list(array.shape),
                         "data_offsets": [offset, offset + len(data)]}
@@ -126,8 +133,9 @@ def export_train_step(step, params, opt_state, *, features, labels, data, out_di
     p_named, p_def = _named_leaves("params", params)
     o_named, o_def = _named_leaves("opt_state", opt_state)
     for name, leaf in p_named:
-        if leaf.dtype != np.float32:
-            raise ValueError(f"parameter {name} is {leaf.dtype}; detrain trains float32 parameters")
+        if leaf.dtype != np.float32 and str(leaf.dtype) not in HALF_DTYPES:
+            raise ValueError(f"parameter {name} is {leaf.dtype}; detrain trains float32, bfloat16 "
+                             "or float16 parameters")
     flat = _flat_step(step, p_def, o_def, len(p_named), len(o_named), example_shape, takes_key)
     args = [jnp.asarray(v) for _, v in p_named + o_named]
     args.append(jnp.zeros((batch,) + features.shape[1:], features.dtype))

@@ -34,6 +34,7 @@ EXAMPLES = {
     "mlp_dropout": (os.path.join(ROOT, "examples", "digits", "digits.csv"), 1e-5),
     "transformer_scan": ("/usr/share/common-licenses/GPL-3", 1e-4),
     "cnn_maxpool": (os.path.join(ROOT, "examples", "digits", "digits.csv"), 1e-5),
+    "mlp_bf16": (os.path.join(ROOT, "examples", "digits", "digits.csv"), 1e-5),
 }
 
 
@@ -156,6 +157,9 @@ class JaxExportTest(unittest.TestCase):
 
     def test_cnn_with_max_pool(self):
         self.check_example("cnn_maxpool")
+
+    def test_mlp_with_bf16_state(self):
+        self.check_example("mlp_bf16")
 
     def test_diff_names_the_changed_hlo_line(self):
         # Two exports that differ in one constant of the step (adam's learning rate): diff
