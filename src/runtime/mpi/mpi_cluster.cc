@@ -96,8 +96,10 @@ class MpiCluster final : public Cluster {
         if (rc != MPI_SUCCESS)
           return IoError("MPI receive from " + Describe(from) + ": " + ErrorString(rc));
       }
-      if (do_send) DETRAIN_RETURN_IF_ERROR(Wait(&requests[0], /*send=*/true, to, scount));
-      if (do_recv) DETRAIN_RETURN_IF_ERROR(Wait(&requests[1], /*send=*/false, from, rcount));
+      // Both polled in one loop: neither waits for the other's deadline checks.
+      Pending pending[2] = {{&requests[0], true, to, scount, !do_send},
+                            {&requests[1], false, from, rcount, !do_recv}};
+      DETRAIN_RETURN_IF_ERROR(Wait(pending, 2));
       if (do_send) sent += scount;
       if (do_recv) received += rcount;
       first = false;
@@ -121,46 +123,68 @@ class MpiCluster final : public Cluster {
       if (rc != MPI_SUCCESS)
         return IoError("MPI " + std::string(send ? "send to " : "receive from ") + Describe(peer) +
                        ": " + ErrorString(rc));
-      DETRAIN_RETURN_IF_ERROR(Wait(&request, send, peer, count));
+      Pending pending = {&request, send, peer, count, false};
+      DETRAIN_RETURN_IF_ERROR(Wait(&pending, 1));
       done += count;
     } while (done < bytes);
     return Status::Ok();
   }
 
-  // Polls `request` until it completes or the deadline passes. MPI moves a large message only
-  // while it is polled (the rendezvous protocol), so the first 20 ms poll without sleeping
+  // One request of a Wait: a send or receive of `count` bytes with `peer`; `done` once complete.
+  struct Pending {
+    MPI_Request* request;
+    bool send;
+    int peer;
+    int count;
+    bool done;
+  };
+
+  // Polls the `n` requests until all complete or the deadline passes. MPI moves a large message
+  // only while it is polled (the rendezvous protocol), so the first 20 ms poll without sleeping
   // (yielding the core to other processes); a longer wait — a follower waiting while rank 0
   // evaluates or writes a checkpoint — polls every 200 µs.
-  Status Wait(MPI_Request* request, bool send, int peer, int count) {
+  Status Wait(Pending* pending, int n) {
     const auto start = std::chrono::steady_clock::now();
     const auto busy_until = start + std::chrono::milliseconds(20);
     const auto deadline = start + std::chrono::duration<double>(timeout_);
     for (;;) {
-      int flag = 0;
-      MPI_Status status;
-      int rc = MPI_Test(request, &flag, &status);
-      if (rc != MPI_SUCCESS)
-        return IoError("MPI transfer with " + Describe(peer) + ": " + ErrorString(rc));
-      if (flag) {
-        if (!send) {
+      bool all = true;
+      for (int i = 0; i < n; ++i) {
+        Pending& p = pending[i];
+        if (p.done) continue;
+        int flag = 0;
+        MPI_Status status;
+        int rc = MPI_Test(p.request, &flag, &status);
+        if (rc != MPI_SUCCESS)
+          return IoError("MPI transfer with " + Describe(p.peer) + ": " + ErrorString(rc));
+        if (!flag) {
+          all = false;
+          continue;
+        }
+        p.done = true;
+        if (!p.send) {
           int received = 0;
           MPI_Get_count(&status, MPI_BYTE, &received);
-          if (received != count) {
-            return Internal(Describe(peer) + " sent " + std::to_string(received) + " bytes where " +
-                            std::to_string(count) + " were expected");
+          if (received != p.count) {
+            return Internal(Describe(p.peer) + " sent " + std::to_string(received) +
+                            " bytes where " + std::to_string(p.count) + " were expected");
           }
         }
-        return Status::Ok();
       }
+      if (all) return Status::Ok();
       const auto now = std::chrono::steady_clock::now();
       if (now < busy_until) {
         sched_yield();
         continue;
       }
       if (now > deadline) {
-        return FailedPrecondition(Describe(peer) + (send ? " took nothing" : " sent nothing") +
-                                  " for " + std::to_string(static_cast<int64_t>(timeout_)) +
-                                  " s: it died or hangs (--rank-timeout sets the bound)");
+        for (int i = 0; i < n; ++i) {
+          if (pending[i].done) continue;
+          return FailedPrecondition(Describe(pending[i].peer) +
+                                    (pending[i].send ? " took nothing" : " sent nothing") +
+                                    " for " + std::to_string(static_cast<int64_t>(timeout_)) +
+                                    " s: it died or hangs (--rank-timeout sets the bound)");
+        }
       }
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
