@@ -93,8 +93,6 @@ void AddWithNanRule(float* out, const float* a, const float* b, int64_t n) {
 }
 
 constexpr int64_t kFloat = sizeof(float);
-// Up to this many bytes a power-of-two all-reduce exchanges whole vectors (RecursiveDoubling).
-constexpr int64_t kDoublingBytes = int64_t{64} << 10;
 
 // P a power of two: recursive halving, then doubling. Round s = 1, 2, ..., P/2 pairs rank r with
 // r ^ s; each keeps one half of its current range (the lower half for the rank with bit s clear),
@@ -137,27 +135,6 @@ Status HalvingDoubling(Cluster& c, float* data, int64_t n, std::vector<float>* s
                                        partner, data + other_lo, (other_hi - other_lo) * kFloat));
     lo = up_lo;
     hi = up_hi;
-  }
-  return Status::Ok();
-}
-
-// P a power of two, a short vector (latency-bound): recursive doubling. Round s = 1, 2, ..., P/2
-// pairs rank r with r ^ s, which exchange their whole partials and add them, the lower rank's on
-// the left: the same levels of the same pairwise tree as HalvingDoubling, so the same bits, in
-// log2 P rounds instead of 2 log2 P.
-Status RecursiveDoubling(Cluster& c, float* data, int64_t n, std::vector<float>* scratch) {
-  const int p = c.size(), r = c.rank();
-  scratch->resize(static_cast<size_t>(n));
-  float* theirs = scratch->data();
-  for (int s = 1; s < p; s *= 2) {
-    const int partner = r ^ s;
-    DETRAIN_RETURN_IF_ERROR(
-        c.SendRecv(partner, Channel::kData, data, n * kFloat, partner, theirs, n * kFloat));
-    if ((r & s) == 0) {
-      AddWithNanRule(data, data, theirs, n);
-    } else {
-      AddWithNanRule(data, theirs, data, n);
-    }
   }
   return Status::Ok();
 }
@@ -207,10 +184,7 @@ Status ExactAllReduceSum(Cluster& c, float* data, int64_t n, std::vector<float>*
   if (n < 0 || n > (int64_t{1} << 56))
     return Internal("all-reduce of " + std::to_string(n) + " floats");
   if (p == 1 || n == 0) return Status::Ok();
-  if ((p & (p - 1)) == 0) {
-    if (n * kFloat <= kDoublingBytes) return RecursiveDoubling(c, data, n, scratch);
-    return HalvingDoubling(c, data, n, scratch);
-  }
+  if ((p & (p - 1)) == 0) return HalvingDoubling(c, data, n, scratch);
   return Ring(c, data, n, scratch);
 }
 
