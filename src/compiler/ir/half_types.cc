@@ -1,9 +1,9 @@
 // bf16 and f16 in HLO text (parser_internal.h WidenHalfTypes; docs/ir.md "bf16 and f16"):
 // detrain's IR has no 16-bit float type. A bf16 or f16 value is held as the f32 of the same
 // value, and every instruction that can produce a value outside the format is followed by
-// round-to-bf16 or round-to-f16 (IEEE round to nearest even, semantics/scalar.h) — the arithmetic
-// XLA's CPU backend does for these types (each op in f32, the result converted back), with every
-// rounding written in the program.
+// round-to-bf16 or round-to-f16 (IEEE round to nearest even, semantics/scalar.h): each op in f32,
+// its result rounded to the format, as the HLO states, with every rounding written in the
+// program.
 #include <map>
 #include <set>
 #include <string>

@@ -46,9 +46,9 @@ Status ParseDebugTables(Cursor& cur, DebugTables& tables);
 // half_types.cc: every array instruction in `half` (parsed with a bf16 or f16 shape, now f32)
 // that can produce a value outside its format gets a round-to-bf16 / round-to-f16 after it,
 // which its users then read — except in `accumulators` (the computations that reduce, scatter
-// and all-reduce apply), which run in f32 as XLA's CPU backend runs them, their result rounded
-// once. Elementwise ops and data movements must take operands of their result's format;
-// bitcast-convert to bf16/f16 is refused. Errors are positioned at the instruction.
+// and all-reduce apply), which run in f32, their result rounded once. Elementwise ops and data
+// movements must take operands of their result's format; bitcast-convert to bf16/f16 is refused.
+// Errors are positioned at the instruction.
 Status WidenHalfTypes(Module& module, const std::map<const Instruction*, HalfFormat>& half,
                       const std::set<const Computation*>& accumulators);
 
