@@ -75,8 +75,8 @@ std::vector<uint32_t> SpecialInputs() {
       0.0f, 1.0f, 0x1p-149f, 0x1p-126f, 0x1.fffffep127f, 2.0f, 0.5f, 88.72284f, 89.0f, -103.9721f,
       -87.33655f, 104.0f, 9.0109f, 17.3287f, 18.0f, 3.9192f, 4.0f, 128.0f, -150.0f, -149.0f,
       -126.0f, 0x1p-7f, 0x1p-25f, 0x1p24f, 0.6931472f, 1.4142135f, 0.7071068f, 10.0f, 1e-30f, 1e30f,
-      // sin and cos: pi/4, pi/2, pi, the 2^-13 and 2^18 path thresholds, a large input.
-      0.7853982f, 1.5707964f, 3.1415927f, 0x1p-13f, 0x1p18f, 0x1.2d97c8p+123f};
+      // sin and cos: pi/4, pi/2, pi, the 2^-13 and 2^20 path thresholds, a large input.
+      0.7853982f, 1.5707964f, 3.1415927f, 0x1p-13f, 0x1p20f, 0x1.2d97c8p+123f};
   std::vector<uint32_t> out = {0x7f800000u, 0xff800000u, 0x7fc00000u,
                                0xffc00000u, 0x7f800001u, 0x7fffffffu};
   for (float c : centres) {

@@ -1,6 +1,6 @@
 // Correctly rounded float32 sine and cosine (round to nearest, ties to even) for every input
 // (docs/math.md §3.4). The argument is reduced to x = (q + f) pi/2 with |f| <= 1/2 and
-// r = f pi/2: exactly in binary64 (Cody-Waite, three parts of pi/2) for |x| < 2^18 on the fast
+// r = f pi/2: exactly in binary64 (Cody-Waite, three parts of pi/2) for |x| < 2^20 on the fast
 // path, and by Payne-Hanek in 32-bit integer limbs against 384 bits of 2/pi otherwise and on
 // the slow path, which keeps r to a relative 2^-100 for every float. sin r and cos r are then
 // Taylor series: in binary64 on the fast path (relative error < 2^-49, rounding test at 2^-46),
@@ -87,7 +87,7 @@ DETRAIN_HD_FAST double CosPolyD(double r) {
   return 1.0 + r2 * p;
 }
 
-// The fast kernel of sin (is_cos = 0) and cos (is_cos = 1). For |x| < 2^18, k = RN(x 2/pi) < 2^18:
+// The fast kernel of sin (is_cos = 0) and cos (is_cos = 1). For |x| < 2^20, k = RN(x 2/pi) < 2^20:
 // k C1 and k C2 are exact (33-bit parts), x - k C1 is exact (a multiple of 2^-32 below 1), so
 // r = (x - k C1) - k C2 - k C3 has error < 2 ulp(r) + 2^-100; r is trusted when |r| > 2^-30
 // (relative error < 2^-51 there), else the slow path decides.
@@ -99,7 +99,7 @@ DETRAIN_HD_FAST Approx TrigApprox(float x, int is_cos) {
   double r = ad;
   bool ok = finite && x != 0.0f;
   if (ad > kPiOver4F) {
-    if (ad < 0x1p18) {
+    if (ad < 0x1p20) {
       double k = RoundInt(ad * kTwoOverPi);
       r = ((ad - k * kPiOver2C1) - k * kPiOver2C2) - k * kPiOver2C3;
       q = static_cast<int>(k) & 3;

@@ -52,7 +52,9 @@ TEST(CrmathTrigTest, KnownResults) {
       {0x3f000000u, 0x3ef57744u, 0x3f60a940u},  // 0.5
       {0x40490fdbu, 0xb3bbbd2eu, 0xbf800000u},  // float(pi): sin < 0, as float(pi) > pi
       {0xc2c80000u, 0x3f01a12eu, 0x3f5cc0eeu},  // -100
-      {0x48800000u, 0xbdac404eu, 0xbf7f17cau},  // 2^18, the Payne-Hanek threshold
+      {0x48800000u, 0xbdac404eu, 0xbf7f17cau},  // 2^18
+      {0x49742400u, 0xbeb33259u, 0x3f6fcefdu},  // 1e6, the last Cody-Waite binade
+      {0x49800000u, 0x3ea93666u, 0x3f719d6du},  // 2^20, the Payne-Hanek threshold
       {0x7149f2cau, 0xbf4a89b0u, 0xbf1c9222u},  // 1e30
       {0x7f000000u, 0x3f1f9631u, 0x3f482b8fu},  // 2^127
       {0x7f7fffffu, 0xbf0599b3u, 0x3f5a5f96u},  // FLT_MAX
