@@ -69,9 +69,8 @@ class Widener {
   // f16 held as f32 the verifier no longer sees a mismatch, so it is checked here.
   Status CheckOperandFormats(const Instruction& instr, HalfFormat f) const {
     const OpCategory c = OpcodeCategory(instr.opcode);
-    const bool same_type = c == OpCategory::kUnary || c == OpCategory::kBinary ||
-                           instr.opcode == Opcode::kSelect || instr.opcode == Opcode::kClamp ||
-                           MovesElements(instr.opcode);
+    const bool same_type =
+        c == OpCategory::kUnary || c == OpCategory::kBinary || MovesElements(instr.opcode);
     const bool compare = instr.opcode == Opcode::kCompare;
     if (!same_type && !compare) return Status::Ok();
     std::vector<const Instruction*> ops = FloatOperands(instr);
@@ -108,12 +107,7 @@ class Widener {
                                  f == HalfFormat::kBf16 ? ".bf16" : ".f16");
     }
     if (rounded.empty()) return Status::Ok();
-    for (const auto& i : comp.instructions()) {
-      // The rounding's own operand stays (the verifier has not run yet: any operand count).
-      if (i->operands.size() == 1 && rounded.count(i->operands[0]) &&
-          rounded.at(i->operands[0]) == i.get()) {
-        continue;
-      }
+    for (Instruction* i : instrs) {  // the instructions before the roundings were added
       for (Instruction*& o : i->operands) {
         auto it = rounded.find(o);
         if (it != rounded.end()) o = it->second;
