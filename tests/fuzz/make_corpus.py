@@ -102,7 +102,7 @@ def main():
     put("json", "5_config", b"\x05" + config.encode())
     # hlo: the IR tests' modules (valid and invalid), the passes' inputs, the golden stages.
     for top in ["tests/compiler/ir/testdata", "tests/compiler/passes/testdata",
-                "tests/compiler/interp/testdata"]:
+                "tests/compiler/interp/testdata", "tests/runtime/testdata/loops"]:
         for rel, data in files_under(top, ".hlo"):
             if len(data) <= 16384:
                 put("hlo", rel, data)
@@ -111,6 +111,9 @@ def main():
     # plan: the golden stage-4 plans.
     for name in ["stages/04.plan.pb", "stages/04.eval-plan.pb"]:
         put("plan", name, read(os.path.join(TINY, name)))
+    # and a plan with nested loops (while kernels holding sub-plans).
+    put("plan", "loops_nested.plan.pb",
+        read(os.path.join(ROOT, "tests/runtime/testdata/loops/nested.plan.pb")))
     # dt: programs, each with a "%%data" section its loss accepts (dt_fuzz.cc).
     put("dt", "tiny", read(os.path.join(TINY, "program/train.dt")))
     put("dt", "tiny_with_data",

@@ -18,6 +18,7 @@
 #include "compiler/testing/random_module.h"
 #include "driver/compile.h"
 #include "kernel_cases.h"
+#include "loop_cases.h"
 #include "runtime/cuda/gpu.h"
 #include "runtime/executor.h"
 #include "runtime_test_util.h"
@@ -98,6 +99,17 @@ TEST(Gpu, RandomModules) {
     if (::testing::Test::HasFailure()) return;
   }
   EXPECT_GE(compared, 50);
+}
+
+// Loops with a data-dependent trip count: the host runs each loop, reading back its pred.
+TEST(Gpu, DataDependentLoops) {
+  DETRAIN_REQUIRE_GPU(gpus);
+  for (const LoopCase& c : LoopCases()) {
+    SCOPED_TRACE(c.name);
+    auto module = ir::ParseAndVerify(c.text);
+    ASSERT_TRUE(module.ok()) << module.status().message();
+    EXPECT_TRUE(CheckOnGpu(**module, c.args));
+  }
 }
 
 std::vector<ir::Literal> NextArguments(const ir::Module& step, std::vector<ir::Literal> args,

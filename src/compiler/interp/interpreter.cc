@@ -65,10 +65,17 @@ class Evaluator {
   Result<Literal> RunWhile(const Instruction& w, Literal state) {
     const Computation& cond = *w.ComputationAttr(ir::Attr::kCondition);
     const Computation& body = *w.ComputationAttr(ir::Attr::kBody);
+    // One budget for a loop and the loops nested in it (the backends' while kernel keeps the
+    // same count).
+    if (loop_depth_ == 0) while_iterations_ = 0;
+    ++loop_depth_;
+    struct Leave {
+      int* depth;
+      ~Leave() { --*depth; }
+    } leave{&loop_depth_};
     for (;;) {
       DETRAIN_ASSIGN_OR_RETURN(auto go, Run(cond, {{state}}));
       if (go[0].Get<uint8_t>(0) == 0) return state;
-      // One budget for all loops of the evaluation, nested ones included.
       if (++while_iterations_ > kMaxWhileIterations) {
         return InvalidArgument("while '" + w.name + "': the loops run more than " +
                                std::to_string(kMaxWhileIterations) + " iterations");
@@ -78,7 +85,8 @@ class Evaluator {
     }
   }
 
-  int64_t while_iterations_ = 0;  // every loop's, this evaluation
+  int64_t while_iterations_ = 0;  // the outermost running loop's, nested loops included
+  int loop_depth_ = 0;            // loops running now
 
   ComputationFn ComputationCallback() {
     return [this](const Computation& c, std::vector<Literal> args) -> Result<Literal> {

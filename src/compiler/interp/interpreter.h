@@ -21,8 +21,9 @@
 
 namespace detrain::interp {
 
-// An evaluation stops with an error when its loops (`while`, nested ones included) have run this
-// many iterations in all: hostile input must not hang it.
+// An evaluation stops with an error when a loop (`while`) and the loops nested in it have run
+// this many iterations in all: hostile input must not hang it. The backends' while kernel keeps
+// the same budget, so a loop fails at the same iteration everywhere.
 inline constexpr int64_t kMaxWhileIterations = int64_t{1} << 18;
 
 // `module` must have passed ir::VerifyModule. Arguments must match the entry's parameter

@@ -126,9 +126,13 @@ int64_t LeafCount(const ir::Shape& shape) {
 Result<BufferAssignment> AssignBuffers(const ir::Module& module) {
   if (module.entry() == nullptr)
     return InvalidArgument("buffer assignment: the module has no entry");
+  return AssignBuffers(*module.entry());
+}
+
+Result<BufferAssignment> AssignBuffers(const ir::Computation& computation) {
   BufferAssignment a;
-  DETRAIN_ASSIGN_OR_RETURN(a.schedule, module.entry()->PostOrder());
-  ComputeLiveness(*module.entry(), &a);
+  DETRAIN_ASSIGN_OR_RETURN(a.schedule, computation.PostOrder());
+  ComputeLiveness(computation, &a);
   // Buffers to free after each position, in id order.
   std::vector<std::vector<int64_t>> frees(a.schedule.size() + 1);
   for (const LogicalBuffer& b : a.buffers) frees[static_cast<size_t>(b.last_use)].push_back(b.id);

@@ -52,6 +52,9 @@ struct BufferAssignment {
 };
 
 Result<BufferAssignment> AssignBuffers(const ir::Module& module);
+// The same for any computation of a module (a loop's condition or body: codegen/cpu plans them
+// as plans of their own), its parameters in place of the entry's.
+Result<BufferAssignment> AssignBuffers(const ir::Computation& computation);
 
 // Number of array leaves of `shape` (1 for an array).
 int64_t LeafCount(const ir::Shape& shape);

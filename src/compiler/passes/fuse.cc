@@ -1,6 +1,7 @@
 // fuse — elementwise producer/consumer fusion and reduction fusion into `fusion` instructions.
 //
-// What it does: in the entry computation, visits instructions consumers first (reverse
+// What it does: in the entry computation and in the condition and body of every loop left in the
+// module (they run as plans of kernels too), visits instructions consumers first (reverse
 // canonical order). An elementwise op or a reduce that is in no group yet starts a group
 // (its root); the group then absorbs, transitively, every operand that is elementwise (or a
 // reduce, at most one per group) and whose users are all already in the group. Scalar
@@ -17,7 +18,8 @@
 // fusing changes no bit; it only decides what runs as one kernel without materializing
 // intermediate buffers.
 // What it does not do: fuse dot, convolution, data movement, all-reduce, scatter/gather or
-// threefry; duplicate non-constant work into several fusions; fuse inside called computations.
+// threefry; duplicate non-constant work into several fusions; fuse inside other called
+// computations (combiners, comparators: evaluated as scalar programs).
 // Pre: a verified module (normally after simplify/cse). Post: a verified module; results
 // unchanged bit for bit.
 #include <algorithm>
@@ -52,13 +54,13 @@ struct Group {
 
 class Fuser {
  public:
-  Fuser(ir::Module& module, const std::vector<Instruction*>& order)
-      : module_(module), order_(order) {
+  Fuser(ir::Module& module, ir::Computation& computation, const std::vector<Instruction*>& order)
+      : module_(module), computation_(computation), order_(order) {
     for (size_t i = 0; i < order.size(); ++i) {
       position_[order[i]] = i;
       for (const Instruction* op : order[i]->operands) ++users_[op];
     }
-    ++users_[module.entry()->root()];  // the root's value leaves the computation
+    ++users_[computation.root()];  // the root's value leaves the computation
   }
 
   // Forms the groups and returns (group root -> fusion instruction).
@@ -135,31 +137,50 @@ class Fuser {
     attrs[ir::Attr::kKind].s = !g.has_reduce                     ? "kLoop"
                                : root->opcode == Opcode::kReduce ? "kInput"
                                                                  : "kOutput";
-    return AddInstruction(*module_.entry(), Opcode::kFusion, root->shape, external,
-                          std::move(attrs));
+    return AddInstruction(computation_, Opcode::kFusion, root->shape, external, std::move(attrs));
   }
 
   ir::Module& module_;
+  ir::Computation& computation_;
   const std::vector<Instruction*>& order_;
   std::unordered_map<const Instruction*, size_t> position_;
   std::unordered_map<const Instruction*, int> users_;
   std::unordered_map<const Instruction*, const Instruction*> group_of_;
 };
 
+// The computations that run as plans of kernels: the entry, and the condition and body of every
+// loop that stays a loop (schemas/cpu-plan.md "Loops"), nested ones included, in a fixed order.
+Result<std::vector<ir::Computation*>> KernelComputations(ir::Module& module) {
+  std::vector<ir::Computation*> out = {module.entry()};
+  for (size_t i = 0; i < out.size(); ++i) {
+    DETRAIN_ASSIGN_OR_RETURN(auto order, MutablePostOrder(*out[i]));
+    for (const Instruction* x : order) {
+      if (x->opcode != Opcode::kWhile) continue;
+      for (ir::Attr a : {ir::Attr::kCondition, ir::Attr::kBody}) {
+        auto* c = const_cast<ir::Computation*>(x->ComputationAttr(a));
+        if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 PassOutput Fuse(const ir::Module& module) {
   DETRAIN_ASSIGN_OR_RETURN(auto out, CloneModule(module));
-  ir::Computation& entry = *out->entry();
-  DETRAIN_ASSIGN_OR_RETURN(auto order, MutablePostOrder(entry));
-  auto fused = Fuser(*out, order).Run();
-  if (fused.empty()) return out;
-  for (const auto& instr : entry.instructions()) {
-    for (Instruction*& op : instr->operands) {
-      if (auto it = fused.find(op); it != fused.end()) op = it->second;
+  DETRAIN_ASSIGN_OR_RETURN(auto computations, KernelComputations(*out));
+  for (ir::Computation* c : computations) {
+    DETRAIN_ASSIGN_OR_RETURN(auto order, MutablePostOrder(*c));
+    auto fused = Fuser(*out, *c, order).Run();
+    if (fused.empty()) continue;
+    for (const auto& instr : c->instructions()) {
+      for (Instruction*& op : instr->operands) {
+        if (auto it = fused.find(op); it != fused.end()) op = it->second;
+      }
     }
+    if (auto it = fused.find(c->root()); it != fused.end()) c->set_root(it->second);
   }
-  if (auto it = fused.find(entry.root()); it != fused.end()) entry.set_root(it->second);
   return CloneModule(*out);
 }
 

@@ -118,8 +118,8 @@ Result<PipelineResult> RunPipeline(const ir::Module& module, std::string_view sp
     const PassEntry& pass = *passes[i];
     auto out = pass.run(*result.module);
     if (!out.ok()) {
-      // A pass refuses some valid input (unroll-while: a loop whose trip count depends on the
-      // data): the user's error, with its position. Anything else is detrain's bug.
+      // A pass refuses some valid input (a module past the verifier's limits once its loops
+      // are unrolled): the user's error. Anything else is detrain's bug.
       const std::string message =
           std::string("pass '") + pass.name + "' failed: " + std::string(out.status().message());
       return out.status().code() == StatusCode::kInvalidArgument ? InvalidArgument(message)

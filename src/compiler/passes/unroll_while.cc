@@ -1,5 +1,6 @@
 // unroll-while — replaces every `while` whose trip count it can compute by that many calls of
-// its body.
+// its body; every other loop stays a loop, which the backends run (a plan's while kernel,
+// schemas/cpu_plan.proto WhileSpec).
 //
 // What it does: for `while(init), condition=C, body=B` it finds the loop's control — the
 // elements of the state that C reads, closed over what B computes them from (JAX's counter and
@@ -12,13 +13,13 @@
 // The value is exactly the loop's: a call is by definition its body applied, N times as the
 // loop would.
 // Loops nested in a body are unrolled first (callees before callers).
-// What it does not do: unroll a loop whose trip count depends on data (a convergence test, a
-// bound computed from an input): that is an error naming the while and its line, because the
-// backends run no loop. One loop unrolls to at most kMaxUnrolledIterations copies of its body
-// (a nested loop's copies counted in), so neither the module nor this pass's simulation of the
-// loop can grow without bound.
-// Pre: a verified module. Post: a verified module with no `while` reachable from ENTRY; the
-// interpreter's results are unchanged bit for bit.
+// What it leaves a loop: when its trip count depends on data (a convergence test, a bound
+// computed from an input), when its body holds a loop that stays one, and when it would unroll
+// to more than kMaxUnrolledIterations copies of its body (a nested loop's copies counted in), so
+// that neither the module nor this pass's simulation of the loop can grow without bound. Such a
+// loop is left as it is: the result is the same computation, run by a loop.
+// Pre: a verified module. Post: a verified module; the interpreter's results are unchanged bit
+// for bit.
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -40,12 +41,23 @@ constexpr int64_t kMaxUnrolledIterations = 4096;
 Status LoopError(const Instruction& w, const std::string& message) {
   // Pipelines run on modules parsed from canonical text (stage 2), so the position and name
   // are those of `detrain compile FILE --emit hlo`.
-  std::string text = "while '" + w.name + "': " + message;
-  if (w.loc.line > 0) {
-    text = "line " + std::to_string(w.loc.line) + ", column " + std::to_string(w.loc.column) +
-           " of the canonical module (--emit hlo): " + text;
+  // Why a loop stays a loop; the pass keeps it (never shown to the user, kept for tests).
+  return InvalidArgument("while '" + w.name + "': " + message);
+}
+
+// Whether `c` or a computation it calls holds a `while` (live instructions only: a rewritten
+// computation still lists the loops it replaced).
+bool HoldsLoop(const ir::Computation& c, std::unordered_set<const ir::Computation*>* seen) {
+  if (!seen->insert(&c).second) return false;
+  Result<std::vector<const Instruction*>> live = c.PostOrder();
+  if (!live.ok()) return true;  // not a program to simulate: leave the loop as it is
+  for (const Instruction* instr : *live) {
+    if (instr->opcode == Opcode::kWhile) return true;
+    for (const auto& [attr, value] : instr->attrs) {
+      if (value.computation != nullptr && HoldsLoop(*value.computation, seen)) return true;
+    }
   }
-  return InvalidArgument(text);
+  return false;
 }
 
 // The state elements `root` reads: the indices of every get-tuple-element of `param` it reaches
@@ -178,9 +190,7 @@ Result<int64_t> TripCount(const Instruction& w, int64_t weight) {
     if (!v) {
       return LoopError(w, "the trip count depends on data: element " + std::to_string(i) +
                               " of the state, which the condition depends on, starts from a "
-                              "value computed from the inputs (detrain's backends run no loop: "
-                              "only loops with a trip count known before they run, such as "
-                              "fori_loop with constant bounds and lax.scan, are supported)");
+                              "value computed from the inputs");
     }
     elements[static_cast<size_t>(i)] = std::move(*v);
   }
@@ -218,8 +228,17 @@ PassOutput UnrollLoops(const ir::Module& module) {
     DETRAIN_RETURN_IF_ERROR(RewriteComputation(*c, [&](Instruction* instr) -> Result<Instruction*> {
       if (instr->opcode != Opcode::kWhile) return nullptr;
       const ir::Computation* body = instr->ComputationAttr(ir::Attr::kBody);
+      std::unordered_set<const ir::Computation*> seen;  // membership only
+      if (HoldsLoop(*body, &seen) ||
+          HoldsLoop(*instr->ComputationAttr(ir::Attr::kCondition), &seen)) {
+        return nullptr;  // a loop that stays one inside: this one stays one too
+      }
       const int64_t weight = 1 + (copies.count(body) ? copies.at(body) : 0);
-      DETRAIN_ASSIGN_OR_RETURN(int64_t trips, TripCount(*instr, weight));
+      Result<int64_t> count = TripCount(*instr, weight);
+      if (!count.ok() && count.status().code() == StatusCode::kInvalidArgument) {
+        return nullptr;  // not computable before the loop runs, or too long: it stays a loop
+      }
+      DETRAIN_ASSIGN_OR_RETURN(int64_t trips, std::move(count));
       copies[c] += trips * weight;
       Instruction* state = instr->operands[0];
       for (int64_t k = 0; k < trips; ++k) {

@@ -38,6 +38,7 @@ const IsaKernels& KernelsFor(Isa isa) {
 Result<std::unique_ptr<CpuKernel>> PrepareKernel(const plan::v2::Kernel& k,
                                                  const std::vector<ArrayRef>& buffers) {
   if (k.has_alias() || k.has_all_reduce()) return std::unique_ptr<CpuKernel>();
+  if (k.has_while_loop()) return Bad(k, "a loop is prepared with its plan (PrepareKernels)");
   auto buffer = [&](int32_t id) -> Result<ArrayRef> {
     if (id < 0 || id >= static_cast<int32_t>(buffers.size()))
       return Bad(k, "buffer " + std::to_string(id) + " out of range");
@@ -99,11 +100,13 @@ Result<std::unique_ptr<CpuKernel>> PrepareKernel(const plan::v2::Kernel& k,
 
 Result<std::vector<std::unique_ptr<CpuKernel>>> PrepareKernels(const plan::v2::Plan& plan,
                                                                const std::vector<ArrayRef>& buffers,
-                                                               bool whole_plan, FoldCounts* folds) {
+                                                               bool whole_plan, FoldCounts* folds,
+                                                               int depth) {
   FoldCounts counts;
   std::vector<std::unique_ptr<CpuKernel>> kernels;
   for (const plan::v2::Kernel& k : plan.kernels()) {
-    DETRAIN_ASSIGN_OR_RETURN(auto kernel, PrepareKernel(k, buffers));
+    DETRAIN_ASSIGN_OR_RETURN(auto kernel, k.has_while_loop() ? MakeWhile(k, plan, buffers, depth)
+                                                             : PrepareKernel(k, buffers));
     kernels.push_back(std::move(kernel));
   }
   for (int32_t i = 0; i < plan.kernels_size(); ++i) {

@@ -30,6 +30,9 @@ struct ExecContext {
   Isa isa = Isa::kScalar;
   uint8_t* scratch = nullptr;
   int64_t scratch_bytes = 0;
+  // Inside a `while` kernel: the iterations its loop and the loops nested in it have run
+  // (kernels_while.cc); null outside any loop.
+  int64_t* loop_iterations = nullptr;
 };
 
 // A checked array buffer of the plan.
@@ -51,7 +54,8 @@ class CpuKernel {
 };
 
 // Checks `kernel` against `buffers` and prepares it. Alias kernels (parameters, tuples) and
-// all-reduce (run by the executor across replicas) return nullptr.
+// all-reduce (run by the executor across replicas) return nullptr. A `while` kernel needs its
+// plan: PrepareKernels prepares it (MakeWhile).
 Result<std::unique_ptr<CpuKernel>> PrepareKernel(const plan::v2::Kernel& kernel,
                                                  const std::vector<ArrayRef>& buffers);
 
@@ -70,10 +74,13 @@ struct FoldCounts {
   int64_t transposes = 0;
   int64_t dot_trees = 0;
 };
+// `depth`: how many loops hold `plan` (0 for a whole plan; a loop's condition and body are
+// plans of their own, kernels_while.cc).
 Result<std::vector<std::unique_ptr<CpuKernel>>> PrepareKernels(const plan::v2::Plan& plan,
                                                                const std::vector<ArrayRef>& buffers,
                                                                bool whole_plan,
-                                                               FoldCounts* folds = nullptr);
+                                                               FoldCounts* folds = nullptr,
+                                                               int depth = 0);
 
 // Whether kernel `transpose` of `plan` was folded into its dot (kernels_linalg.cc).
 bool FoldDotTranspose(const plan::v2::Plan& plan, const std::vector<ArrayRef>& buffers,
@@ -104,6 +111,8 @@ Result<std::unique_ptr<CpuKernel>> MakeMovement(const plan::v2::Kernel& k, std::
                                                 ArrayRef out);
 Result<std::unique_ptr<CpuKernel>> MakeIndexing(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
                                                 ArrayRef out);
+Result<std::unique_ptr<CpuKernel>> MakeWhile(const plan::v2::Kernel& k, const plan::v2::Plan& plan,
+                                             const std::vector<ArrayRef>& buffers, int depth);
 Result<std::unique_ptr<CpuKernel>> MakeThreefry(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
                                                 std::vector<ArrayRef> out);
 

@@ -16,9 +16,26 @@ namespace {
 
 int64_t AlignUp(int64_t n) { return (n + 63) / 64 * 64; }
 
-void FillColumn(uint64_t* column, uint64_t bits, int size) {
-  uint8_t* d = reinterpret_cast<uint8_t*>(column);
-  for (int64_t i = 0; i < kChunk; ++i) std::memcpy(d + i * size, &bits, static_cast<size_t>(size));
+// The first n entries of a column of `size`-byte elements, each `bits`.
+template <typename T>
+void FillTyped(uint64_t* column, uint64_t bits, int64_t n) {
+  T v;
+  std::memcpy(&v, &bits, sizeof(T));
+  T* d = reinterpret_cast<T*>(column);
+  for (int64_t i = 0; i < n; ++i) d[i] = v;
+}
+
+void FillColumn(uint64_t* column, uint64_t bits, int size, int64_t n) {
+  switch (size) {
+    case 1:
+      return FillTyped<uint8_t>(column, bits, n);
+    case 2:
+      return FillTyped<uint16_t>(column, bits, n);
+    case 4:
+      return FillTyped<uint32_t>(column, bits, n);
+    default:
+      return FillTyped<uint64_t>(column, bits, n);
+  }
 }
 
 // A program prepared for one index space: its uniform ops (UniformOps) are evaluated once per run
@@ -60,10 +77,13 @@ class ChunkProgram {
       std::memcpy(&scalars_[i], inputs[i], static_cast<size_t>(size));
     }
     EvalUniform(p_, uniform_, scalars_.data(), values_.data());
+    // A chunk reads at most `elements` entries of a column (vector paths may load up to a whole
+    // vector past the last, whose lanes they discard): a small index space fills only those.
+    const int64_t filled = std::min(kChunk, (elements + 63) / 64 * 64);
     for (size_t i = 0; i < p_.ops.size(); ++i) {
       if (column_of_[i] < 0) continue;
       uint64_t* column = columns_.data() + column_of_[i] * kChunk;
-      FillColumn(column, values_[i], ir::ElementTypeByteSize(p_.ops[i].type));
+      FillColumn(column, values_[i], ir::ElementTypeByteSize(p_.ops[i].type), filled);
       fixed_[i] = reinterpret_cast<const uint8_t*>(column);
     }
     const IsaKernels& k = KernelsFor(ctx.isa);

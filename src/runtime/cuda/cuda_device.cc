@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "compiler/interp/interpreter.h"
+
 namespace detrain::runtime::cuda {
 
 namespace pb = plan::v2;
@@ -34,20 +36,12 @@ Status CudaDevice::Load(const pb::Plan& plan) {
                            system_->Allocate(gpu_, std::max<int64_t>(program_->scratch_bytes, 1)));
   std::vector<long long> args;
   std::string constants;
-  args_at_.assign(static_cast<size_t>(plan.kernels_size()), 0);
-  constant_at_.assign(static_cast<size_t>(plan.kernels_size()), 0);
-  for (int k = 0; k < plan.kernels_size(); ++k) {
-    args_at_[static_cast<size_t>(k)] = static_cast<int64_t>(args.size());
-    for (const Step& l : program_->launches[static_cast<size_t>(k)]) {
-      if (l.kind == Step::Kind::kKernel) args.insert(args.end(), l.args.begin(), l.args.end());
-      if (l.kind == Step::Kind::kConstant) {
-        if (static_cast<int64_t>(plan.kernels(k).constant().size()) != l.bytes)
-          return InvalidArgument("plan: kernel " + plan.kernels(k).name() + ": constant size");
-        constant_at_[static_cast<size_t>(k)] = static_cast<int64_t>(constants.size());
-        constants += plan.kernels(k).constant();
-        constants.resize((constants.size() + 15) / 16 * 16, '\0');
-      }
-    }
+  at_.clear();
+  for (const auto& steps : program_->launches)
+    DETRAIN_RETURN_IF_ERROR(Place(steps, &args, &constants));
+  for (const auto& loop : program_->loops) {
+    DETRAIN_RETURN_IF_ERROR(Place(loop.condition, &args, &constants));
+    DETRAIN_RETURN_IF_ERROR(Place(loop.body, &args, &constants));
   }
   const int64_t args_bytes = static_cast<int64_t>(args.size() * sizeof(long long));
   DETRAIN_ASSIGN_OR_RETURN(args_, system_->Allocate(gpu_, std::max<int64_t>(args_bytes, 8)));
@@ -83,29 +77,71 @@ Status CudaDevice::CopyOut(int32_t id, void* dst, int64_t bytes) {
                          bytes);
 }
 
-Status CudaDevice::Launch(int32_t id) {
-  if (plan_ == nullptr || id < 0 || id >= plan_->kernels_size())
-    return InvalidArgument(Name() + ": no kernel " + std::to_string(id));
-  int64_t at = args_at_[static_cast<size_t>(id)];
-  for (const Step& l : program_->launches[static_cast<size_t>(id)]) {
+Status CudaDevice::Place(const std::vector<Step>& steps, std::vector<long long>* args,
+                         std::string* constants) {
+  for (const Step& l : steps) {
+    if (l.kind == Step::Kind::kKernel) {
+      at_[&l] = static_cast<int64_t>(args->size());
+      args->insert(args->end(), l.args.begin(), l.args.end());
+    } else if (l.kind == Step::Kind::kConstant) {
+      if (static_cast<int64_t>(l.constant.size()) != l.bytes)
+        return InvalidArgument("plan: a constant's size differs from its buffer's");
+      at_[&l] = static_cast<int64_t>(constants->size());
+      *constants += l.constant;
+      constants->resize((constants->size() + 15) / 16 * 16, '\0');
+    } else if (l.kind == Step::Kind::kLoop &&
+               (l.loop < 0 || static_cast<size_t>(l.loop) >= program_->loops.size())) {
+      return Internal("the CUDA program names a missing loop");
+    }
+  }
+  return Status::Ok();
+}
+
+Status CudaDevice::RunSteps(const std::vector<Step>& steps, int64_t* iterations) {
+  for (const Step& l : steps) {
     switch (l.kind) {
       case Step::Kind::kKernel:
-        DETRAIN_RETURN_IF_ERROR(system_->Launch(
-            gpu_, l, arena_, scratch_, args_ + static_cast<DevicePtr>(at * sizeof(long long))));
-        at += static_cast<int64_t>(l.args.size());
+        DETRAIN_RETURN_IF_ERROR(
+            system_->Launch(gpu_, l, arena_, scratch_,
+                            args_ + static_cast<DevicePtr>(at_.at(&l) * sizeof(long long))));
         break;
       case Step::Kind::kCopy:
         DETRAIN_RETURN_IF_ERROR(system_->OnDevice(gpu_, arena_ + static_cast<DevicePtr>(l.dst),
                                                   arena_ + static_cast<DevicePtr>(l.src), l.bytes));
         break;
       case Step::Kind::kConstant:
-        DETRAIN_RETURN_IF_ERROR(system_->OnDevice(
-            gpu_, arena_ + static_cast<DevicePtr>(l.dst),
-            constants_ + static_cast<DevicePtr>(constant_at_[static_cast<size_t>(id)]), l.bytes));
+        DETRAIN_RETURN_IF_ERROR(system_->OnDevice(gpu_, arena_ + static_cast<DevicePtr>(l.dst),
+                                                  constants_ + static_cast<DevicePtr>(at_.at(&l)),
+                                                  l.bytes));
         break;
+      case Step::Kind::kLoop: {
+        // One budget for a loop and the loops nested in it, as the interpreter's and the CPU's.
+        const codegen::cuda::Loop& loop = program_->loops[static_cast<size_t>(l.loop)];
+        int64_t own = 0;
+        int64_t* count = iterations != nullptr ? iterations : &own;
+        for (;;) {
+          DETRAIN_RETURN_IF_ERROR(RunSteps(loop.condition, count));
+          uint8_t go = 0;  // ToHost waits for the condition's launches
+          DETRAIN_RETURN_IF_ERROR(
+              system_->ToHost(gpu_, &go, arena_ + static_cast<DevicePtr>(loop.predicate), 1));
+          if (go == 0) break;
+          if (++*count > interp::kMaxWhileIterations) {
+            return InvalidArgument("while '" + loop.name + "': the loops run more than " +
+                                   std::to_string(interp::kMaxWhileIterations) + " iterations");
+          }
+          DETRAIN_RETURN_IF_ERROR(RunSteps(loop.body, count));
+        }
+        break;
+      }
     }
   }
   return Status::Ok();
+}
+
+Status CudaDevice::Launch(int32_t id) {
+  if (plan_ == nullptr || id < 0 || id >= plan_->kernels_size())
+    return InvalidArgument(Name() + ": no kernel " + std::to_string(id));
+  return RunSteps(program_->launches[static_cast<size_t>(id)], nullptr);
 }
 
 Status CudaDevice::Synchronize() { return system_->Synchronize(gpu_); }

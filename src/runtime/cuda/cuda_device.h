@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/cuda/gpu.h"
@@ -38,6 +39,12 @@ class CudaDevice : public Device {
 
  private:
   Status CheckBuffer(int32_t id, int64_t bytes) const;
+  // Records where `steps`' arguments and constants go in args_ and constants_ (Load).
+  Status Place(const std::vector<codegen::cuda::Launch>& steps, std::vector<long long>* args,
+               std::string* constants);
+  // Enqueues `steps`; a kLoop step runs its loop from the host. `iterations`: the count of the
+  // loop that holds these steps (null outside any loop).
+  Status RunSteps(const std::vector<codegen::cuda::Launch>& steps, int64_t* iterations);
 
   int index_;
   std::shared_ptr<GpuSystem> system_;
@@ -45,9 +52,9 @@ class CudaDevice : public Device {
   const codegen::cuda::CudaProgram* program_;
   const plan::v2::Plan* plan_ = nullptr;
   DevicePtr arena_ = 0, scratch_ = 0, args_ = 0, constants_ = 0;
-  // Per plan kernel: where its launches' arguments start in args_ (in long longs), and where its
-  // constant's bytes are in constants_.
-  std::vector<int64_t> args_at_, constant_at_;
+  // Per launch step of the program (loops' included): where its arguments start in args_ (in
+  // long longs), or where its constant's bytes are in constants_. Looked up, never iterated.
+  std::unordered_map<const codegen::cuda::Launch*, int64_t> at_;
 };
 
 }  // namespace detrain::runtime::cuda

@@ -112,6 +112,18 @@ void ExpectBitForBit(const std::string& name) {
 TEST(Jax, ArgmaxAccuracyBitForBit) { ExpectBitForBit("argmax_accuracy"); }
 TEST(Jax, MaxPoolGradientBitForBit) { ExpectBitForBit("maxpool_grad"); }
 
+// lax.while_loop with a convergence test (Newton's square root until |y*y - x| is small): XLA's
+// optimized module with its data-dependent while, run by the interpreter's loop: only exact
+// ops, so JAX's values and iteration count bit for bit. (tests/runtime/while_test.cc runs the
+// same module on the CPU plan's while kernel.)
+TEST(Jax, WhileLoopWithAConvergenceTestBitForBit) {
+  auto pairs = RunCase("while_loop_newton");
+  ASSERT_EQ(pairs.size(), 2u);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    EXPECT_TRUE(pairs[i].first.BitwiseEqual(pairs[i].second)) << "output " << i;
+  }
+}
+
 // jnp.sort along both axes, a stable jnp.argsort and lax.top_k on rows with NaN and -NaN, -0
 // and +0, infinities and many ties (tools/export_jax_hlo.py sort_special): XLA's total order
 // and stability, through detrain's sorting network, bit for bit.

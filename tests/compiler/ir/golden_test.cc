@@ -55,7 +55,7 @@ TEST(Golden, JaxExportedModules) {
         testing::IrTestdata() / ("jax_" + entry.path().filename().string() + ".canonical.hlo"));
     ++checked;
   }
-  EXPECT_EQ(checked, 11);
+  EXPECT_EQ(checked, 12);
 }
 
 TEST(Golden, FingerprintIsSha256OfCanonicalText) {

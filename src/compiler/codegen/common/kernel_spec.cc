@@ -396,9 +396,7 @@ Status BuildKernelSpec(const Instruction& instr, const ir::CanonicalNames& names
     case Opcode::kCall:
       return Unimplemented("'call' reached the plan: run the inline pass first");
     case Opcode::kWhile:
-      return Unimplemented(
-          "'while' reached the plan: the unroll-while pass unrolls the loops "
-          "whose trip count it can compute");
+      return Internal("'while' is planned by codegen/cpu (a WhileSpec of sub-plans)");
   }
   return Internal("unknown opcode");
 }

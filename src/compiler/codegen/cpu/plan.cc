@@ -116,9 +116,36 @@ void AddBuffers(const passes::BufferAssignment& a, pb::Plan* plan) {
   }
 }
 
+// Loops nested deeper than this are refused: each level is a plan inside a kernel of the plan
+// above it, and readers recurse through them.
+constexpr int kMaxLoopNesting = 16;
+
+Result<pb::Plan> PlanComputation(const ir::Computation& computation,
+                                 const ir::CanonicalNames& names, const EntrySignature& signature,
+                                 int depth);
+
+// A `while` kernel's spec: its condition and body planned as plans of their own, their arenas at
+// `region` of the enclosing plan's arena (cpu_plan.proto WhileSpec).
+Status AddWhile(const Instruction& instr, const ir::CanonicalNames& names, int64_t region,
+                int depth, pb::Kernel* k) {
+  if (depth >= kMaxLoopNesting) {
+    return InvalidArgument("loops nested more than " + std::to_string(kMaxLoopNesting) + " deep");
+  }
+  pb::WhileSpec* w = k->mutable_while_loop();
+  DETRAIN_ASSIGN_OR_RETURN(
+      *w->mutable_condition(),
+      PlanComputation(*instr.ComputationAttr(ir::Attr::kCondition), names, {}, depth + 1));
+  DETRAIN_ASSIGN_OR_RETURN(
+      *w->mutable_body(),
+      PlanComputation(*instr.ComputationAttr(ir::Attr::kBody), names, {}, depth + 1));
+  w->set_region(region);
+  k->set_implementation("cpu.while.v1");
+  return Status::Ok();
+}
+
 Status AddKernel(const Instruction& instr, int32_t id, bool is_root,
                  const ir::CanonicalNames& names, const passes::BufferAssignment& a,
-                 ShardRange shards, pb::Plan* plan) {
+                 ShardRange shards, int depth, pb::Plan* plan) {
   pb::Kernel* k = plan->add_kernels();
   k->set_id(id);
   k->set_name(names.instructions.at(&instr));
@@ -134,24 +161,21 @@ Status AddKernel(const Instruction& instr, int32_t id, bool is_root,
     k->set_shard_lo(shards.lo);
     k->set_shard_hi(shards.hi);
   }
-  Status s = BuildKernelSpec(instr, names, k);
+  Status s = instr.opcode == ir::Opcode::kWhile ? AddWhile(instr, names, a.arena_bytes, depth, k)
+                                                : BuildKernelSpec(instr, names, k);
   if (!s.ok()) return Status(s.code(), "plan: kernel " + k->name() + ": " + s.message());
   if (instr.opcode == ir::Opcode::kAllReduce) plan->set_replicated(true);
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<std::string> BuildPlan(const ir::Module& optimized, const EntrySignature& signature,
-                              std::string_view canonical_text) {
-  std::string text(canonical_text);
-  if (text.empty()) {
-    DETRAIN_RETURN_IF_ERROR(ir::VerifyModule(optimized));
-    DETRAIN_ASSIGN_OR_RETURN(text, ir::PrintModule(optimized));
-  }
-  DETRAIN_ASSIGN_OR_RETURN(ir::CanonicalNames names, ir::ComputeCanonicalNames(optimized));
-  DETRAIN_ASSIGN_OR_RETURN(passes::BufferAssignment a, passes::AssignBuffers(optimized));
-  auto params = optimized.entry()->Parameters();
+// The plan of `computation` (the entry, or at depth > 0 a loop's condition or body): buffers,
+// parameters, kernels in schedule order and outputs. Its arena is the buffer assignment's, then
+// one region that its loops' sub-plans share (they run one at a time).
+Result<pb::Plan> PlanComputation(const ir::Computation& computation,
+                                 const ir::CanonicalNames& names, const EntrySignature& signature,
+                                 int depth) {
+  DETRAIN_ASSIGN_OR_RETURN(passes::BufferAssignment a, passes::AssignBuffers(computation));
+  auto params = computation.Parameters();
   if (!signature.roles.empty() && signature.roles.size() != params.size()) {
     return InvalidArgument("plan: the signature has " + std::to_string(signature.roles.size()) +
                            " roles for " + std::to_string(params.size()) + " entry parameters");
@@ -159,10 +183,8 @@ Result<std::string> BuildPlan(const ir::Module& optimized, const EntrySignature&
   if (signature.shards < 1) return InvalidArgument("plan: the shard count must be at least 1");
   pb::Plan plan;
   plan.set_format_version(kPlanFormatVersion);
-  plan.set_module_name(optimized.name());
-  plan.set_module_sha256(attest::Sha256Hex(text));
+  plan.set_module_name(names.computations.at(&computation));
   plan.set_alignment(passes::kBufferAlignment);
-  plan.set_arena_bytes(a.arena_bytes);
   plan.set_total_buffer_bytes(a.total_bytes);
   plan.set_shards(signature.shards);
   AddBuffers(a, &plan);
@@ -176,13 +198,37 @@ Result<std::string> BuildPlan(const ir::Module& optimized, const EntrySignature&
     for (int64_t b : a.leaves.at(p)) e->add_buffers(static_cast<int32_t>(b));
   }
   auto ranges = ShardRanges(a.schedule, signature);
-  const Instruction* root = optimized.entry()->root();
+  const Instruction* root = computation.root();
+  int64_t region = 0;  // the largest arena of a loop's sub-plans
   for (size_t i = 0; i < a.schedule.size(); ++i) {
     const Instruction* x = a.schedule[i];
     DETRAIN_RETURN_IF_ERROR(
-        AddKernel(*x, static_cast<int32_t>(i), x == root, names, a, ranges[x], &plan));
+        AddKernel(*x, static_cast<int32_t>(i), x == root, names, a, ranges[x], depth, &plan));
+    if (x->opcode == ir::Opcode::kWhile) {
+      const pb::WhileSpec& w = plan.kernels(static_cast<int>(i)).while_loop();
+      region = std::max({region, w.condition().arena_bytes(), w.body().arena_bytes()});
+    }
   }
+  plan.set_arena_bytes(a.arena_bytes + region);
   for (int64_t b : a.leaves.at(root)) plan.add_outputs(static_cast<int32_t>(b));
+  return plan;
+}
+
+}  // namespace
+
+Result<std::string> BuildPlan(const ir::Module& optimized, const EntrySignature& signature,
+                              std::string_view canonical_text) {
+  std::string text(canonical_text);
+  if (text.empty()) {
+    DETRAIN_RETURN_IF_ERROR(ir::VerifyModule(optimized));
+    DETRAIN_ASSIGN_OR_RETURN(text, ir::PrintModule(optimized));
+  }
+  if (optimized.entry() == nullptr) return InvalidArgument("plan: the module has no entry");
+  DETRAIN_ASSIGN_OR_RETURN(ir::CanonicalNames names, ir::ComputeCanonicalNames(optimized));
+  DETRAIN_ASSIGN_OR_RETURN(pb::Plan plan,
+                           PlanComputation(*optimized.entry(), names, signature, /*depth=*/0));
+  plan.set_module_name(optimized.name());
+  plan.set_module_sha256(attest::Sha256Hex(text));
   std::string bytes;
   {
     google::protobuf::io::StringOutputStream stream(&bytes);

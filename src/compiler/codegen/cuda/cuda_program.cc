@@ -98,9 +98,9 @@ Status EmitKernel(KernelWriter& w) {
   }
 }
 
-std::string LaunchLine(const pb::Kernel& k, const std::vector<Launch>& launches) {
-  std::string line = "//   " + std::to_string(k.id()) + " " + k.name() + ":";
-  if (launches.empty()) return line + " -";
+std::string LaunchText(const std::vector<Launch>& launches) {
+  if (launches.empty()) return " -";
+  std::string line;
   for (size_t i = 0; i < launches.size(); ++i) {
     const Launch& l = launches[i];
     line += i == 0 ? " " : "; ";
@@ -119,9 +119,141 @@ std::string LaunchLine(const pb::Kernel& k, const std::vector<Launch>& launches)
       case Launch::Kind::kConstant:
         line += "constant " + std::to_string(l.bytes) + " bytes -> " + std::to_string(l.dst);
         break;
+      case Launch::Kind::kLoop:
+        line += "loop " + std::to_string(l.loop);
+        break;
     }
   }
   return line;
+}
+
+// Nested loops deeper than this are refused (the plan builder makes at most 16 levels).
+constexpr int kMaxLoopNesting = 16;
+
+Status GenerateKernels(const pb::Plan& plan, int64_t base, int depth, internal::ProgramText* body,
+                       CudaProgram* program, std::vector<std::vector<Launch>>* launches);
+
+// The copies of `from` to `to`, array by array (checked to be the same arrays).
+Status AddCopies(const pb::Kernel& k, const std::vector<Array>& from, const std::vector<Array>& to,
+                 std::vector<Launch>* out) {
+  if (from.size() != to.size())
+    return InvalidArgument("plan: kernel " + k.name() + ": its loop's state does not match");
+  for (size_t i = 0; i < from.size(); ++i) {
+    if (from[i].type != to[i].type || from[i].dims != to[i].dims)
+      return InvalidArgument("plan: kernel " + k.name() + ": its loop's state does not match");
+    if (from[i].bytes == 0) continue;
+    Launch l;
+    l.kind = Launch::Kind::kCopy;
+    l.src = from[i].offset;
+    l.dst = to[i].offset;
+    l.bytes = from[i].bytes;
+    out->push_back(std::move(l));
+  }
+  return Status::Ok();
+}
+
+// The arrays `ids` name in a sub-plan's `arrays`.
+Result<std::vector<Array>> Pick(const pb::Kernel& k, const std::vector<Array>& arrays,
+                                const google::protobuf::RepeatedField<int32_t>& ids) {
+  std::vector<Array> out;
+  for (int32_t id : ids) {
+    if (id < 0 || id >= static_cast<int32_t>(arrays.size()))
+      return InvalidArgument("plan: kernel " + k.name() + " names a missing buffer");
+    out.push_back(arrays[static_cast<size_t>(id)]);
+  }
+  return out;
+}
+
+// A while kernel: the copies of the initial state to the state, then a kLoop step whose
+// condition and body are the sub-plans' launches at base + region.
+Status EmitWhile(const pb::Kernel& k, const pb::Plan& plan, const std::vector<Array>& init,
+                 const std::vector<Array>& state, int64_t base, int depth,
+                 internal::ProgramText* text, CudaProgram* program, std::vector<Launch>* out) {
+  if (depth >= kMaxLoopNesting) {
+    return InvalidArgument("plan: kernel " + k.name() + ": loops nested more than " +
+                           std::to_string(kMaxLoopNesting) + " deep");
+  }
+  const pb::WhileSpec& w = k.while_loop();
+  for (const pb::Plan* sub : {&w.condition(), &w.body()}) {
+    if (w.region() < 0 || w.region() > plan.arena_bytes() || sub->arena_bytes() < 0 ||
+        sub->arena_bytes() > plan.arena_bytes() - w.region() || sub->parameters_size() != 1) {
+      return InvalidArgument("plan: kernel " + k.name() + ": its loop's plans do not fit");
+    }
+    if (sub->replicated()) return InvalidArgument("plan: kernel " + k.name() + ": all-reduce");
+  }
+  const int64_t region = base + w.region();
+  DETRAIN_RETURN_IF_ERROR(AddCopies(k, init, state, out));
+  const size_t index = program->loops.size();
+  program->loops.emplace_back();
+  Loop loop;
+  loop.name = k.name();
+  for (const pb::Plan* sub : {&w.condition(), &w.body()}) {
+    const bool is_body = sub == &w.body();
+    DETRAIN_ASSIGN_OR_RETURN(std::vector<Array> arrays, CheckedArrays(*sub));
+    for (Array& a : arrays) a.offset += region;
+    DETRAIN_ASSIGN_OR_RETURN(std::vector<Array> params,
+                             Pick(k, arrays, sub->parameters(0).buffers()));
+    DETRAIN_ASSIGN_OR_RETURN(std::vector<Array> results, Pick(k, arrays, sub->outputs()));
+    std::vector<Launch>& steps = is_body ? loop.body : loop.condition;
+    DETRAIN_RETURN_IF_ERROR(AddCopies(k, state, params, &steps));
+    std::vector<std::vector<Launch>> launches;
+    DETRAIN_RETURN_IF_ERROR(GenerateKernels(*sub, region, depth + 1, text, program, &launches));
+    for (auto& kernel : launches) {
+      for (Launch& l : kernel) steps.push_back(std::move(l));
+    }
+    if (is_body) {
+      DETRAIN_RETURN_IF_ERROR(AddCopies(k, results, state, &steps));
+    } else {
+      if (results.size() != 1 || results[0].type != ir::ElementType::kPred ||
+          results[0].elements != 1) {
+        return InvalidArgument("plan: kernel " + k.name() + ": its condition is not one pred");
+      }
+      loop.predicate = results[0].offset;
+    }
+  }
+  program->loops[index] = std::move(loop);
+  Launch l;
+  l.kind = Launch::Kind::kLoop;
+  l.loop = static_cast<int32_t>(index);
+  out->push_back(std::move(l));
+  return Status::Ok();
+}
+
+// Every kernel of `plan`, its buffers at `base` of the device's arena (0 for the whole plan; a
+// loop's sub-plans at their region), in schedule order: launches[i] gets kernel i's steps.
+Status GenerateKernels(const pb::Plan& plan, int64_t base, int depth, internal::ProgramText* body,
+                       CudaProgram* program, std::vector<std::vector<Launch>>* launches) {
+  DETRAIN_ASSIGN_OR_RETURN(std::vector<Array> arrays, CheckedArrays(plan));
+  for (Array& a : arrays) a.offset += base;
+  launches->resize(static_cast<size_t>(plan.kernels_size()));
+  for (int i = 0; i < plan.kernels_size(); ++i) {
+    const pb::Kernel& k = plan.kernels(i);
+    if (k.id() != i)
+      return InvalidArgument("plan: kernel ids out of order at " + std::to_string(i));
+    if (k.has_alias()) continue;
+    if (k.has_all_reduce()) {
+      if (depth > 0) return InvalidArgument("plan: kernel " + k.name() + ": all-reduce in a loop");
+      continue;  // across devices: the runtime's (docs/cuda.md)
+    }
+    std::vector<Array> in, out;
+    for (const pb::Operand& op : k.operands()) {
+      if (op.buffers_size() != 1 && !k.has_while_loop())
+        return InvalidArgument("plan: kernel " + k.name() + ": an operand that is not one array");
+      DETRAIN_ASSIGN_OR_RETURN(std::vector<Array> leaves, Pick(k, arrays, op.buffers()));
+      in.insert(in.end(), leaves.begin(), leaves.end());
+    }
+    DETRAIN_ASSIGN_OR_RETURN(out, Pick(k, arrays, k.outputs()));
+    std::vector<Launch>& steps = (*launches)[static_cast<size_t>(i)];
+    if (k.has_while_loop()) {
+      if (k.operands_size() != 1)
+        return InvalidArgument("plan: kernel " + k.name() + ": expected one operand");
+      DETRAIN_RETURN_IF_ERROR(EmitWhile(k, plan, in, out, base, depth, body, program, &steps));
+      continue;
+    }
+    KernelWriter w(k, std::move(in), std::move(out), body, &steps, &program->scratch_bytes);
+    DETRAIN_RETURN_IF_ERROR(EmitKernel(w));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -137,35 +269,9 @@ Result<CudaProgram> GenerateCuda(std::string_view plan_bytes) {
 }
 
 Result<CudaProgram> GenerateCuda(const pb::Plan& plan) {
-  DETRAIN_ASSIGN_OR_RETURN(std::vector<Array> arrays, CheckedArrays(plan));
   CudaProgram program;
-  program.launches.resize(static_cast<size_t>(plan.kernels_size()));
   internal::ProgramText body;
-  for (int i = 0; i < plan.kernels_size(); ++i) {
-    const pb::Kernel& k = plan.kernels(i);
-    if (k.id() != i)
-      return InvalidArgument("plan: kernel ids out of order at " + std::to_string(i));
-    if (k.has_alias()) continue;
-    if (k.has_all_reduce()) continue;  // across devices: the runtime's (docs/cuda.md)
-    auto arrays_of = [&](const auto& ids, std::vector<Array>* out) -> Status {
-      for (int32_t id : ids) {
-        if (id < 0 || id >= static_cast<int32_t>(arrays.size()))
-          return InvalidArgument("plan: kernel " + k.name() + " names a missing buffer");
-        out->push_back(arrays[static_cast<size_t>(id)]);
-      }
-      return Status::Ok();
-    };
-    std::vector<Array> in, out;
-    for (const pb::Operand& op : k.operands()) {
-      if (op.buffers_size() != 1)
-        return InvalidArgument("plan: kernel " + k.name() + ": an operand that is not one array");
-      DETRAIN_RETURN_IF_ERROR(arrays_of(op.buffers(), &in));
-    }
-    DETRAIN_RETURN_IF_ERROR(arrays_of(k.outputs(), &out));
-    KernelWriter w(k, std::move(in), std::move(out), &body,
-                   &program.launches[static_cast<size_t>(i)], &program.scratch_bytes);
-    DETRAIN_RETURN_IF_ERROR(EmitKernel(w));
-  }
+  DETRAIN_RETURN_IF_ERROR(GenerateKernels(plan, 0, 0, &body, &program, &program.launches));
   std::string& text = program.source;
   text = "// detrain CUDA source v" + std::to_string(kCudaSourceVersion) + ": stage 4 of module " +
          plan.module_name() + " (opt-hlo sha256 " + plan.module_sha256() + ").\n";
@@ -179,8 +285,18 @@ Result<CudaProgram> GenerateCuda(const pb::Plan& plan) {
   text += "// Arena " + std::to_string(plan.arena_bytes()) + " bytes, scratch " +
           std::to_string(program.scratch_bytes) +
           " bytes. Launch plan, per plan kernel in schedule order (offsets in the arena):\n";
-  for (int i = 0; i < plan.kernels_size(); ++i)
-    text += LaunchLine(plan.kernels(i), program.launches[static_cast<size_t>(i)]) + "\n";
+  for (int i = 0; i < plan.kernels_size(); ++i) {
+    const pb::Kernel& k = plan.kernels(i);
+    text += "//   " + std::to_string(k.id()) + " " + k.name() + ":" +
+            LaunchText(program.launches[static_cast<size_t>(i)]) + "\n";
+  }
+  for (size_t i = 0; i < program.loops.size(); ++i) {
+    const Loop& loop = program.loops[i];
+    text += "//   loop " + std::to_string(i) + " (" + loop.name +
+            ") condition:" + LaunchText(loop.condition) + "\n";
+    text += "//   loop " + std::to_string(i) + " predicate at " + std::to_string(loop.predicate) +
+            ", body:" + LaunchText(loop.body) + "\n";
+  }
   text += "\n#include \"attest/prng/threefry_block.h\"\n";
   text += "#include \"compiler/semantics/semantics.h\"\n\n";
   text += kPrelude;

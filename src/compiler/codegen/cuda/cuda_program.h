@@ -43,7 +43,8 @@ struct Launch {
   enum class Kind : uint8_t {
     kKernel,    // function<<<grid, block>>>(arena, scratch, args): args[i] is args_[i]
     kCopy,      // `bytes` bytes from arena + src to arena + dst
-    kConstant,  // the plan kernel's constant bytes (its spec) to arena + dst
+    kConstant,  // `constant` (the plan kernel's constant bytes, its spec) to arena + dst
+    kLoop,      // CudaProgram::loops[loop], run by the host (a plan's while kernel)
   };
   Kind kind = Kind::kKernel;
   std::string function;
@@ -53,11 +54,26 @@ struct Launch {
   int64_t src = 0;
   int64_t dst = 0;
   int64_t bytes = 0;
+  std::string constant;  // kConstant
+  int32_t loop = -1;     // kLoop
+};
+
+// A plan's while kernel (cpu_plan.proto WhileSpec), its sub-plans' arenas placed at its region
+// of the device's arena: the host runs `condition` (which starts by copying the state into the
+// condition's parameter buffers), reads the pred at `predicate`, and while it is true runs
+// `body` (which copies the state in, runs the body, and copies its result back to the state).
+// The launches that precede the kLoop step copy the initial state to the state.
+struct Loop {
+  std::string name;  // the while kernel's, for errors
+  std::vector<Launch> condition;
+  int64_t predicate = 0;  // arena offset of the condition's pred
+  std::vector<Launch> body;
 };
 
 struct CudaProgram {
   std::string source;                         // the translation unit (stage "cuda")
   std::vector<std::vector<Launch>> launches;  // per plan kernel id, in order
+  std::vector<Loop> loops;                    // every while kernel's, nested ones included
   int64_t scratch_bytes = 0;                  // device scratch the launches need (0: none)
 };
 

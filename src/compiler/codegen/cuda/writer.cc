@@ -220,6 +220,7 @@ void KernelWriter::LaunchConstant(int64_t dst, int64_t bytes) {
   l.kind = Launch::Kind::kConstant;
   l.dst = dst;
   l.bytes = bytes;
+  l.constant = kernel_.constant();
   launches_->push_back(std::move(l));
 }
 

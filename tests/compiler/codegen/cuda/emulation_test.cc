@@ -18,6 +18,7 @@
 #include "driver/compile.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_cases.h"
+#include "runtime/loop_cases.h"
 #include "runtime/runtime_test_util.h"
 #include "tests/compiler/codegen/cuda/emulator.h"
 
@@ -140,6 +141,89 @@ void CheckExample(const std::string& name, const std::vector<std::pair<int, int>
   }
   std::printf("%s: 3 steps equal on %zu meshes in %.1f s\n", name.c_str(), meshes.size(),
               Seconds(start));
+}
+
+// Loops with a data-dependent trip count: the CUDA device runs each while kernel's loop from the
+// host (the condition's pred read back after each run), with the interpreter's bits; the
+// generated source lists every loop's launches.
+TEST(CudaEmulation, DataDependentLoops) {
+  for (const runtime::LoopCase& c : runtime::LoopCases()) {
+    SCOPED_TRACE(c.name);
+    auto module = ir::ParseAndVerify(c.text);
+    ASSERT_TRUE(module.ok()) << module.status().message();
+    auto want = interp::Evaluate(**module, c.args);
+    ASSERT_TRUE(want.ok()) << want.status().message();
+    auto plan = runtime::OptimizedPlan(**module);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    auto program = codegen::cuda::GenerateCuda(*plan);
+    ASSERT_TRUE(program.ok()) << program.status().message();
+    ASSERT_FALSE(program->loops.empty());
+    EXPECT_NE(program->source.find("//   loop 0 predicate at "), std::string::npos);
+    for (uint32_t max_blocks : {0u, 1u}) {
+      SCOPED_TRACE("max_blocks " + std::to_string(max_blocks));
+      runtime::ExecutorOptions options;
+      options.backend = runtime::Backend::kCuda;
+      options.cuda_images = std::make_shared<const runtime::cuda::CudaImages>();  // not loaded
+      options.gpu_system = EmulatedGpus(1, max_blocks);
+      auto executor = runtime::Executor::Create(*plan, options);
+      ASSERT_TRUE(executor.ok()) << executor.status().message();
+      auto got = (*executor)->Run({c.args});
+      ASSERT_TRUE(got.ok()) << got.status().message();
+      ExpectSameBits(FlattenLiteral(*want), (*got)[0]);
+    }
+    // The emulator's own plan runner takes the same loops.
+    auto emulator = CudaEmulator::Create(*program);
+    ASSERT_TRUE(emulator.ok()) << emulator.status().message();
+    auto direct = (*emulator)->RunPlan(*plan, c.args);
+    ASSERT_TRUE(direct.ok()) << direct.status().message();
+    ExpectSameBits(FlattenLiteral(*want), *direct);
+  }
+}
+
+// A loop that never ends: its condition is a state element its body never changes (no kernel
+// launches, only the state's copies, so that 2^18 iterations take seconds on the emulator).
+TEST(CudaEmulation, ARunawayLoopFailsAtTheInterpretersBound) {
+  auto module = ir::ParseAndVerify(R"(HloModule runaway
+
+cond {
+  p = (pred[], f32[2]) parameter(0)
+  ROOT go = pred[] get-tuple-element(p), index=0
+}
+
+body {
+  p = (pred[], f32[2]) parameter(0)
+  go = pred[] get-tuple-element(p), index=0
+  x = f32[2] get-tuple-element(p), index=1
+  ROOT t = (pred[], f32[2]) tuple(go, x)
+}
+
+ENTRY main {
+  go = pred[] parameter(0)
+  x = f32[2] parameter(1)
+  init = (pred[], f32[2]) tuple(go, x)
+  w = (pred[], f32[2]) while(init), condition=cond, body=body
+  ROOT r = f32[2] get-tuple-element(w), index=1
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  auto plan = runtime::OptimizedPlan(**module);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  runtime::ExecutorOptions options;
+  options.backend = runtime::Backend::kCuda;
+  options.cuda_images = std::make_shared<const runtime::cuda::CudaImages>();
+  options.gpu_system = EmulatedGpus(1);
+  auto executor = runtime::Executor::Create(*plan, options);
+  ASSERT_TRUE(executor.ok()) << executor.status().message();
+  const ir::Literal x = ir::Literal::FromVector<float>(ir::ElementType::kF32, {2}, {1.0f, 2.0f});
+  auto done = (*executor)->Run({{ir::Literal::Scalar<uint8_t>(ir::ElementType::kPred, 0), x}});
+  ASSERT_TRUE(done.ok()) << done.status().message();
+  ExpectSameBits({x}, (*done)[0]);
+  auto got = (*executor)->Run({{ir::Literal::Scalar<uint8_t>(ir::ElementType::kPred, 1), x}});
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("the loops run more than " +
+                                        std::to_string(interp::kMaxWhileIterations)),
+            std::string::npos)
+      << got.status().message();
 }
 
 TEST(CudaEmulation, BreastCancerTrainSteps) {

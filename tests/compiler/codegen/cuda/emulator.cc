@@ -90,15 +90,26 @@ Result<std::unique_ptr<CudaEmulator>> CudaEmulator::Create(const cuda::CudaProgr
 }
 
 Status CudaEmulator::Run(const cuda::Launch& l, uint8_t* arena, uint8_t* scratch,
-                         std::string_view constant, uint32_t max_blocks) {
+                         uint32_t max_blocks) {
   switch (l.kind) {
     case cuda::Launch::Kind::kCopy:
       std::memmove(arena + l.dst, arena + l.src, static_cast<size_t>(l.bytes));
       return Status::Ok();
     case cuda::Launch::Kind::kConstant:
-      if (static_cast<int64_t>(constant.size()) != l.bytes) return Internal("constant size");
-      std::memcpy(arena + l.dst, constant.data(), constant.size());
+      if (static_cast<int64_t>(l.constant.size()) != l.bytes) return Internal("constant size");
+      std::memcpy(arena + l.dst, l.constant.data(), l.constant.size());
       return Status::Ok();
+    case cuda::Launch::Kind::kLoop: {
+      // The host's loop, as runtime/cuda's device runs it (without its iteration budget).
+      const cuda::Loop& loop = program_->loops.at(static_cast<size_t>(l.loop));
+      for (;;) {
+        for (const cuda::Launch& c : loop.condition)
+          DETRAIN_RETURN_IF_ERROR(Run(c, arena, scratch, max_blocks));
+        if (arena[loop.predicate] == 0) return Status::Ok();
+        for (const cuda::Launch& b : loop.body)
+          DETRAIN_RETURN_IF_ERROR(Run(b, arena, scratch, max_blocks));
+      }
+    }
     case cuda::Launch::Kind::kKernel:
       break;
   }
@@ -142,8 +153,7 @@ Result<std::vector<ir::Literal>> CudaEmulator::RunPlan(std::string_view plan_byt
   }
   for (int k = 0; k < plan.kernels_size(); ++k) {
     for (const cuda::Launch& l : program_->launches[static_cast<size_t>(k)]) {
-      DETRAIN_RETURN_IF_ERROR(
-          Run(l, arena.data(), scratch.data(), plan.kernels(k).constant(), max_blocks));
+      DETRAIN_RETURN_IF_ERROR(Run(l, arena.data(), scratch.data(), max_blocks));
     }
   }
   std::vector<ir::Literal> results;

@@ -32,11 +32,11 @@ class CudaEmulator {
   static Result<std::unique_ptr<CudaEmulator>> Create(const codegen::cuda::CudaProgram& program);
   ~CudaEmulator();
 
-  // Runs one launch on `arena` (and `scratch`, program.scratch_bytes bytes); `constant` holds the
-  // bytes of a kConstant launch. `max_blocks` > 0 caps each grid dimension (every generated kernel
-  // loops over its blocks, so any grid computes the same values).
+  // Runs one launch on `arena` (and `scratch`, program.scratch_bytes bytes); a kLoop launch runs
+  // its loop. `max_blocks` > 0 caps each grid dimension (every generated kernel loops over its
+  // blocks, so any grid computes the same values).
   Status Run(const codegen::cuda::Launch& launch, uint8_t* arena, uint8_t* scratch,
-             std::string_view constant, uint32_t max_blocks = 0);
+             uint32_t max_blocks = 0);
 
   // Runs function `function` of the program on the grid (capped by max_blocks) with `args`.
   Status RunKernel(const std::string& function, const uint32_t grid[3], uint32_t block,
