@@ -85,10 +85,12 @@ Result<std::string> BroadcastFromRankZero(Cluster& c, const std::string& value, 
 // each element, the pairwise tree over the ranks' values in rank order (pairs (2j, 2j+1) level by
 // level, an odd last carried up), with the NaN rule of compiler/semantics — so the bits are the
 // same for any P and on every rank, where MPI_Allreduce's are whatever its algorithm for this P
-// and n gives. Reduce-scatter, then all-gather: rank q sums elements [q n / P, (q + 1) n / P)
-// from every rank's copy of them and sends the sums to every rank, in P - 1 rounds of SendRecv
-// each way (round k: to rank r + k, from rank r - k). Each rank sends and receives
-// 2 (P - 1) / P × n floats, as a ring all-reduce does. `scratch` is resized to about n floats.
+// and n gives. The schedule depends on P and n, never the bits: for a power-of-two P, recursive
+// doubling of whole partials up to 4,096 floats (log2 P rounds) and recursive halving then
+// doubling above (each halving round one level of the tree; each rank sends and receives
+// 2 (P - 1) / P × n floats); for other P, a ring-ordered reduce-scatter — rank q sums elements
+// [q n / P, (q + 1) n / P) from every rank's copy in the tree's order — then all-gather, in
+// P - 1 rounds of SendRecv each way. `scratch` is resized to about n floats.
 Status ExactAllReduceSum(Cluster& c, float* data, int64_t n, std::vector<float>* scratch);
 
 // P ranks as threads of this process, for tests: the same protocol without a launcher.
