@@ -161,8 +161,8 @@ Result<std::unique_ptr<CpuKernel>> MakeWhile(const pb::Kernel& k, const pb::Plan
   const pb::WhileSpec& w = k.while_loop();
   const int64_t region = w.region();
   for (const pb::Plan* sub : {&w.condition(), &w.body()}) {
-    if (region < 0 || region % plan.alignment() != 0 || region > plan.arena_bytes() ||
-        sub->arena_bytes() > plan.arena_bytes() - region) {
+    if (region < 0 || plan.alignment() <= 0 || region % plan.alignment() != 0 ||
+        region > plan.arena_bytes() || sub->arena_bytes() > plan.arena_bytes() - region) {
       return Bad(k, "its loop's arena does not fit the plan's");
     }
   }
