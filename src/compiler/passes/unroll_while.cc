@@ -38,10 +38,9 @@ using ir::Opcode;
 
 constexpr int64_t kMaxUnrolledIterations = 4096;
 
+// Why TripCount cannot unroll a loop. UnrollLoops keeps every such loop as it is, so the message
+// reaches no user; it names each case for whoever reads or debugs the pass.
 Status LoopError(const Instruction& w, const std::string& message) {
-  // Pipelines run on modules parsed from canonical text (stage 2), so the position and name
-  // are those of `detrain compile FILE --emit hlo`.
-  // Why a loop stays a loop; the pass keeps it (never shown to the user, kept for tests).
   return InvalidArgument("while '" + w.name + "': " + message);
 }
 

@@ -5,6 +5,7 @@
 // sub-plans' kernels' bits, whatever the thread count or ISA path.
 #include <cstring>
 
+#include "compiler/codegen/common/kernel_spec.h"
 #include "compiler/interp/interpreter.h"
 #include "runtime/cpu/cpu_device.h"
 #include "runtime/cpu/kernels.h"
@@ -13,9 +14,6 @@ namespace detrain::runtime::cpu {
 namespace {
 
 namespace pb = plan::v2;
-
-// Nested loops deeper than this are refused (the plan builder makes at most 16 levels).
-constexpr int kMaxLoopNesting = 16;
 
 Status Bad(const pb::Kernel& k, const std::string& what) {
   return InvalidArgument("plan: kernel " + std::to_string(k.id()) + " (" + k.name() + "): " + what);
@@ -38,8 +36,26 @@ struct SubPlan {
   }
 };
 
-bool SameArray(const ArrayRef& a, const ArrayRef& b) {
-  return a.type == b.type && a.dims == b.dims;
+// Whether two lists of arrays have the same types and shapes, pairwise.
+bool SameArrays(const std::vector<ArrayRef>& a, const std::vector<ArrayRef>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].type != b[i].type || a[i].dims != b[i].dims) return false;
+  }
+  return true;
+}
+
+// The buffers `ids` names; `what` prefixes the error ("" or "condition: ").
+Result<std::vector<ArrayRef>> Pick(const pb::Kernel& k, const std::vector<ArrayRef>& buffers,
+                                   const google::protobuf::RepeatedField<int32_t>& ids,
+                                   const std::string& what) {
+  std::vector<ArrayRef> out;
+  for (int32_t id : ids) {
+    if (id < 0 || id >= static_cast<int32_t>(buffers.size()))
+      return Bad(k, what + "buffer " + std::to_string(id) + " out of range");
+    out.push_back(buffers[static_cast<size_t>(id)]);
+  }
+  return out;
 }
 
 Result<SubPlan> PrepareSubPlan(const pb::Kernel& k, const pb::Plan& plan, const char* what,
@@ -58,20 +74,11 @@ Result<SubPlan> PrepareSubPlan(const pb::Kernel& k, const pb::Plan& plan, const 
     return bad("expected one parameter, the loop's state of " + std::to_string(state.size()) +
                " arrays");
   }
-  auto buffer = [&](int32_t id) -> Result<ArrayRef> {
-    if (id < 0 || id >= static_cast<int32_t>(sub.buffers.size()))
-      return bad("buffer " + std::to_string(id) + " out of range");
-    return sub.buffers[static_cast<size_t>(id)];
-  };
-  for (size_t i = 0; i < state.size(); ++i) {
-    DETRAIN_ASSIGN_OR_RETURN(ArrayRef a, buffer(plan.parameters(0).buffers(static_cast<int>(i))));
-    if (!SameArray(a, state[i])) return bad("its parameter is not the loop's state");
-    sub.state_in.push_back(a);
-  }
-  for (int32_t id : plan.outputs()) {
-    DETRAIN_ASSIGN_OR_RETURN(ArrayRef a, buffer(id));
-    sub.out.push_back(a);
-  }
+  const std::string prefix = std::string(what) + ": ";
+  DETRAIN_ASSIGN_OR_RETURN(sub.state_in,
+                           Pick(k, sub.buffers, plan.parameters(0).buffers(), prefix));
+  if (!SameArrays(sub.state_in, state)) return bad("its parameter is not the loop's state");
+  DETRAIN_ASSIGN_OR_RETURN(sub.out, Pick(k, sub.buffers, plan.outputs(), prefix));
   DETRAIN_ASSIGN_OR_RETURN(sub.kernels,
                            PrepareKernels(plan, sub.buffers, /*whole_plan=*/true, nullptr, depth));
   for (const auto& kernel : sub.kernels) {
@@ -137,27 +144,13 @@ class WhileKernel : public CpuKernel {
 
 Result<std::unique_ptr<CpuKernel>> MakeWhile(const pb::Kernel& k, const pb::Plan& plan,
                                              const std::vector<ArrayRef>& buffers, int depth) {
-  if (depth >= kMaxLoopNesting)
-    return Bad(k, "loops nested more than " + std::to_string(kMaxLoopNesting) + " deep");
-  auto buffer = [&](int32_t id) -> Result<ArrayRef> {
-    if (id < 0 || id >= static_cast<int32_t>(buffers.size()))
-      return Bad(k, "buffer " + std::to_string(id) + " out of range");
-    return buffers[static_cast<size_t>(id)];
-  };
+  if (depth >= codegen::kMaxLoopNesting)
+    return Bad(k, "loops nested more than " + std::to_string(codegen::kMaxLoopNesting) + " deep");
   if (k.operands_size() != 1) return Bad(k, "expected one operand, the initial state");
-  std::vector<ArrayRef> init, state;
-  for (int32_t id : k.operands(0).buffers()) {
-    DETRAIN_ASSIGN_OR_RETURN(ArrayRef a, buffer(id));
-    init.push_back(a);
-  }
-  for (int32_t id : k.outputs()) {
-    DETRAIN_ASSIGN_OR_RETURN(ArrayRef a, buffer(id));
-    state.push_back(a);
-  }
-  if (init.size() != state.size()) return Bad(k, "its state and initial state differ");
-  for (size_t i = 0; i < init.size(); ++i) {
-    if (!SameArray(init[i], state[i])) return Bad(k, "its state and initial state differ");
-  }
+  DETRAIN_ASSIGN_OR_RETURN(std::vector<ArrayRef> init,
+                           Pick(k, buffers, k.operands(0).buffers(), ""));
+  DETRAIN_ASSIGN_OR_RETURN(std::vector<ArrayRef> state, Pick(k, buffers, k.outputs(), ""));
+  if (!SameArrays(init, state)) return Bad(k, "its state and initial state differ");
   const pb::WhileSpec& w = k.while_loop();
   const int64_t region = w.region();
   for (const pb::Plan* sub : {&w.condition(), &w.body()}) {
@@ -173,11 +166,7 @@ Result<std::unique_ptr<CpuKernel>> MakeWhile(const pb::Kernel& k, const pb::Plan
     return Bad(k, "condition: expected one pred result");
   }
   DETRAIN_ASSIGN_OR_RETURN(SubPlan body, PrepareSubPlan(k, w.body(), "body", state, depth + 1));
-  if (body.out.size() != state.size()) return Bad(k, "body: its result is not the loop's state");
-  for (size_t i = 0; i < state.size(); ++i) {
-    if (!SameArray(body.out[i], state[i]))
-      return Bad(k, "body: its result is not the loop's state");
-  }
+  if (!SameArrays(body.out, state)) return Bad(k, "body: its result is not the loop's state");
   return std::unique_ptr<CpuKernel>(new WhileKernel(k.name(), std::move(init), std::move(state),
                                                     region, std::move(condition), std::move(body)));
 }

@@ -31,6 +31,11 @@ Status BuildKernelSpec(const ir::Instruction& instr, const ir::CanonicalNames& n
 // that a reader of old plans must know about (results never change: they are fixed by the spec).
 inline constexpr const char* kImplementationVersion = "v1";
 
+// Loops nested deeper than this in a plan are refused (schemas/cpu-plan.md "Loops"): each level
+// is a plan inside a while kernel of the plan above it, and the builder and every reader (CPU
+// kernels, CUDA generator) recurse through them.
+inline constexpr int kMaxLoopNesting = 16;
+
 }  // namespace detrain::codegen
 
 #endif  // DETRAIN_COMPILER_CODEGEN_COMMON_KERNEL_SPEC_H_

@@ -116,10 +116,6 @@ void AddBuffers(const passes::BufferAssignment& a, pb::Plan* plan) {
   }
 }
 
-// Loops nested deeper than this are refused: each level is a plan inside a kernel of the plan
-// above it, and readers recurse through them.
-constexpr int kMaxLoopNesting = 16;
-
 Result<pb::Plan> PlanComputation(const ir::Computation& computation,
                                  const ir::CanonicalNames& names, const EntrySignature& signature,
                                  int depth);

@@ -127,9 +127,6 @@ std::string LaunchText(const std::vector<Launch>& launches) {
   return line;
 }
 
-// Nested loops deeper than this are refused (the plan builder makes at most 16 levels).
-constexpr int kMaxLoopNesting = 16;
-
 Status GenerateKernels(const pb::Plan& plan, int64_t base, int depth, internal::ProgramText* body,
                        CudaProgram* program, std::vector<std::vector<Launch>>* launches);
 
