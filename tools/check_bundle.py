@@ -577,7 +577,7 @@ class Checker:
                 "manifest.json: files[] lists manifest.json or the final weights")
         expected = set(paths) | {"manifest.json", "final/weights.safetensors"}
         # attestation/ (signed statements about the finished bundle) is outside the manifest;
-        # its signatures are for the standard verifiers (tests/attest/standard_verifiers.py)
+        # its signatures are for the standard verifiers (tests/evidence/standard_verifiers.py)
         # and `detrain verify --trusted-key`.
         present = [p for p in present if not p.startswith("attestation/")]
         for p in present:

@@ -35,7 +35,13 @@ LAYERS = [
     ("frontend", 30, ["frontend/"]),  # 3: the .dt language (incl. autodiff/)
     ("driver", 40, ["driver/"]),  # 4: the compile driver, then the runtime
     ("runtime", 41, ["runtime/"]),
-    ("attest/evidence", 50, ["attest/bundle/", "attest/verify/", "attest/sign/"]),  # 5
+    # 5: the evidence about a run, lowest first: the bundle (writer and format), its signatures,
+    # the verifier, the report (inspect, HTML) and diff (which reads bundles as the verifier does).
+    ("evidence/bundle", 50, ["evidence/bundle/"]),
+    ("evidence/sign", 51, ["evidence/sign/"]),
+    ("evidence/verify", 52, ["evidence/verify/"]),
+    ("evidence/report", 53, ["evidence/report/"]),
+    ("evidence/diff", 54, ["evidence/diff/"]),
     ("cli", 60, ["cli/"]),  # 6
 ]
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates .venv-verifiers/ in the repository root: a Python virtual environment with the standard
-# third-party verifiers that tests/attest/standard_verifiers.py runs against detrain's audit
+# third-party verifiers that tests/evidence/standard_verifiers.py runs against detrain's audit
 # bundles (the OpenSSF `model_signing` CLI, and in-toto / securesystemslib for DSSE envelopes).
 # None of this is a build dependency of detrain.
 #

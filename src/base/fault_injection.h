@@ -1,6 +1,6 @@
 // Test-only fault injection for the write primitives (base/file_io.h, base/fs.h): "fail the Nth
 // write operation with ENOSPC", so that a test can fail every write of `detrain run --attest` in
-// turn and check what each failure leaves on disk (tests/attest/write_faults_test.cc).
+// turn and check what each failure leaves on disk (tests/evidence/write_faults_test.cc).
 //
 // Each primitive calls Check(op, path) just before the system call it stands for: creating a
 // file (mkstemp, open O_CREAT), writing its bytes (one count per WriteFileAtomic or

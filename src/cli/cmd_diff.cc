@@ -1,12 +1,12 @@
 // `detrain diff A B [--json] [--html REPORT.html]`: what differs between two bundles and where the
-// runs first diverge (attest/verify/diff.h, docs/diff.md).
+// runs first diverge (evidence/diff/diff.h, docs/diff.md).
 #include <iostream>
 #include <memory>
 
-#include "attest/bundle/archive.h"
-#include "attest/verify/diff.h"
 #include "base/file_io.h"
 #include "cli/command.h"
+#include "evidence/bundle/archive.h"
+#include "evidence/diff/diff.h"
 
 namespace detrain::cli {
 namespace {
@@ -32,7 +32,7 @@ int RunDiff(const DiffFlags& f) {
   if (!a.ok()) return Failed(a.status());
   Result<bundle::BundleSource> b = bundle::BundleSource::Open(f.b);
   if (!b.ok()) return Failed(b.status());
-  verify::DiffOptions o;
+  diff::DiffOptions o;
   o.name_a = f.a;
   o.name_b = f.b;
   if (a->is_archive()) o.archive_sha256_a = a->archive_sha256();
@@ -41,10 +41,10 @@ int RunDiff(const DiffFlags& f) {
   o.replay = !f.no_replay;
   o.executor.threads = f.threads;
   if (!f.quiet) o.progress = [](const std::string& line) { std::cerr << line << "\n"; };
-  Result<nlohmann::json> report = verify::DiffBundles(a->dir(), b->dir(), o);
+  Result<nlohmann::json> report = diff::DiffBundles(a->dir(), b->dir(), o);
   if (!report.ok()) return Failed(report.status());
   if (!f.html.empty()) {
-    if (Status s = WriteFileAtomic(f.html, verify::DiffHtml(*report)); !s.ok()) {
+    if (Status s = WriteFileAtomic(f.html, diff::DiffHtml(*report)); !s.ok()) {
       return Failed(s);
     }
     if (!f.quiet) std::cerr << "report: " << f.html << "\n";
@@ -52,7 +52,7 @@ int RunDiff(const DiffFlags& f) {
   if (f.json) {
     std::cout << report->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
-    std::cout << verify::DiffText(*report);
+    std::cout << diff::DiffText(*report);
   }
   return (*report)["identical"].get<bool>() ? kExitOk : kExitVerifyFailed;
 }

@@ -1,14 +1,14 @@
 // `detrain inspect BUNDLE [--json] [--html REPORT.html]`: what a bundle holds
-// (attest/verify/inspect.h) and the audit report (attest/verify/report.h).
+// (evidence/report/inspect.h) and the audit report (evidence/report/report.h).
 #include <iostream>
 #include <memory>
 #include <optional>
 
-#include "attest/bundle/archive.h"
-#include "attest/verify/inspect.h"
-#include "attest/verify/report.h"
 #include "base/file_io.h"
 #include "cli/command.h"
+#include "evidence/bundle/archive.h"
+#include "evidence/report/inspect.h"
+#include "evidence/report/report.h"
 
 namespace detrain::cli {
 namespace {
@@ -23,7 +23,7 @@ struct InspectFlags {
 };
 
 int RunInspect(const InspectFlags& f) {
-  verify::ReportOptions ro;
+  report::ReportOptions ro;
   for (const std::string& path : f.trusted_keys) {
     Result<sign::PublicKey> key = sign::LoadPublicKey(path);
     if (!key.ok()) return ReportError("inspect", key.status());
@@ -46,10 +46,10 @@ int RunInspect(const InspectFlags& f) {
     }
     ro.verification = &*verdict;
   }
-  Result<nlohmann::json> report = verify::ReportJson(source->dir(), ro);
+  Result<nlohmann::json> report = report::ReportJson(source->dir(), ro);
   if (!report.ok()) return ReportError("inspect", report.status());
   if (!f.html.empty()) {
-    Status s = WriteFileAtomic(f.html, verify::ReportHtml(*report));
+    Status s = WriteFileAtomic(f.html, report::ReportHtml(*report));
     if (!s.ok()) return ReportError("inspect", s);
     std::cerr << "report: " << f.html << " ("
               << (*report)["verification"].value("headline", std::string()) << ")\n";
@@ -57,7 +57,7 @@ int RunInspect(const InspectFlags& f) {
   if (f.json) {
     std::cout << report->dump(2) << "\n";
   } else if (f.html.empty()) {
-    std::cout << verify::InspectText(*report, 64, 10);
+    std::cout << report::InspectText(*report, 64, 10);
   }
   return kExitOk;
 }

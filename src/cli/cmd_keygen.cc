@@ -1,9 +1,9 @@
-// `detrain keygen -o NAME`: an ECDSA P-256 key pair for signing bundles (attest/sign/keys.h).
+// `detrain keygen -o NAME`: an ECDSA P-256 key pair for signing bundles (evidence/sign/keys.h).
 #include <iostream>
 #include <memory>
 
-#include "attest/sign/keys.h"
 #include "cli/command.h"
+#include "evidence/sign/keys.h"
 
 namespace detrain::cli {
 namespace {

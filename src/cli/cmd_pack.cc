@@ -1,10 +1,10 @@
 // `detrain pack BUNDLE -o FILE.tar` and `detrain unpack FILE.tar -o DIR`: a bundle as one
-// deterministic archive for long-term storage (attest/bundle/archive.h).
+// deterministic archive for long-term storage (evidence/bundle/archive.h).
 #include <iostream>
 #include <memory>
 
-#include "attest/bundle/archive.h"
 #include "cli/command.h"
+#include "evidence/bundle/archive.h"
 
 namespace detrain::cli {
 namespace {

@@ -1,4 +1,4 @@
-// `detrain run PROGRAM [--attest -o BUNDLE]`: train a program (attest/bundle/attested_run.h).
+// `detrain run PROGRAM [--attest -o BUNDLE]`: train a program (evidence/bundle/attested_run.h).
 // Progress goes to stderr: a bar redrawn in place on a terminal, plain lines otherwise.
 #include <unistd.h>
 
@@ -10,10 +10,10 @@
 #include <iostream>
 #include <memory>
 
-#include "attest/bundle/attested_run.h"
-#include "attest/bundle/bundle_format.h"
-#include "attest/sign/attestations.h"
 #include "cli/command.h"
+#include "evidence/bundle/attested_run.h"
+#include "evidence/bundle/bundle_format.h"
+#include "evidence/sign/attestations.h"
 #include "runtime/mpi/mpi_cluster.h"
 
 namespace detrain::cli {

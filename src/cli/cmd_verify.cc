@@ -1,15 +1,15 @@
-// `detrain verify BUNDLE`: the verifier (attest/verify/verifier.h). Phase lines go to stderr;
+// `detrain verify BUNDLE`: the verifier (evidence/verify/verifier.h). Phase lines go to stderr;
 // --json writes the report to stdout.
 #include <charconv>
 #include <ctime>
 #include <iostream>
 #include <memory>
 
-#include "attest/bundle/archive.h"
-#include "attest/sign/attestations.h"
-#include "attest/verify/verifier.h"
 #include "base/fs.h"
 #include "cli/command.h"
+#include "evidence/bundle/archive.h"
+#include "evidence/sign/attestations.h"
+#include "evidence/verify/verifier.h"
 #include "runtime/mpi/mpi_cluster.h"
 
 namespace detrain::cli {

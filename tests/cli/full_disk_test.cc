@@ -1,5 +1,5 @@
 // `detrain run --attest` on a disk that fills up, with a real file system refusing the writes
-// (the writer's own fault-injection points are tests/attest/write_faults_test.cc):
+// (the writer's own fault-injection points are tests/evidence/write_faults_test.cc):
 //   (a) RLIMIT_FSIZE: the child runs with a file-size limit and SIGXFSZ ignored, so the write that
 //       would pass the limit returns EFBIG ("File too large") — at 4 KiB, 64 KiB, 512 KiB and one
 //       byte below the bundle's largest file (the step log, ~0.96 MB), and at 1 MiB, which every
@@ -37,7 +37,8 @@ namespace {
 namespace fs = std::filesystem;
 using Files = std::map<std::string, std::string>;
 
-const std::string kTiny = std::string(DETRAIN_SOURCE_DIR) + "/tests/attest/testdata/tiny/train.dt";
+const std::string kTiny =
+    std::string(DETRAIN_SOURCE_DIR) + "/tests/evidence/testdata/tiny/train.dt";
 // 1000 steps (as interrupt_test): 124 checkpoints, and a step log (the largest file) of ~1.7 MB.
 const std::string kSteps = "1000";
 

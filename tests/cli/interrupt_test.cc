@@ -1,6 +1,6 @@
 // Crash safety of `detrain run --attest` against real kills (DESIGN.md §5: "an interrupted run
 // leaves a bundle that says it is incomplete and can be resumed to the identical result";
-// attest/bundle/attested_run.h).
+// evidence/bundle/attested_run.h).
 //
 // Each trial starts `detrain run tiny --attest -o DIR --steps 1000` (DIR made empty first) as a
 // child process, kills it with SIGKILL after a delay drawn from a seeded RNG over 1.2 times the
@@ -45,7 +45,8 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-const std::string kTiny = std::string(DETRAIN_SOURCE_DIR) + "/tests/attest/testdata/tiny/train.dt";
+const std::string kTiny =
+    std::string(DETRAIN_SOURCE_DIR) + "/tests/evidence/testdata/tiny/train.dt";
 const std::string kSteps = "1000";  // 125 checkpoints (every 8 steps): kills land mid-run
 
 // The bundles live in memory where there is a tmpfs: a SIGKILL leaves the page cache as it is,

@@ -1,6 +1,6 @@
 // `detrain run`, `verify` and `inspect` through the built binary: exit codes, messages, progress
 // lines, the inspect summary and the verify report (src/cli/cmd_run.cc, cmd_verify.cc,
-// cmd_inspect.cc). The library's contract is tested in tests/attest/attested_run_test.cc.
+// cmd_inspect.cc). The library's contract is tested in tests/evidence/attested_run_test.cc.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -16,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kTinyDir = std::string(DETRAIN_SOURCE_DIR) + "/tests/attest/testdata/tiny";
+const std::string kTinyDir = std::string(DETRAIN_SOURCE_DIR) + "/tests/evidence/testdata/tiny";
 const std::string kTiny = kTinyDir + "/train.dt";
 
 // A fresh directory, removed with the rest when the test program exits.

@@ -1,6 +1,6 @@
 // `detrain run --attest` and `detrain verify`, run as a user runs them: exit codes (0 verified,
 // 1 failed or incomplete, 2 input error), the one-line verdict on stderr, and --json on stdout.
-// The tamper cases themselves are tests/attest/bundle_tamper_test.cc; these check what the
+// The tamper cases themselves are tests/evidence/bundle_tamper_test.cc; these check what the
 // command makes of a few of them.
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kProgram =
-    std::string(DETRAIN_SOURCE_DIR) + "/tests/attest/testdata/tiny/train.dt";
+    std::string(DETRAIN_SOURCE_DIR) + "/tests/evidence/testdata/tiny/train.dt";
 
 std::string Slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

@@ -19,7 +19,7 @@
 namespace detrain::frontend {
 namespace {
 
-// tests/attest/testdata/tiny/train.dt, without its comments. Line 7 is the `h = relu(...)` that
+// tests/evidence/testdata/tiny/train.dt, without its comments. Line 7 is the `h = relu(...)` that
 // most cases replace.
 constexpr const char* kTiny =
     R"(data tiny = csv("tiny.csv", label = -1, standardize = true, validation = 0.25)
@@ -401,7 +401,7 @@ TEST(HostileTest, CliExitCodes) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("dt_hostile_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  fs::copy_file(fs::path(DETRAIN_SOURCE_DIR) / "tests/attest/testdata/tiny/tiny.csv",
+  fs::copy_file(fs::path(DETRAIN_SOURCE_DIR) / "tests/evidence/testdata/tiny/tiny.csv",
                 dir / "tiny.csv", fs::copy_options::overwrite_existing);
   auto run = [&](const std::string& name, const std::string& text, std::string* out) {
     std::ofstream(dir / name, std::ios::binary) << text;

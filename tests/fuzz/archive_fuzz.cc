@@ -1,4 +1,4 @@
-// libFuzzer harness: bundle archives (bundle::UnpackBundle, attest/bundle/archive.h). The input
+// libFuzzer harness: bundle archives (bundle::UnpackBundle, evidence/bundle/archive.h). The input
 // is the archive. Properties: an accepted archive unpacks to exactly as many regular files as it
 // reports, all inside the destination (ListFiles finds no link or special file there), and
 // nothing is ever written outside it; a refused one leaves no destination behind.
@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <string>
 
-#include "attest/bundle/archive.h"
 #include "base/fs.h"
+#include "evidence/bundle/archive.h"
 #include "fuzz_util.h"
 
 using detrain::fuzz::PropertyFailed;

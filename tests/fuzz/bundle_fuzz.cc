@@ -27,12 +27,12 @@
 #include <string>
 #include <vector>
 
-#include "attest/bundle/bundle_format.h"
 #include "attest/canonical_json.h"
 #include "attest/merkle.h"
-#include "attest/verify/verifier.h"
 #include "base/budget.h"
 #include "base/safetensors.h"
+#include "evidence/bundle/bundle_format.h"
+#include "evidence/verify/verifier.h"
 #include "fuzz_util.h"
 
 namespace {

@@ -19,14 +19,14 @@
 #include <cstdint>
 #include <string>
 
-#include "attest/bundle/attested_run.h"
-#include "attest/bundle/bundle_format.h"
 #include "attest/canonical_json.h"
 #include "attest/prng/lineage.h"
-#include "attest/sign/dsse.h"
-#include "attest/verify/manifest_check.h"
-#include "attest/verify/verifier_internal.h"
 #include "base/budget.h"
+#include "evidence/bundle/attested_run.h"
+#include "evidence/bundle/bundle_format.h"
+#include "evidence/sign/dsse.h"
+#include "evidence/verify/manifest_check.h"
+#include "evidence/verify/verifier_internal.h"
 #include "frontend/run_config.h"
 #include "fuzz_util.h"
 

@@ -15,7 +15,8 @@
 namespace detrain::runtime {
 namespace {
 
-const std::string kTiny = std::string(DETRAIN_SOURCE_DIR) + "/tests/attest/testdata/tiny/train.dt";
+const std::string kTiny =
+    std::string(DETRAIN_SOURCE_DIR) + "/tests/evidence/testdata/tiny/train.dt";
 
 TEST(RunKeysTest, RecordsEveryKeyInRunOrderAndMatchesThePureDerivations) {
   RunKeys keys(42, frontend::PrngMode::kPartitionable, 2);

@@ -143,7 +143,7 @@ def MakeCudaShaped(bundle):
     "cuda" and an executables section whose stage files hold placeholder text, each record's
     digest, size and links correct — what tools/check_bundle.py can check. Not a real CUDA run's
     bundle (`detrain verify` regenerates the source and rejects it); the real one is checked in
-    tests/attest/cuda_bundle_test.cc, which needs the CUDA toolkit."""
+    tests/evidence/cuda_bundle_test.cc, which needs the CUDA toolkit."""
     m = Manifest(bundle)
     digest = {s["stage"]: s["sha256"] for s in m["stages"]}
     plans = [("", "plan")] + ([("eval-", "eval-plan")] if "eval-plan" in digest else [])

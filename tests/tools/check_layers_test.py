@@ -86,9 +86,29 @@ class CheckLayersTest(unittest.TestCase):
             "src/compiler/interp/e.cc:2: compiler/interp -> compiler/codegen/cpu:"), out)
         self.assertTrue(lines[2].startswith("src/frontend/f.cc:1: frontend -> runtime:"), out)
 
+    def testNothingBelowIncludesTheEvidenceLayer(self):
+        # The evidence layer (src/evidence/) sits above the runtime; its own folders are ordered
+        # bundle < sign < verify < report < diff.
+        WriteTree(self.tmp, {
+            "src/evidence/bundle/b.h": "",
+            "src/evidence/diff/d.h": '#include "evidence/verify/v.h"\n',
+            "src/evidence/verify/v.h": '#include "evidence/bundle/b.h"\n#include "evidence/diff/d.h"\n',
+            "src/attest/a.cc": '#include "evidence/bundle/b.h"\n',
+            "src/runtime/r.cc": '#include "evidence/bundle/b.h"\n',
+            "src/cli/c.cc": '#include "evidence/diff/d.h"\n',
+        })
+        code, out = Run(self.tmp)
+        self.assertEqual(code, 1, out)
+        lines = out.splitlines()
+        self.assertEqual(len(lines), 3, out)
+        self.assertTrue(lines[0].startswith("src/attest/a.cc:1: attest -> evidence/bundle:"), out)
+        self.assertTrue(
+            lines[1].startswith("src/evidence/verify/v.h:2: evidence/verify -> evidence/diff:"), out)
+        self.assertTrue(lines[2].startswith("src/runtime/r.cc:1: runtime -> evidence/bundle:"), out)
+
     def testUnknownFoldersAndUnresolvedIncludesFail(self):
         WriteTree(self.tmp, {
-            "src/attest/bundle/w.cc": '#include "attest/sha.h"\n',
+            "src/evidence/bundle/w.cc": '#include "attest/sha.h"\n',
             "src/attest/sha.h": '#include "base/missing.h"\n',
             "src/attest/newthing/n.h": "",
             "src/gadgets/g.h": "",

@@ -21,7 +21,7 @@ namespace detrain::runtime::mpi {
 // The one environment read in detrain, and not a hidden input (DESIGN.md §2): the launcher's
 // variables are how a process learns it is one of P (MPI_Init reads the same ones), and P
 // reaches no hashed artifact — a run on any P has the single process's stages and step hashes
-// (tests/attest/cluster_run_test.cc, tests/cli/mpi_test.py); it is recorded in environment.json
+// (tests/evidence/cluster_run_test.cc, tests/cli/mpi_test.py); it is recorded in environment.json
 // only. Never consulted on another path.
 bool LaunchedByLauncher() {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"}) {

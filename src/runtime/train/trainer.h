@@ -1,7 +1,7 @@
 // The training loop's step machine (DESIGN.md §9 "training loop"): the initial state from the
 // init plan, one train step on the executor, and the evaluation program. The loop itself — how
 // many steps, what is recorded after each, checkpoints — belongs to the caller (the bundle
-// writer in src/attest/bundle, the verifier's replay), which is why this class has no notion of
+// writer in src/evidence/bundle, the verifier's replay), which is why this class has no notion of
 // files or digests.
 //
 // The state is the train step's carried values in entry order: the parameters (declaration

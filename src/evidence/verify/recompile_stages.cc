@@ -1,0 +1,238 @@
+// The recompile phase's first step (verifier.h): the bundled program compiled again and every
+// stage record compared with the bundle's — the contract's chain ("stages") and, for a run on
+// the CUDA backend, its executable ("executables.cuda"; schemas/bundle.md §4.3, §6.1).
+//
+// A CUDA run's executable is checked in two steps. First the CUDA source is generated again from
+// the recompiled plans (no toolkit needed) with the bundle's PTX and cubins standing in for
+// NVRTC and nvJitLink, so that every record — the source byte for byte, the chain's links, the
+// transforms — is compared at no cost. Then, when this detrain has NVRTC and nvJitLink of the
+// versions the records name, the PTX and cubins are compiled again and must be the recorded
+// bytes. Without them the recorded PTX and cubins are vouched for by their digests only: the
+// phase says so in a note, and the replay does not run them (on --backend cuda the runtime
+// compiles the plans itself).
+//
+// Thread safety: as the phase (verifier_internal.h). Hostile input: every field read here was
+// shape-checked by integrity (manifest_check.cc); names and files are looked up, never trusted.
+#include <set>
+
+#include "attest/canonical_json.h"
+#include "base/fs.h"
+#include "compiler/codegen/cuda/toolchain.h"
+#include "evidence/verify/verifier_internal.h"
+
+namespace detrain::verify::internal {
+namespace {
+
+constexpr uint64_t kMaxStageFile = uint64_t{1} << 30;
+
+// The backend run.backend names; a CUDA run (and only one) records "executables.cuda".
+Check BundleBackend(const Bundle& b, runtime::Backend* out) {
+  const std::string name = b.manifest["run"]["backend"].get<std::string>();
+  Result<runtime::Backend> backend = runtime::ParseBackend(name);
+  if (!backend.ok()) {
+    return Fail("manifest.json: field \"run.backend\": \"" + name +
+                "\" is not a backend this detrain knows (cpu, cuda)");
+  }
+  const bool cuda = *backend == runtime::Backend::kCuda;
+  if (cuda != b.manifest.contains("executables")) {
+    return Fail(cuda ? "manifest.json: field \"run.backend\" is \"cuda\", but there is no "
+                       "\"executables.cuda\" (the CUDA run's stages)"
+                     : "manifest.json: field \"executables\": a run on the cpu backend records "
+                       "no executables (field \"run.backend\" is \"cpu\")");
+  }
+  *out = *backend;
+  return std::nullopt;
+}
+
+bool IsCudaSource(const std::string& stage) {
+  return stage == driver::kStageCuda ||
+         stage == std::string(driver::kEvalPrefix) + driver::kStageCuda;
+}
+
+// The bundle's PTX and cubins (every executables.cuda record but the generated sources), read
+// from stages/ by their stage's file name, with their recorded transform options.
+Check RecordedToolchainStages(const Bundle& b,
+                              std::map<std::string, driver::CompileOptions::RecordedStage>* out) {
+  const json& records = b.manifest["executables"][driver::kBackendCuda];
+  for (size_t i = 0; i < records.size(); ++i) {
+    const std::string field = "manifest.json: field \"executables.cuda[" + std::to_string(i) + "]";
+    const std::string name = records[i]["stage"].get<std::string>();
+    if (IsCudaSource(name)) continue;  // generated again
+    Result<std::string> file = driver::StageFileName(name, driver::ProgramKind::kDt);
+    if (!file.ok()) return Fail(field + ".stage\": \"" + name + "\" is not a stage of detrain");
+    const std::string rel = std::string(bundle::kStagesDir) + "/" + *file;
+    Result<std::string> bytes = ReadBounded(JoinPath(b.dir, rel), kMaxStageFile);
+    if (!bytes.ok()) return FailStatus(bytes.status(), rel);
+    Result<std::string> options = attest::CanonicalJson(records[i]["transform"]["options"]);
+    if (!options.ok()) return FailStatus(options.status(), field + ".transform.options\"");
+    if (!out->emplace(name, driver::CompileOptions::RecordedStage{*bytes, *options}).second) {
+      return Fail(field + ".stage\": \"" + name + "\" is recorded twice");
+    }
+  }
+  return std::nullopt;
+}
+
+// Why the PTX and cubins cannot be compiled again here ("" when they can): no toolkit, or NVRTC
+// and nvJitLink of other versions than the records name (their output may differ).
+std::string ToolchainGap(const json& records) {
+  if (!codegen::cuda::ToolchainAvailable())
+    return "this detrain was built without the CUDA toolkit";
+  Result<codegen::cuda::ToolchainVersions> here = codegen::cuda::Versions();
+  if (!here.ok())
+    return "the CUDA toolkit does not load (" + std::string(here.status().message()) + ")";
+  std::set<std::string> gaps;
+  for (const json& r : records) {
+    const std::string tool = r["transform"]["name"].get<std::string>();
+    if (tool != "nvrtc" && tool != "nvjitlink") continue;
+    const json& options = r["transform"]["options"];
+    const std::string recorded = options.contains(tool) && options[tool].is_string()
+                                     ? options[tool].get<std::string>()
+                                     : std::string("no version");
+    const std::string& have = tool == "nvrtc" ? here->nvrtc : here->nvjitlink;
+    if (recorded != have)
+      gaps.insert("toolchain " + tool + " " + have + " here, " + recorded + " recorded");
+  }
+  std::string out;
+  for (const std::string& g : gaps) out += (out.empty() ? "" : "; ") + g;
+  return out;
+}
+
+std::vector<const driver::StageRecord*> RecordsOf(const driver::CompileResult& c,
+                                                  const std::string& backend) {
+  std::vector<const driver::StageRecord*> out;
+  for (const driver::StageRecord& r : c.stages.records()) {
+    if (r.backend == backend) out.push_back(&r);
+  }
+  return out;
+}
+
+// The message for a stage whose recorded name or digest `s` is not the recompiled `rec`'s.
+std::string StageMismatch(const Bundle& b, const std::string& at, const json& s,
+                          const driver::StageRecord& rec, bool standin) {
+  if (s["stage"] != rec.name) {
+    return "manifest.json: " + JsonDifference(s["stage"], json(rec.name), at + ".stage") +
+           " (recompiling gives the stages in this order)";
+  }
+  std::string bundled;
+  Result<std::string> bytes =
+      ReadBounded(JoinPath(JoinPath(b.dir, bundle::kStagesDir), rec.file_name), kMaxStageFile);
+  if (bytes.ok()) bundled = *bytes;
+  if (bytes.ok() && attest::Sha256Hex(bundled) == rec.sha256) {
+    // The stage file is what recompiling gives (or, standing in, is itself): the manifest's entry
+    // was edited.
+    return "manifest.json: " + JsonDifference(s["sha256"], json(rec.sha256), at + ".sha256") +
+           (standin
+                ? " (the SHA-256 of " + std::string(bundle::kStagesDir) + "/" + rec.file_name + ")"
+                : " (the stage file and recompiling the program agree)");
+  }
+  auto ends_with = [&](std::string_view suffix) {
+    return rec.file_name.size() >= suffix.size() &&
+           rec.file_name.compare(rec.file_name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  const bool text = !ends_with(".pb") && !ends_with(".cubin");
+  const std::string file = rec.number == 0 ? b.manifest["program"]["path"].get<std::string>()
+                                           : std::string(bundle::kStagesDir) + "/" + rec.file_name;
+  return file + ": stage " + std::to_string(rec.number) + " (" + rec.name +
+         ") differs: recorded sha256 " + s["sha256"].get<std::string>() + ", recompiled " +
+         rec.sha256 + "; " + FirstDifference(bundled, rec.bytes, text);
+}
+
+// The recompiled `records` against the bundle's list `field` ("stages", "executables.cuda"):
+// the same stages in the same order, each with the recorded digest and record. `standins`:
+// the stages that were taken from the bundle, not compiled.
+Check CompareStages(const Bundle& b, const std::string& field, const json& listed,
+                    const std::vector<const driver::StageRecord*>& records,
+                    const std::set<std::string>& standins) {
+  if (listed.size() != records.size()) {
+    return Fail("manifest.json: field \"" + field + "\": the bundle records " +
+                std::to_string(listed.size()) + " stages; recompiling gives " +
+                std::to_string(records.size()));
+  }
+  for (size_t i = 0; i < records.size(); ++i) {
+    const json& s = listed[i];
+    const driver::StageRecord& rec = *records[i];
+    const std::string at = field + "[" + std::to_string(i) + "]";
+    if (s["stage"] != rec.name || s["sha256"] != rec.sha256) {
+      return Fail(StageMismatch(b, at, s, rec, standins.count(rec.name) > 0));
+    }
+    const json want = driver::StageRecordJson(rec);
+    if (s != want) return Fail("manifest.json: " + JsonDifference(s, want, at));
+  }
+  return std::nullopt;
+}
+
+// `c` without a backend's stages: what the replay may run when they were not compiled here.
+Result<driver::CompileResult> WithoutBackendStages(const driver::CompileResult& c) {
+  driver::CompileResult out = c;
+  out.stages = driver::StageTable();
+  for (const driver::StageRecord& r : c.stages.records()) {
+    if (!r.backend.empty()) continue;
+    DETRAIN_RETURN_IF_ERROR(out.stages.Add(r.name, r.bytes, r.transform, c.program_kind));
+  }
+  return out;
+}
+
+// A CUDA run's executable after its records matched with the recorded PTX and cubins standing
+// in: compiled again when the toolchain is the recorded one, otherwise noted.
+Check CheckToolchainStages(const Bundle& b, const std::string& program,
+                           driver::CompileOptions copts, driver::CompileResult standing,
+                           Replayable* r) {
+  const json& listed = b.manifest["executables"][driver::kBackendCuda];
+  const std::string gap = ToolchainGap(listed);
+  if (!gap.empty()) {
+    r->notes.push_back("CUDA PTX and cubins not recompiled: " + gap +
+                       "; only their digests vouch for them");
+    Result<driver::CompileResult> runnable = WithoutBackendStages(standing);
+    if (!runnable.ok()) return FailStatus(runnable.status());
+    r->compiled = std::move(*runnable);
+    r->as_recorded = std::move(standing);
+    return std::nullopt;
+  }
+  copts.recorded_toolchain_stages.reset();
+  Result<driver::CompileResult> compiled = driver::Compile(program, copts);
+  if (!compiled.ok()) return FailStatus(compiled.status(), "recompiling the CUDA executable");
+  if (Check c = CompareStages(b, "executables.cuda", listed,
+                              RecordsOf(*compiled, driver::kBackendCuda), {})) {
+    return c;
+  }
+  r->compiled = std::move(*compiled);
+  return std::nullopt;
+}
+
+}  // namespace
+
+Check CompileStages(const Bundle& b, const std::string& program, driver::CompileOptions copts,
+                    Replayable* r) {
+  if (Check c = BundleBackend(b, &r->backend)) return c;
+  const bool cuda = r->backend == runtime::Backend::kCuda;
+  std::set<std::string> standins;
+  if (cuda) {
+    std::map<std::string, driver::CompileOptions::RecordedStage> recorded;
+    if (Check c = RecordedToolchainStages(b, &recorded)) return c;
+    for (const auto& [name, stage] : recorded) standins.insert(name);
+    copts.cuda = true;
+    copts.recorded_toolchain_stages = std::move(recorded);
+  }
+  Result<driver::CompileResult> compiled = driver::Compile(program, copts);
+  if (!compiled.ok()) {
+    return FailStatus(compiled.status(),
+                      cuda ? "recompiling the bundled program with the recorded PTX and cubins "
+                             "(manifest.json's \"executables.cuda\")"
+                           : "recompiling the bundled program");
+  }
+  if (Check c = CompareStages(b, "stages", b.manifest["stages"], RecordsOf(*compiled, ""), {})) {
+    return c;
+  }
+  if (!cuda) {
+    r->compiled = std::move(*compiled);
+    return std::nullopt;
+  }
+  if (Check c =
+          CompareStages(b, "executables.cuda", b.manifest["executables"][driver::kBackendCuda],
+                        RecordsOf(*compiled, driver::kBackendCuda), standins)) {
+    return c;
+  }
+  return CheckToolchainStages(b, program, std::move(copts), std::move(*compiled), r);
+}
+
+}  // namespace detrain::verify::internal
