@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Style checks. The format check is enforced (tools/test.sh, what CI runs, calls it); clang-tidy
-# is advisory and needs `tools/setup.sh --dev` and a configured build/ (compile_commands.json).
+# Style checks. The format check and the source gates are enforced (tools/test.sh, what CI runs,
+# calls `--format`); clang-tidy is advisory and needs `tools/setup.sh --dev` and a configured
+# build/ (compile_commands.json).
 #
-# Usage: tools/lint.sh            format check, then clang-tidy over src/ (report only)
-#        tools/lint.sh --format   the format check only
+# Usage: tools/lint.sh            the enforced checks, then clang-tidy over src/ (report only)
+#        tools/lint.sh --format   the enforced checks only: the format check, then the gates
 #        tools/lint.sh --fix      rewrite every checked file with clang-format
 #
 # The format check covers every hand-written C/C++ file git tracks under src/, tests/, tools/ and
@@ -11,6 +12,10 @@
 # X-macro tables (*.def) and include fragments (*.inc) are laid out by hand and not checked.
 # It lists each file whose text differs from clang-format's (.clang-format: Google, 100
 # columns) and exits 1 if there is any; the check itself never modifies a file.
+#
+# The source gates (tools/check_sources.py, STYLE.md points 10-11; *.def and *.inc included)
+# fail on a file over 800 lines or one that does not open with a comment on its purpose, and
+# list every function over 100 lines (a report, not a failure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-all}"
@@ -48,6 +53,8 @@ if ((${#differ[@]} > 0)); then
 else
   echo "lint: all ${#files[@]} files are clang-formatted"
 fi
+
+python3 tools/check_sources.py || format_status=1
 
 if [[ "$mode" == "--format" ]]; then exit "$format_status"; fi
 

@@ -10,9 +10,10 @@
 #               mpirun runs, whose Open MPI allocations ASan reports; the in-process cluster
 #               test covers the same protocol under the sanitizers)
 #
-# The layering check (tools/check_layers.py) stops the run at once. A format difference
-# (tools/lint.sh --format) does not stop the build and the tests, so one run reports
-# everything, but it makes the script exit non-zero at the end.
+# The layering check (tools/check_layers.py) stops the run at once. A format difference or a
+# failed source gate (tools/lint.sh --format: a file over 800 lines or without its purpose
+# comment) does not stop the build and the tests, so one run reports everything, but it makes
+# the script exit non-zero at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh --tests
@@ -31,6 +32,7 @@ else
   ctest --test-dir build --output-on-failure -j "$(nproc)" -LE long
 fi
 if ((format_status != 0)); then
-  echo "test: the tests ran, but the format check failed (tools/lint.sh --fix)" >&2
+  echo "test: the tests ran, but the format check or the source gates failed (tools/lint.sh" \
+    "--format lists them; --fix formats)" >&2
 fi
 exit "$format_status"

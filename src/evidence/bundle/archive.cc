@@ -1,3 +1,6 @@
+// See archive.h. The ustar header's fields are written and checked here byte by byte; packing
+// streams each file into a temporary archive (its SHA-256 computed on the way) renamed at the
+// end, and BundleSource unpacks an archive into a temporary directory its destructor removes.
 #include "evidence/bundle/archive.h"
 
 #include <fcntl.h>

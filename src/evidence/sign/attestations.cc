@@ -1,3 +1,6 @@
+// See attestations.h. The statements (training provenance, SLSA Provenance, the model-signing
+// statement and the verification summary) are built from the bundle's manifest and files and
+// signed as DSSE envelopes; the checks rebuild each statement's subjects and find its signer.
 #include "evidence/sign/attestations.h"
 
 #include <algorithm>

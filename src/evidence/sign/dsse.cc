@@ -1,3 +1,5 @@
+// See dsse.h: PAE, signing an envelope, reading one field by field (each error names the
+// field), and in-toto Statement v1 payloads.
 #include "evidence/sign/dsse.h"
 
 #include "attest/canonical_json.h"

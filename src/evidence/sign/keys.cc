@@ -1,3 +1,6 @@
+// See keys.h. ECDSA P-256 through OpenSSL 3's EVP interface: PEM keys read (the curve checked)
+// and written, both key ids from the public PEM, signing and verifying; base64 for DSSE (the
+// URL-safe alphabet is accepted on input).
 #include "evidence/sign/keys.h"
 
 #include <openssl/bio.h>
