@@ -20,7 +20,7 @@
 #include <string>
 
 #include "cli/command.h"
-#include "compiler/codegen/cpu/plan.h"
+#include "compiler/plan/builder.h"
 #include "driver/compile.h"
 #include "driver/dump.h"
 
@@ -99,7 +99,7 @@ int RunCompile(CompileOptions opts) {
                                 : "")));
   }
   if (s->name == driver::kStagePlan || s->name == driver::kStageEvalPlan) {
-    Result<std::string> text = codegen::cpu::PlanToText(s->bytes);
+    Result<std::string> text = plan::PlanToText(s->bytes);
     if (!text.ok()) return ReportError("compile", text.status());
     std::cout << *text;
   } else {

@@ -20,7 +20,7 @@ Status ImportHlo(const std::string& path, CompileResult* out) {
                                           TransformOf("canonicalize-hlo", kStageProgram),
                                           ProgramKind::kHlo));
   const size_t params = (*module)->entry()->Parameters().size();
-  out->signature.roles.assign(params, codegen::ParamRole::kInput);
+  out->signature.roles.assign(params, plan::ParamRole::kInput);
   out->signature.shards = 1;
   return Status::Ok();
 }

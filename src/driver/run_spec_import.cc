@@ -30,8 +30,8 @@
 namespace detrain::driver {
 namespace {
 
-using codegen::ParamRole;
 using frontend::RunSpec;
+using plan::ParamRole;
 
 constexpr char kImportedStepHeader[] = "// detrain.imported-step.v1\n// config ";
 constexpr char kInitialStateFormat[] = "detrain.initial-state.v1";
@@ -47,8 +47,7 @@ const char* SafetensorsDType(ir::ElementType t) {
 
 std::string EntryText(const RunSpec& spec, size_t i) {
   const frontend::RunSpecEntry& e = spec.entry[i];
-  std::string s =
-      "entry[" + std::to_string(i) + "] (" + std::string(codegen::ParamRoleName(e.role));
+  std::string s = "entry[" + std::to_string(i) + "] (" + std::string(plan::ParamRoleName(e.role));
   if (!e.name.empty()) s += " '" + e.name + "'";
   return s + ")";
 }
@@ -71,7 +70,7 @@ Status CheckStepSignature(const std::string& spec_path, const std::string& hlo_p
     const std::string what =
         "parameter " + std::to_string(i) + " " + s.ToString() + " is " + EntryText(spec, i) + ", ";
     if (s.is_tuple()) return error(what + "but a tuple: export the step with flat arguments");
-    if (frontend::IsStateRole(role)) {
+    if (plan::IsStateRole(role)) {
       if (SafetensorsDType(s.type()) == nullptr)
         return error(what + "but state tensors must be f32 or s32");
       if (role == ParamRole::kParameter && s.type() != ir::ElementType::kF32)
@@ -117,7 +116,7 @@ Result<std::vector<InitialTensor>> ReadInitialState(const std::string& path, con
   size_t state = 0;
   for (size_t i = 0; i < spec.entry.size(); ++i) {
     const frontend::RunSpecEntry& e = spec.entry[i];
-    if (!frontend::IsStateRole(e.role)) continue;
+    if (!plan::IsStateRole(e.role)) continue;
     ++state;
     const SafeTensor* found = nullptr;
     for (const SafeTensor& t : file.tensors) {
@@ -208,7 +207,7 @@ Result<std::string> SpecHeader(const RunSpec& spec, const std::string& hlo_bytes
                                const std::string& state_bytes) {
   nlohmann::json entry = nlohmann::json::array();
   for (const frontend::RunSpecEntry& e : spec.entry) {
-    nlohmann::json j = {{"role", codegen::ParamRoleName(e.role)}};
+    nlohmann::json j = {{"role", plan::ParamRoleName(e.role)}};
     if (!e.name.empty()) j["name"] = e.name;
     entry.push_back(std::move(j));
   }
@@ -232,7 +231,7 @@ Result<std::string> InitialStateJson(const RunSpec& spec, const std::string& sta
     v.data = t.value.bytes();
     DETRAIN_ASSIGN_OR_RETURN(attest::Digest256 d, attest::TensorDigest(v, &pool));
     tensors.push_back({{"name", t.name},
-                       {"role", codegen::ParamRoleName(t.role)},
+                       {"role", plan::ParamRoleName(t.role)},
                        {"dtype", v.dtype},
                        {"shape", v.shape},
                        {"sha256", attest::Sha256::ToHex(d)}});

@@ -26,8 +26,8 @@
 #include <memory>
 #include <vector>
 
-#include "compiler/codegen/common/entry_signature.h"
 #include "compiler/ir/module.h"
+#include "compiler/plan/entry_signature.h"
 #include "frontend/check.h"
 #include "frontend/lower.h"
 
@@ -44,7 +44,7 @@ ProgramShape ShapeOf(const CheckedProgram& program);
 
 // The role of every parameter of LowerTrainStep's entry, in order (the signature above), and
 // shards = S. tests/driver checks it against the lowered module's parameter names.
-codegen::EntrySignature TrainStepSignature(const CheckedProgram& program);
+plan::EntrySignature TrainStepSignature(const CheckedProgram& program);
 
 // The loss's batch inputs, in order: every argument but a trailing key.
 std::vector<const FuncArg*> BatchInputs(const FuncDecl& loss);

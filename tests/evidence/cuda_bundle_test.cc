@@ -34,8 +34,7 @@ const std::vector<std::string> kCudaStages = {
 runtime::ExecutorOptions EmulatedGpu() {
   runtime::ExecutorOptions e;
   e.backend = runtime::Backend::kCuda;
-  e.gpu_system = testing::EmulatedGpus(1);
-  e.cuda_images = std::make_shared<const runtime::cuda::CudaImages>();
+  e.backend_options = testing::EmulatedCuda(1);
   return e;
 }
 

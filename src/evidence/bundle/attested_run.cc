@@ -15,6 +15,7 @@
 #include "evidence/bundle/bundle_format.h"
 #include "evidence/bundle/environment.h"
 #include "evidence/bundle/step_runner.h"
+#include "runtime/cuda/cuda_backend.h"
 
 namespace detrain::bundle {
 namespace {
@@ -41,7 +42,8 @@ Result<Session> Open(const RunOptions& o) {
   Session s;
   driver::CompileOptions copts;
   copts.cuda = o.executor.backend == runtime::Backend::kCuda;  // the executable it runs
-  if (copts.cuda && !o.executor.gpu_system) {  // no GPU: say so before compiling for one
+  if (copts.cuda && !runtime::cuda::HasGpuSystem(o.executor.backend_options.get())) {
+    // No GPU: say so before compiling for one.
     DETRAIN_RETURN_IF_ERROR(
         runtime::cuda::CountDriverGpus().status().WithContext("--backend cuda"));
   }
@@ -129,7 +131,7 @@ Result<RunSummary> RunPlain(const RunOptions& o, Session& s) {
     DETRAIN_RETURN_IF_ERROR(MakeDirs(JoinPath(o.output_dir, "final")));
     runtime::TrainState params;
     for (const runtime::StateTensor& t : state) {
-      if (t.role == codegen::ParamRole::kParameter) params.push_back(t);
+      if (t.role == plan::ParamRole::kParameter) params.push_back(t);
     }
     DETRAIN_RETURN_IF_ERROR(WriteSafetensorsFile(
         JoinPath(o.output_dir, kFinalWeights),

@@ -9,7 +9,7 @@
 #include "attest/tensor_digest.h"
 #include "base/file_io.h"
 #include "base/fs.h"
-#include "compiler/codegen/cpu/plan.h"
+#include "compiler/plan/builder.h"
 #include "driver/dump.h"
 
 namespace detrain::bundle {
@@ -59,7 +59,7 @@ std::vector<std::string> EmbeddedNames(const frontend::Dataset& ds) {
 runtime::TrainState ParamsOf(const runtime::TrainState& state) {
   runtime::TrainState params;
   for (const runtime::StateTensor& t : state) {
-    if (t.role == codegen::ParamRole::kParameter) params.push_back(t);
+    if (t.role == plan::ParamRole::kParameter) params.push_back(t);
   }
   return params;
 }
@@ -181,7 +181,7 @@ Result<std::vector<std::pair<std::string, std::string>>> StaticFiles(const Bundl
     files.emplace_back(std::string(kStagesDir) + "/" + driver::kPassDumpDir + "/" + name, text);
   }
   if (const driver::StageRecord* plan = c.stages.Find(driver::kStagePlan)) {
-    DETRAIN_ASSIGN_OR_RETURN(std::string text, codegen::cpu::PlanToText(plan->bytes));
+    DETRAIN_ASSIGN_OR_RETURN(std::string text, plan::PlanToText(plan->bytes));
     files.emplace_back(std::string(kStagesDir) + "/" + driver::kPlanTextFile, text);
   }
   // The data: sizes of the files as read, and embedded copies.

@@ -81,7 +81,7 @@ std::string_view DTypeOf(const runtime::StateTensor& s) {
 std::vector<attest::TensorView> Views(const runtime::TrainState& state, int which) {
   std::vector<attest::TensorView> out;
   for (const runtime::StateTensor& s : state) {
-    bool param = s.role == codegen::ParamRole::kParameter;
+    bool param = s.role == plan::ParamRole::kParameter;
     if (which == 1 && !param) continue;
     if (which == 2 && param) continue;
     attest::TensorView v;

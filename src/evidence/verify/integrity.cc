@@ -510,7 +510,7 @@ Check CheckFinalWeights(Bundle& b) {
   for (const SafeTensor& t : f->tensors) {
     runtime::StateTensor s;
     s.name = t.name;
-    s.role = codegen::ParamRole::kParameter;
+    s.role = plan::ParamRole::kParameter;
     s.value = ir::Literal(
         ir::Shape(t.dtype == "I32" ? ir::ElementType::kS32 : ir::ElementType::kF32, t.shape));
     if (s.value.bytes().size() != t.data.size()) return Fail("final weights: bad tensor size");

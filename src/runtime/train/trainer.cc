@@ -7,34 +7,15 @@
 
 #include "attest/canonical_json.h"
 #include "attest/prng/initializers.h"
+#include "compiler/plan/schema.h"
 #include "frontend/schedule.h"
+#include "runtime/cuda/cuda_backend.h"
 
 namespace detrain::runtime {
 namespace {
 
-using codegen::ParamRole;
 using frontend::InitializerKind;
-
-ParamRole RoleOf(plan::v2::ParamRole role) {
-  switch (role) {
-    case plan::v2::PARAMETER:
-      return ParamRole::kParameter;
-    case plan::v2::OPTIMIZER_STATE:
-      return ParamRole::kOptimizerState;
-    case plan::v2::STEP:
-      return ParamRole::kStep;
-    case plan::v2::LEARNING_RATE:
-      return ParamRole::kLearningRate;
-    case plan::v2::BATCH:
-      return ParamRole::kBatch;
-    case plan::v2::LABELS:
-      return ParamRole::kLabels;
-    case plan::v2::KEY:
-      return ParamRole::kKey;
-    default:
-      return ParamRole::kInput;
-  }
-}
+using plan::ParamRole;
 
 // "f32[30,64]" -> {30, 64}; "f32[]" -> {}.
 Result<std::vector<int64_t>> DimsOfType(const std::string& type) {
@@ -81,19 +62,13 @@ Status Initialize(const frontend::InitializerConfig& init, const prng::Key& key,
   }
 }
 
-// The compiled images of a plan's CUDA stages (prefix "" or "eval-"), when the compile made them.
-std::shared_ptr<const cuda::CudaImages> ImagesOf(const driver::CompileResult& compiled,
-                                                 const std::string& prefix) {
-  const driver::StageRecord* ptx = compiled.stages.Find(prefix + driver::kStagePtx);
-  if (ptx == nullptr) return nullptr;
-  auto images = std::make_shared<cuda::CudaImages>();
-  images->ptx = ptx->bytes;
-  const std::string cubin = prefix + driver::kStageCubinPrefix;
-  for (const driver::StageRecord& r : compiled.stages.records()) {
-    if (r.name.rfind(cubin, 0) == 0)
-      images->cubins.emplace_back(r.name.substr(cubin.size()), r.bytes);
-  }
-  return images;
+// `options` with the CUDA executable the compile made for a plan stage (prefix "" or "eval-"),
+// when it made one: the backend runs it instead of generating the program again.
+ExecutorOptions WithCompiled(const ExecutorOptions& options, const driver::CompileResult& compiled,
+                             const std::string& prefix) {
+  auto it = compiled.cuda.find(prefix);
+  if (it == compiled.cuda.end()) return options;
+  return cuda::WithCompiledCuda(options, it->second.program, it->second.images);
 }
 
 }  // namespace
@@ -115,17 +90,13 @@ Result<std::unique_ptr<Trainer>> Trainer::Create(const driver::CompileResult& co
   t->config_ = *compiled.config;
   t->init_plan_ = init->bytes;
   t->data_ = data;
-  // On the CUDA backend, the programs the compile made (stages ptx and cubin-*), if it made them.
-  ExecutorOptions step_options = options;
-  if (options.backend == Backend::kCuda && options.cuda_images == nullptr)
-    step_options.cuda_images = ImagesOf(compiled, "");
+  // On the CUDA backend, the programs the compile made (stages cuda, ptx and cubin-*).
+  ExecutorOptions step_options = WithCompiled(options, compiled, "");
   DETRAIN_ASSIGN_OR_RETURN(t->step_, Executor::Create(plan->bytes, step_options));
   if (const driver::StageRecord* eval = compiled.stages.Find(driver::kStageEvalPlan)) {
-    ExecutorOptions eval_options = options;
+    ExecutorOptions eval_options = WithCompiled(options, compiled, driver::kEvalPrefix);
     eval_options.devices = 1;        // one shard: the validation split is not sharded
     eval_options.cluster = nullptr;  // on rank 0 alone
-    if (options.backend == Backend::kCuda && options.cuda_images == nullptr)
-      eval_options.cuda_images = ImagesOf(compiled, driver::kEvalPrefix);
     DETRAIN_ASSIGN_OR_RETURN(t->eval_, Executor::Create(eval->bytes, eval_options));
     DETRAIN_ASSIGN_OR_RETURN(Batch v, data->Validation());
     t->validation_ = std::move(v);
@@ -146,7 +117,7 @@ Result<std::unique_ptr<Trainer>> Trainer::Create(const driver::CompileResult& co
     DETRAIN_ASSIGN_OR_RETURN(dims[p.name], DimsOfType(p.type));
   }
   for (const plan::v2::EntryParameter& p : t->step_->plan().parameters()) {
-    ParamRole role = RoleOf(p.role());
+    ParamRole role = plan::FromPlanRole(p.role());
     StateTensor s{p.name(), role, {}};
     if (role == ParamRole::kParameter || role == ParamRole::kOptimizerState) {
       std::string owner = p.name();
@@ -216,7 +187,7 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
   std::vector<const ir::Literal*> args;
   size_t next_state = 0;
   for (const plan::v2::EntryParameter& p : step_->plan().parameters()) {
-    switch (RoleOf(p.role())) {
+    switch (plan::FromPlanRole(p.role())) {
       case ParamRole::kParameter:
       case ParamRole::kOptimizerState:
       case ParamRole::kStep:

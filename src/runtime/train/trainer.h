@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "base/status.h"
-#include "compiler/codegen/common/entry_signature.h"
 #include "compiler/ir/literal.h"
+#include "compiler/plan/entry_signature.h"
 #include "driver/compile.h"
 #include "runtime/executor.h"
 #include "runtime/train/run_keys.h"
@@ -33,7 +33,7 @@ namespace detrain::runtime {
 
 struct StateTensor {
   std::string name;
-  codegen::ParamRole role = codegen::ParamRole::kParameter;  // parameter, optimizer-state, step
+  plan::ParamRole role = plan::ParamRole::kParameter;  // parameter, optimizer-state, step
   ir::Literal value;
 };
 

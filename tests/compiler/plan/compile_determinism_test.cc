@@ -1,4 +1,4 @@
-// Compile determinism (issue 7): lowering + pass pipeline + CPU plan of every example, repeated
+// Compile determinism (issue 7): lowering + pass pipeline + plan of every example, repeated
 // with 1, 2 and 8 compiler threads and concurrently from several threads, gives identical
 // stage-3 (optimized HLO) and stage-4 (plan) digests. The default build runs kDefaultRuns
 // compiles per thread count; the `slow`-labelled binary runs the full 20 (ctest -L slow).
@@ -6,12 +6,12 @@
 
 #include "attest/sha256.h"
 #include "base/thread_pool.h"
-#include "compiler/codegen/cpu/plan.h"
 #include "compiler/ir/printer.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/plan/builder.h"
 #include "pass_test_util.h"
 
-namespace detrain::codegen::cpu {
+namespace detrain::plan {
 namespace {
 
 #ifdef DETRAIN_FULL_DETERMINISM_COUNT
@@ -42,7 +42,7 @@ Digests Compile(const std::string& example, int threads, std::string* error) {
     *error = plan.status().message();
     return {};
   }
-  return {*ir::ModuleFingerprint(*opt->module), attest::Sha256Hex(*plan)};
+  return {*ir::ModuleFingerprint(*opt->module), attest::Sha256Hex(plan->bytes)};
 }
 
 class DETRAIN_SUITE : public ::testing::TestWithParam<const char*> {};
@@ -86,4 +86,4 @@ INSTANTIATE_TEST_SUITE_P(Examples, DETRAIN_SUITE,
                          ::testing::Values("breast_cancer", "digits", "charlm"));
 
 }  // namespace
-}  // namespace detrain::codegen::cpu
+}  // namespace detrain::plan

@@ -1,14 +1,14 @@
-// See program.h.
-#include "runtime/cpu/program.h"
+// See scalar_eval.h.
+#include "compiler/plan/scalar_eval.h"
 
 #include <cstring>
 
 #include "compiler/semantics/semantics.h"
 
-namespace detrain::runtime::cpu {
+namespace detrain::plan {
 namespace {
 
-namespace pb = plan::v2;
+namespace pb = v2;
 using ir::ElementType;
 
 template <typename T>
@@ -104,4 +104,4 @@ void EvalUniform(const DecodedProgram& program, const std::vector<uint8_t>& unif
   }
 }
 
-}  // namespace detrain::runtime::cpu
+}  // namespace detrain::plan

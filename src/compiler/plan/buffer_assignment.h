@@ -1,7 +1,7 @@
 // Buffer assignment: liveness over the schedule of the entry computation, and a placement of
 // every array value in one arena such that no two values that are live at the same time
 // overlap (docs/passes.md §4). It is part of code generation, not a pass (it never changes the
-// module): codegen/cpu calls it for the plan; it moves to codegen/common with the kernel specs.
+// module): the plan builder (builder.h) calls it, once per computation it plans.
 //
 // Values: each instruction of the entry defines one buffer per array leaf of its shape, except
 // `tuple` (its leaves are its operands' buffers) and `get-tuple-element` (the selected
@@ -17,8 +17,8 @@
 // decided by the schedule order: the assignment is deterministic.
 //
 // Thread safety: pure function.
-#ifndef DETRAIN_COMPILER_PASSES_BUFFER_ASSIGNMENT_H_
-#define DETRAIN_COMPILER_PASSES_BUFFER_ASSIGNMENT_H_
+#ifndef DETRAIN_COMPILER_PLAN_BUFFER_ASSIGNMENT_H_
+#define DETRAIN_COMPILER_PLAN_BUFFER_ASSIGNMENT_H_
 
 #include <cstdint>
 #include <unordered_map>
@@ -27,7 +27,7 @@
 #include "base/status.h"
 #include "compiler/ir/module.h"
 
-namespace detrain::passes {
+namespace detrain::plan {
 
 inline constexpr int64_t kBufferAlignment = 64;
 
@@ -52,13 +52,13 @@ struct BufferAssignment {
 };
 
 Result<BufferAssignment> AssignBuffers(const ir::Module& module);
-// The same for any computation of a module (a loop's condition or body: codegen/cpu plans them
+// The same for any computation of a module (a loop's condition or body: the builder plans them
 // as plans of their own), its parameters in place of the entry's.
 Result<BufferAssignment> AssignBuffers(const ir::Computation& computation);
 
 // Number of array leaves of `shape` (1 for an array).
 int64_t LeafCount(const ir::Shape& shape);
 
-}  // namespace detrain::passes
+}  // namespace detrain::plan
 
-#endif  // DETRAIN_COMPILER_PASSES_BUFFER_ASSIGNMENT_H_
+#endif  // DETRAIN_COMPILER_PLAN_BUFFER_ASSIGNMENT_H_

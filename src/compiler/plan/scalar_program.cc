@@ -1,12 +1,12 @@
 // See scalar_program.h.
-#include "compiler/codegen/common/scalar_program.h"
+#include "compiler/plan/scalar_program.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "compiler/codegen/common/kernel_spec.h"
+#include "compiler/plan/schema.h"
 
-namespace detrain::codegen {
+namespace detrain::plan {
 namespace {
 
 namespace pb = plan::v2;
@@ -49,7 +49,7 @@ Result<DecodedProgram> DecodeProgram(const pb::ScalarProgram& program,
     const pb::ScalarOp& op = program.ops(i);
     DecodedOp d;
     d.kind = op.kind();
-    DETRAIN_ASSIGN_OR_RETURN(d.type, codegen::FromPlanType(op.type()));
+    DETRAIN_ASSIGN_OR_RETURN(d.type, plan::FromPlanType(op.type()));
     int want_args = 0;
     switch (op.kind()) {
       case pb::ScalarOp::INPUT:
@@ -183,4 +183,4 @@ std::vector<uint8_t> UniformOps(const DecodedProgram& program,
   return uniform;
 }
 
-}  // namespace detrain::codegen
+}  // namespace detrain::plan

@@ -1,7 +1,7 @@
-// See plan.h. Layout of the work: name the module's instructions once, assign buffers, then emit
+// See builder.h. Layout of the work: name the module's instructions once, assign buffers, then emit
 // buffers, the entry signature and the kernels (typed specs, HLO lines, shard ranges) in
 // schedule order.
-#include "compiler/codegen/cpu/plan.h"
+#include "compiler/plan/builder.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -11,13 +11,14 @@
 #include <unordered_map>
 
 #include "attest/sha256.h"
-#include "compiler/codegen/common/kernel_spec.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
-#include "compiler/passes/buffer_assignment.h"
-#include "schemas/cpu_plan.pb.h"
+#include "compiler/plan/buffer_assignment.h"
+#include "compiler/plan/kernel_spec.h"
+#include "compiler/plan/schema.h"
+#include "schemas/plan.pb.h"
 
-namespace detrain::codegen::cpu {
+namespace detrain::plan {
 namespace {
 
 using ir::Instruction;
@@ -39,34 +40,12 @@ std::string OrderName(ir::ReductionOrder order) {
   return "";
 }
 
-pb::ParamRole ToPlanRole(ParamRole role) {
-  switch (role) {
-    case ParamRole::kInput:
-      return pb::INPUT;
-    case ParamRole::kParameter:
-      return pb::PARAMETER;
-    case ParamRole::kOptimizerState:
-      return pb::OPTIMIZER_STATE;
-    case ParamRole::kStep:
-      return pb::STEP;
-    case ParamRole::kLearningRate:
-      return pb::LEARNING_RATE;
-    case ParamRole::kBatch:
-      return pb::BATCH;
-    case ParamRole::kLabels:
-      return pb::LABELS;
-    case ParamRole::kKey:
-      return pb::KEY;
-  }
-  return pb::INPUT;
-}
-
 struct ShardRange {
   int64_t lo = 0, hi = 0;  // empty: depends on no shard
   bool empty() const { return lo >= hi; }
 };
 
-// The shard range of every instruction (schemas/cpu-plan.md "Shards and devices"): a slice of a
+// The shard range of every instruction (schemas/plan.md "Shards and devices"): a slice of a
 // sharded parameter along dimension 0 that covers whole shards [a, b) depends on those shards;
 // any other use of a sharded parameter depends on all S; everything else on the hull of its
 // operands' ranges.
@@ -99,10 +78,10 @@ std::unordered_map<const Instruction*, ShardRange> ShardRanges(
   return range;
 }
 
-void AddBuffers(const passes::BufferAssignment& a, pb::Plan* plan) {
+void AddBuffers(const BufferAssignment& a, pb::Plan* plan) {
   std::unordered_map<const Instruction*, int32_t> position;
   for (size_t i = 0; i < a.schedule.size(); ++i) position[a.schedule[i]] = static_cast<int32_t>(i);
-  for (const passes::LogicalBuffer& b : a.buffers) {
+  for (const LogicalBuffer& b : a.buffers) {
     pb::Buffer* out = plan->add_buffers();
     out->set_id(static_cast<int32_t>(b.id));
     out->set_type(ToPlanType(b.shape.type()));
@@ -118,10 +97,10 @@ void AddBuffers(const passes::BufferAssignment& a, pb::Plan* plan) {
 
 Result<pb::Plan> PlanComputation(const ir::Computation& computation,
                                  const ir::CanonicalNames& names, const EntrySignature& signature,
-                                 int depth);
+                                 int depth, BuiltPlan* totals = nullptr);
 
 // A `while` kernel's spec: its condition and body planned as plans of their own, their arenas at
-// `region` of the enclosing plan's arena (cpu_plan.proto WhileSpec).
+// `region` of the enclosing plan's arena (plan.proto WhileSpec).
 Status AddWhile(const Instruction& instr, const ir::CanonicalNames& names, int64_t region,
                 int depth, pb::Kernel* k) {
   if (depth >= kMaxLoopNesting) {
@@ -140,8 +119,8 @@ Status AddWhile(const Instruction& instr, const ir::CanonicalNames& names, int64
 }
 
 Status AddKernel(const Instruction& instr, int32_t id, bool is_root,
-                 const ir::CanonicalNames& names, const passes::BufferAssignment& a,
-                 ShardRange shards, int depth, pb::Plan* plan) {
+                 const ir::CanonicalNames& names, const BufferAssignment& a, ShardRange shards,
+                 int depth, pb::Plan* plan) {
   pb::Kernel* k = plan->add_kernels();
   k->set_id(id);
   k->set_name(names.instructions.at(&instr));
@@ -166,11 +145,16 @@ Status AddKernel(const Instruction& instr, int32_t id, bool is_root,
 
 // The plan of `computation` (the entry, or at depth > 0 a loop's condition or body): buffers,
 // parameters, kernels in schedule order and outputs. Its arena is the buffer assignment's, then
-// one region that its loops' sub-plans share (they run one at a time).
+// one region that its loops' sub-plans share (they run one at a time). `totals`, when given,
+// gets the assignment's peak and total bytes.
 Result<pb::Plan> PlanComputation(const ir::Computation& computation,
                                  const ir::CanonicalNames& names, const EntrySignature& signature,
-                                 int depth) {
-  DETRAIN_ASSIGN_OR_RETURN(passes::BufferAssignment a, passes::AssignBuffers(computation));
+                                 int depth, BuiltPlan* totals) {
+  DETRAIN_ASSIGN_OR_RETURN(BufferAssignment a, AssignBuffers(computation));
+  if (totals != nullptr) {
+    totals->peak_bytes = a.arena_bytes;
+    totals->total_bytes = a.total_bytes;
+  }
   auto params = computation.Parameters();
   if (!signature.roles.empty() && signature.roles.size() != params.size()) {
     return InvalidArgument("plan: the signature has " + std::to_string(signature.roles.size()) +
@@ -180,7 +164,7 @@ Result<pb::Plan> PlanComputation(const ir::Computation& computation,
   pb::Plan plan;
   plan.set_format_version(kPlanFormatVersion);
   plan.set_module_name(names.computations.at(&computation));
-  plan.set_alignment(passes::kBufferAlignment);
+  plan.set_alignment(kBufferAlignment);
   plan.set_total_buffer_bytes(a.total_bytes);
   plan.set_shards(signature.shards);
   AddBuffers(a, &plan);
@@ -212,8 +196,8 @@ Result<pb::Plan> PlanComputation(const ir::Computation& computation,
 
 }  // namespace
 
-Result<std::string> BuildPlan(const ir::Module& optimized, const EntrySignature& signature,
-                              std::string_view canonical_text) {
+Result<BuiltPlan> BuildPlan(const ir::Module& optimized, const EntrySignature& signature,
+                            std::string_view canonical_text) {
   std::string text(canonical_text);
   if (text.empty()) {
     DETRAIN_RETURN_IF_ERROR(ir::VerifyModule(optimized));
@@ -221,18 +205,18 @@ Result<std::string> BuildPlan(const ir::Module& optimized, const EntrySignature&
   }
   if (optimized.entry() == nullptr) return InvalidArgument("plan: the module has no entry");
   DETRAIN_ASSIGN_OR_RETURN(ir::CanonicalNames names, ir::ComputeCanonicalNames(optimized));
-  DETRAIN_ASSIGN_OR_RETURN(pb::Plan plan,
-                           PlanComputation(*optimized.entry(), names, signature, /*depth=*/0));
+  BuiltPlan built;
+  DETRAIN_ASSIGN_OR_RETURN(
+      pb::Plan plan, PlanComputation(*optimized.entry(), names, signature, /*depth=*/0, &built));
   plan.set_module_name(optimized.name());
   plan.set_module_sha256(attest::Sha256Hex(text));
-  std::string bytes;
   {
-    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::StringOutputStream stream(&built.bytes);
     google::protobuf::io::CodedOutputStream coded(&stream);
     coded.SetSerializationDeterministic(true);
     if (!plan.SerializeToCodedStream(&coded)) return Internal("plan: serialization failed");
   }
-  return bytes;
+  return built;
 }
 
 Result<std::string> PlanToText(std::string_view plan_bytes) {
@@ -248,4 +232,4 @@ Result<std::string> PlanToText(std::string_view plan_bytes) {
   return text;
 }
 
-}  // namespace detrain::codegen::cpu
+}  // namespace detrain::plan

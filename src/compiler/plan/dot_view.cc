@@ -1,7 +1,7 @@
 // See dot_view.h.
-#include "compiler/codegen/common/dot_view.h"
+#include "compiler/plan/dot_view.h"
 
-namespace detrain::codegen {
+namespace detrain::plan {
 
 std::optional<std::array<int64_t, 3>> DotGroupStrides(const std::vector<int64_t>& dims,
                                                       const std::vector<int64_t>& perm,
@@ -29,4 +29,4 @@ std::optional<std::array<int64_t, 3>> DotGroupStrides(const std::vector<int64_t>
   return out;
 }
 
-}  // namespace detrain::codegen
+}  // namespace detrain::plan

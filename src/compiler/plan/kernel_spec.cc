@@ -1,14 +1,15 @@
 // See kernel_spec.h. One function per spec kind; scalar programs are built by walking a
 // computation's canonical post-order and keeping the instructions a root reaches.
-#include "compiler/codegen/common/kernel_spec.h"
+#include "compiler/plan/kernel_spec.h"
 
 #include <algorithm>
 #include <map>
 #include <unordered_set>
 
 #include "compiler/ir/attributes.h"
+#include "compiler/plan/schema.h"
 
-namespace detrain::codegen {
+namespace detrain::plan {
 namespace {
 
 using ir::Instruction;
@@ -233,44 +234,6 @@ Status BuildConvolution(const Instruction& instr, pb::ConvolutionSpec* spec) {
 
 }  // namespace
 
-pb::ElementType ToPlanType(ir::ElementType type) {
-  switch (type) {
-    case ir::ElementType::kPred:
-      return pb::PRED;
-    case ir::ElementType::kS32:
-      return pb::S32;
-    case ir::ElementType::kU32:
-      return pb::U32;
-    case ir::ElementType::kS64:
-      return pb::S64;
-    case ir::ElementType::kU64:
-      return pb::U64;
-    case ir::ElementType::kF32:
-      return pb::F32;
-  }
-  return pb::ELEMENT_TYPE_UNSPECIFIED;
-}
-
-Result<ir::ElementType> FromPlanType(pb::ElementType type) {
-  switch (type) {
-    case pb::PRED:
-      return ir::ElementType::kPred;
-    case pb::S32:
-      return ir::ElementType::kS32;
-    case pb::U32:
-      return ir::ElementType::kU32;
-    case pb::S64:
-      return ir::ElementType::kS64;
-    case pb::U64:
-      return ir::ElementType::kU64;
-    case pb::F32:
-      return ir::ElementType::kF32;
-    default:
-      break;
-  }
-  return InvalidArgument("plan: unknown element type " + std::to_string(static_cast<int>(type)));
-}
-
 Status BuildKernelSpec(const Instruction& instr, const ir::CanonicalNames& names,
                        pb::Kernel* kernel) {
   kernel->set_implementation(Impl(ir::OpcodeName(instr.opcode)));
@@ -396,9 +359,9 @@ Status BuildKernelSpec(const Instruction& instr, const ir::CanonicalNames& names
     case Opcode::kCall:
       return Unimplemented("'call' reached the plan: run the inline pass first");
     case Opcode::kWhile:
-      return Internal("'while' is planned by codegen/cpu (a WhileSpec of sub-plans)");
+      return Internal("'while' is planned by the builder (a WhileSpec of sub-plans)");
   }
   return Internal("unknown opcode");
 }
 
-}  // namespace detrain::codegen
+}  // namespace detrain::plan

@@ -1,10 +1,10 @@
 // See buffer_assignment.h.
-#include "compiler/passes/buffer_assignment.h"
+#include "compiler/plan/buffer_assignment.h"
 
 #include <algorithm>
 #include <map>
 
-namespace detrain::passes {
+namespace detrain::plan {
 namespace {
 
 using ir::Instruction;
@@ -154,4 +154,4 @@ Result<BufferAssignment> AssignBuffers(const ir::Computation& computation) {
   return a;
 }
 
-}  // namespace detrain::passes
+}  // namespace detrain::plan

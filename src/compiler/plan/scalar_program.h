@@ -1,13 +1,14 @@
-// A plan's ScalarProgram (schemas/cpu_plan.proto) checked and decoded once into a typed op list:
+// A plan's ScalarProgram (schemas/plan.proto) checked and decoded once into a typed op list:
 // every op's kind, result type and argument type resolved, every argument index checked to point
-// at an earlier op, every type rule of the op table enforced. Both backends start from it: the
-// CPU kernels evaluate it (runtime/cpu/program.h), the CUDA code generator writes it out as
-// straight-line device code (codegen/cuda/).
+// at an earlier op, every type rule of the op table enforced. The plan reader decodes every
+// program of a plan (reader.h), and both backends start from that: the CPU kernels evaluate it
+// (scalar_eval.h, runtime/cpu/), the CUDA code generator writes it out as straight-line device
+// code (codegen/cuda/).
 //
 // Thread safety: pure functions; a decoded program is immutable. Determinism: a function of the
 // program's bytes.
-#ifndef DETRAIN_COMPILER_CODEGEN_COMMON_SCALAR_PROGRAM_H_
-#define DETRAIN_COMPILER_CODEGEN_COMMON_SCALAR_PROGRAM_H_
+#ifndef DETRAIN_COMPILER_PLAN_SCALAR_PROGRAM_H_
+#define DETRAIN_COMPILER_PLAN_SCALAR_PROGRAM_H_
 
 #include <cstdint>
 #include <vector>
@@ -16,9 +17,9 @@
 #include "compiler/ir/attributes.h"
 #include "compiler/ir/element_type.h"
 #include "compiler/ir/opcode.h"
-#include "schemas/cpu_plan.pb.h"
+#include "schemas/plan.pb.h"
 
-namespace detrain::codegen {
+namespace detrain::plan {
 
 struct DecodedOp {
   plan::v2::ScalarOp::Kind kind = plan::v2::ScalarOp::KIND_UNSPECIFIED;
@@ -59,6 +60,6 @@ Result<DecodedProgram> DecodeProgram(const plan::v2::ScalarProgram& program,
 std::vector<uint8_t> UniformOps(const DecodedProgram& program,
                                 const std::vector<int64_t>& input_elements);
 
-}  // namespace detrain::codegen
+}  // namespace detrain::plan
 
-#endif  // DETRAIN_COMPILER_CODEGEN_COMMON_SCALAR_PROGRAM_H_
+#endif  // DETRAIN_COMPILER_PLAN_SCALAR_PROGRAM_H_

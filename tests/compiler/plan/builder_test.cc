@@ -1,6 +1,6 @@
-// The CPU plan: deterministic bytes (repeated builds, parse -> reserialize round trip), full
+// The plan builder: deterministic bytes (repeated builds, parse -> reserialize round trip), full
 // coverage of the schedule, every buffer inside the arena and never overlapping a live one.
-#include "compiler/codegen/cpu/plan.h"
+#include "compiler/plan/builder.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -11,10 +11,12 @@
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/plan/buffer_assignment.h"
 #include "compiler/testing/random_module.h"
-#include "schemas/cpu_plan.pb.h"
+#include "pass_test_util.h"
+#include "schemas/plan.pb.h"
 
-namespace detrain::codegen::cpu {
+namespace detrain::plan {
 namespace {
 
 std::string Reserialize(const std::string& bytes) {
@@ -56,7 +58,7 @@ std::string CheckPlan(const plan::v2::Plan& plan, size_t live_instructions) {
   return "";
 }
 
-TEST(CpuPlan, HandWrittenModule) {
+TEST(PlanBuilder, HandWrittenModule) {
   auto module = ir::ParseAndVerify(R"(HloModule m
 add {
   a = f32[] parameter(0)
@@ -75,7 +77,7 @@ ENTRY main {
   auto bytes = BuildPlan(**module);
   ASSERT_TRUE(bytes.ok()) << bytes.status().message();
   plan::v2::Plan plan;
-  ASSERT_TRUE(plan.ParseFromString(*bytes));
+  ASSERT_TRUE(plan.ParseFromString(bytes->bytes));
   EXPECT_EQ(plan.format_version(), 2u);
   EXPECT_EQ(plan.module_sha256(), *ir::ModuleFingerprint(**module));
   ASSERT_EQ(plan.kernels_size(), 6);
@@ -107,12 +109,12 @@ ENTRY main {
   EXPECT_EQ(plan.parameters(0).role(), plan::v2::INPUT);
   EXPECT_EQ(plan.outputs_size(), 2);
   EXPECT_EQ(CheckPlan(plan, 6), "");
-  auto text = PlanToText(*bytes);
+  auto text = PlanToText(bytes->bytes);
   ASSERT_TRUE(text.ok());
   EXPECT_NE(text->find("opcode: \"all-reduce\""), std::string::npos);
 }
 
-TEST(CpuPlan, BytesAreDeterministicAndRoundTrip) {
+TEST(PlanBuilder, BytesAreDeterministicAndRoundTrip) {
   for (uint64_t seed = 1; seed <= 100; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     auto module = testing::PassTargetedModule(seed, seed % 3 == 0);
@@ -122,23 +124,55 @@ TEST(CpuPlan, BytesAreDeterministicAndRoundTrip) {
     ASSERT_TRUE(a.ok()) << a.status().message();
     auto b = BuildPlan(*opt->module);
     ASSERT_TRUE(b.ok());
-    EXPECT_EQ(*a, *b);
-    EXPECT_EQ(Reserialize(*a), *a);
+    EXPECT_EQ(a->bytes, b->bytes);
+    EXPECT_EQ(Reserialize(a->bytes), a->bytes);
     // A reparsed copy of the optimized module gives the same plan: only the text matters.
     auto reparsed = ir::ParseAndVerify(*ir::PrintModule(*opt->module));
     ASSERT_TRUE(reparsed.ok());
     auto c = BuildPlan(**reparsed);
     ASSERT_TRUE(c.ok());
-    EXPECT_EQ(*c, *a);
+    EXPECT_EQ(c->bytes, a->bytes);
     plan::v2::Plan plan;
-    ASSERT_TRUE(plan.ParseFromString(*a));
+    ASSERT_TRUE(plan.ParseFromString(a->bytes));
     auto order = opt->module->entry()->PostOrder();
     EXPECT_EQ(CheckPlan(plan, order->size()), "");
-    EXPECT_EQ(plan.arena_bytes(), opt->peak_bytes);
+    // Buffers are assigned once: the compile summary's numbers are the plan's (no loops here).
+    EXPECT_EQ(plan.arena_bytes(), a->peak_bytes);
+    EXPECT_EQ(plan.total_buffer_bytes(), a->total_bytes);
+    EXPECT_GT(a->peak_bytes, 0);
+    EXPECT_LE(a->peak_bytes, a->total_bytes);
   }
 }
 
-TEST(CpuPlan, DotInCanonicalForm) {
+// Buffers are assigned once, by the builder: its peak and total are the entry's assignment, for
+// any pipeline; on the examples, buffer reuse makes the peak smaller than the total.
+TEST(PlanBuilder, ReportsTheEntrysBufferAssignment) {
+  for (const char* spec : {"cse", "fuse", passes::kDefaultPipeline}) {
+    auto module = testing::PassTargetedModule(4, false);
+    auto result = passes::RunPipeline(*module, spec, {});
+    ASSERT_TRUE(result.ok()) << spec;
+    auto a = AssignBuffers(*result->module);
+    ASSERT_TRUE(a.ok());
+    auto built = BuildPlan(*result->module);
+    ASSERT_TRUE(built.ok()) << spec;
+    EXPECT_EQ(built->peak_bytes, a->arena_bytes) << spec;
+    EXPECT_EQ(built->total_bytes, a->total_bytes) << spec;
+    EXPECT_GT(built->peak_bytes, 0) << spec;
+  }
+  for (const char* example : {"breast_cancer", "charlm"}) {
+    std::string skip, error;
+    auto module = testing::LowerExample(example, &skip, &error);
+    ASSERT_NE(module, nullptr) << error;
+    auto result = passes::RunPipeline(*module, passes::kDefaultPipeline, {});
+    ASSERT_TRUE(result.ok()) << result.status().message();
+    auto built = BuildPlan(*result->module);
+    ASSERT_TRUE(built.ok()) << built.status().message();
+    EXPECT_GT(built->peak_bytes, 0) << example;
+    EXPECT_LT(built->peak_bytes, built->total_bytes) << example;
+  }
+}
+
+TEST(PlanBuilder, DotInCanonicalForm) {
   auto module = ir::ParseAndVerify(R"(HloModule m
 ENTRY main {
   a = f32[2,3,5] parameter(0)
@@ -149,7 +183,7 @@ ENTRY main {
   auto bytes = BuildPlan(**module);
   ASSERT_TRUE(bytes.ok()) << bytes.status().message();
   plan::v2::Plan plan;
-  ASSERT_TRUE(plan.ParseFromString(*bytes));
+  ASSERT_TRUE(plan.ParseFromString(bytes->bytes));
   const auto& dot = plan.kernels(2).dot();
   EXPECT_EQ(dot.batch(), 2);
   EXPECT_EQ(dot.m(), 5);
@@ -161,7 +195,7 @@ ENTRY main {
             (std::vector<int64_t>{0, 2, 1}));
 }
 
-TEST(CpuPlan, ShardRangesFollowTheBatchSlices) {
+TEST(PlanBuilder, ShardRangesFollowTheBatchSlices) {
   auto module = ir::ParseAndVerify(R"(HloModule m
 ENTRY main {
   w = f32[3] parameter(0)
@@ -185,7 +219,7 @@ add {
   auto bytes = BuildPlan(**module, sig);
   ASSERT_TRUE(bytes.ok()) << bytes.status().message();
   plan::v2::Plan plan;
-  ASSERT_TRUE(plan.ParseFromString(*bytes));
+  ASSERT_TRUE(plan.ParseFromString(bytes->bytes));
   EXPECT_EQ(plan.shards(), 2);
   EXPECT_EQ(plan.parameters(1).role(), plan::v2::BATCH);
   std::map<std::string, std::pair<int64_t, int64_t>> ranges;
@@ -206,7 +240,9 @@ add {
   EXPECT_FALSE(BuildPlan(**module, EntrySignature{{ParamRole::kBatch}, 2}).ok());
 }
 
-TEST(CpuPlan, RejectsGarbage) { EXPECT_FALSE(PlanToText(std::string("\xff\xff\xff\xff", 4)).ok()); }
+TEST(PlanBuilder, RejectsGarbage) {
+  EXPECT_FALSE(PlanToText(std::string("\xff\xff\xff\xff", 4)).ok());
+}
 
 }  // namespace
-}  // namespace detrain::codegen::cpu
+}  // namespace detrain::plan
