@@ -23,7 +23,7 @@
 #include "base/safetensors.h"
 #include "base/thread_pool.h"
 #include "compiler/ir/printer.h"
-#include "compiler/ir/verifier.h"
+#include "compiler/xla_import/import.h"
 #include "driver/compile_internal.h"
 #include "frontend/run_spec.h"
 
@@ -261,7 +261,7 @@ Status CompileRunSpec(const std::string& path, const CompileOptions& options, Co
 
   const std::string hlo_path = Join(dir, spec.train_step);
   DETRAIN_ASSIGN_OR_RETURN(std::string hlo, ReadFile(hlo_path));
-  Result<std::unique_ptr<ir::Module>> module = ir::ParseAndVerify(hlo);
+  Result<std::unique_ptr<ir::Module>> module = xla_import::ParseAndVerifyHloText(hlo);
   if (!module.ok()) {
     return Status(module.status().code(), hlo_path + ":" + module.status().message());
   }
