@@ -223,9 +223,9 @@ std::optional<std::vector<int64_t>> PlainLayout(std::string_view text, size_t ra
 // "pred, s32, u32, s64, u64, f32" and the hooks' types, the last after "or".
 std::string ElementTypeList(const ParserHooks* hooks) {
   std::vector<std::string_view> names = {
-#define DETRAIN_X(e, s, t, k) s,
-      DETRAIN_ELEMENT_TYPES(DETRAIN_X)
-#undef DETRAIN_X
+#define TYPE(e, s, t, k, st) s,
+#include "compiler/ir/element_types.def"
+#undef TYPE
   };
   if (hooks != nullptr) {
     for (std::string_view n : hooks->ForeignElementTypeNames()) names.push_back(n);
