@@ -28,6 +28,9 @@ LAYERS = [
     # 2: ir < semantics < interp < passes < plan < codegen
     ("compiler/ir", 20, ["compiler/ir/"]),
     ("compiler/semantics", 21, ["compiler/semantics/"]),
+    # XLA's HLO text into the IR: the ir parser's hooks and the legalizations. It uses ir only,
+    # so it is semantics' sibling; the ir parser may not call into it (docs/architecture.md).
+    ("compiler/xla_import", 21, ["compiler/xla_import/"]),
     ("compiler/interp", 22, ["compiler/interp/"]),
     ("compiler/passes", 23, ["compiler/passes/"]),
     ("compiler/plan", 24, ["compiler/plan/"]),  # stage 4, which every backend runs

@@ -75,8 +75,23 @@ struct CudaExecutable {
   std::shared_ptr<const codegen::cuda::CudaImages> images;
 };
 
-// A run spec's initial state tensor (driver/run_spec_import.cc), in entry order.
-struct InitialTensor {
+// One tensor of the state a train step carries from step to step — the parameters, the
+// optimizer slots and the update counter —, in the step's entry order: what the runtime
+// allocates, initializes, checkpoints and digests. Typed here once, from the step the driver
+// lowered or imported, so that no later layer decodes text (a type string, a slot's name) to find
+// it.
+struct StateSpec {
+  std::string name;  // the entry parameter's: a .dt parameter, NAME_s0.. its slots, `count`
+  plan::ParamRole role = plan::ParamRole::kParameter;  // kParameter, kOptimizerState, kStep
+  ir::Shape shape;
+  // A .dt program's optimizer slot: the index in the state of the parameter it belongs to. -1
+  // for every other entry (a run spec's optimizer state is its optimizer's own tree of arrays).
+  int64_t owner = -1;
+};
+
+// A state tensor with its value: a run spec's initial state, and the runtime's training state
+// (runtime/train/train_state.h).
+struct StateTensor {
   std::string name;
   plan::ParamRole role = plan::ParamRole::kParameter;
   ir::Literal value;
@@ -101,8 +116,11 @@ struct CompileResult {
   // initial state — as (path relative to stage 0's directory, bytes). A bundle keeps them in
   // program/ beside stage 0, so that the bundle alone recompiles.
   std::vector<std::pair<std::string, std::string>> program_files;
-  // A run spec only: the initial state, which the trainer starts from instead of drawing it.
-  std::shared_ptr<const std::vector<InitialTensor>> initial_state;
+  // A program that trains (.dt or run spec): the state its train step carries, in entry order.
+  std::vector<StateSpec> state;
+  // A run spec only: the initial state (in `state` order), which the trainer starts from instead
+  // of drawing it.
+  std::shared_ptr<const std::vector<StateTensor>> initial_state;
 };
 
 // True when `path` names HLO text (ends in .hlo); Compile reads anything else as a .dt program.

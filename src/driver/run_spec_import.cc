@@ -23,7 +23,7 @@
 #include "base/safetensors.h"
 #include "base/thread_pool.h"
 #include "compiler/ir/printer.h"
-#include "compiler/ir/verifier.h"
+#include "compiler/xla_import/import.h"
 #include "driver/compile_internal.h"
 #include "frontend/run_spec.h"
 
@@ -41,8 +41,9 @@ std::string Join(const std::string& dir, const std::string& rel) {
 }
 
 // The safetensors dtype of a state element type; state is f32 or s32 (schemas/run-spec.md).
-const char* SafetensorsDType(ir::ElementType t) {
-  return t == ir::ElementType::kF32 ? "F32" : t == ir::ElementType::kS32 ? "I32" : nullptr;
+const char* StateDType(ir::ElementType t) {
+  const bool state = t == ir::ElementType::kF32 || t == ir::ElementType::kS32;
+  return state ? ir::SafetensorsDType(t).data() : nullptr;
 }
 
 std::string EntryText(const RunSpec& spec, size_t i) {
@@ -71,7 +72,7 @@ Status CheckStepSignature(const std::string& spec_path, const std::string& hlo_p
         "parameter " + std::to_string(i) + " " + s.ToString() + " is " + EntryText(spec, i) + ", ";
     if (s.is_tuple()) return error(what + "but a tuple: export the step with flat arguments");
     if (plan::IsStateRole(role)) {
-      if (SafetensorsDType(s.type()) == nullptr)
+      if (StateDType(s.type()) == nullptr)
         return error(what + "but state tensors must be f32 or s32");
       if (role == ParamRole::kParameter && s.type() != ir::ElementType::kF32)
         return error(what + "but a trained parameter must be f32");
@@ -108,11 +109,11 @@ Status CheckStepSignature(const std::string& spec_path, const std::string& hlo_p
 }
 
 // The initial state file against the state entries; the tensors in entry order.
-Result<std::vector<InitialTensor>> ReadInitialState(const std::string& path, const RunSpec& spec,
-                                                    const ir::Module& module) {
+Result<std::vector<StateTensor>> ReadInitialState(const std::string& path, const RunSpec& spec,
+                                                  const ir::Module& module) {
   DETRAIN_ASSIGN_OR_RETURN(SafetensorsFile file, ReadSafetensorsFile(path));
   const std::vector<ir::Instruction*> params = module.entry()->Parameters();
-  std::vector<InitialTensor> out;
+  std::vector<StateTensor> out;
   size_t state = 0;
   for (size_t i = 0; i < spec.entry.size(); ++i) {
     const frontend::RunSpecEntry& e = spec.entry[i];
@@ -125,14 +126,14 @@ Result<std::vector<InitialTensor>> ReadInitialState(const std::string& path, con
     if (found == nullptr)
       return InvalidArgument(path + ": no tensor '" + e.name + "' for " + EntryText(spec, i));
     const ir::Shape& shape = params[i]->shape;
-    const char* dtype = SafetensorsDType(shape.type());
+    const char* dtype = StateDType(shape.type());
     if (found->dtype != dtype || found->shape != shape.dims()) {
       std::string dims;
       for (int64_t d : found->shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
       return InvalidArgument(path + ": tensor '" + e.name + "' is " + found->dtype + " [" + dims +
                              "]; " + EntryText(spec, i) + " takes " + shape.ToString());
     }
-    InitialTensor t{e.name, e.role, ir::Literal(shape)};
+    StateTensor t{e.name, e.role, ir::Literal(shape)};
     t.value.mutable_bytes() = found->data;
     out.push_back(std::move(t));
   }
@@ -220,13 +221,13 @@ Result<std::string> SpecHeader(const RunSpec& spec, const std::string& hlo_bytes
 }
 
 Result<std::string> InitialStateJson(const RunSpec& spec, const std::string& state_bytes,
-                                     const std::vector<InitialTensor>& state) {
+                                     const std::vector<StateTensor>& state) {
   ThreadPool pool(1);
   nlohmann::json tensors = nlohmann::json::array();
-  for (const InitialTensor& t : state) {
+  for (const StateTensor& t : state) {
     attest::TensorView v;
     v.name = t.name;
-    v.dtype = t.value.shape().type() == ir::ElementType::kS32 ? "s32" : "f32";
+    v.dtype = ir::ElementTypeName(t.value.shape().type());
     v.shape = t.value.shape().dims();
     v.data = t.value.bytes();
     DETRAIN_ASSIGN_OR_RETURN(attest::Digest256 d, attest::TensorDigest(v, &pool));
@@ -260,14 +261,14 @@ Status CompileRunSpec(const std::string& path, const CompileOptions& options, Co
 
   const std::string hlo_path = Join(dir, spec.train_step);
   DETRAIN_ASSIGN_OR_RETURN(std::string hlo, ReadFile(hlo_path));
-  Result<std::unique_ptr<ir::Module>> module = ir::ParseAndVerify(hlo);
+  Result<std::unique_ptr<ir::Module>> module = xla_import::ParseAndVerifyHloText(hlo);
   if (!module.ok()) {
     return Status(module.status().code(), hlo_path + ":" + module.status().message());
   }
   DETRAIN_RETURN_IF_ERROR(CheckStepSignature(path, hlo_path, spec, **module));
   const std::string state_path = Join(dir, spec.initial_state);
   DETRAIN_ASSIGN_OR_RETURN(std::string state_bytes, ReadFile(state_path));
-  DETRAIN_ASSIGN_OR_RETURN(std::vector<InitialTensor> state,
+  DETRAIN_ASSIGN_OR_RETURN(std::vector<StateTensor> state,
                            ReadInitialState(state_path, spec, **module));
 
   frontend::LabelType labels = frontend::LabelType::kF32;
@@ -305,7 +306,8 @@ Status CompileRunSpec(const std::string& path, const CompileOptions& options, Co
   out->program_files = {{spec.train_step, std::move(hlo)},
                         {spec.initial_state, std::move(state_bytes)}};
   std::sort(out->program_files.begin(), out->program_files.end());
-  out->initial_state = std::make_shared<const std::vector<InitialTensor>>(std::move(state));
+  for (const StateTensor& t : state) out->state.push_back({t.name, t.role, t.value.shape(), -1});
+  out->initial_state = std::make_shared<const std::vector<StateTensor>>(std::move(state));
   return Status::Ok();
 }
 

@@ -11,7 +11,7 @@
 //   p_0..p_{n-1}          the program's parameters, declaration order
 //   s_{i,k}               optimizer state, parameter-major (slot k of parameter i)
 //   count: s32[]          updates done so far
-//   learning_rate: f32[]  this update's learning rate (schedule.h)
+//   learning_rate: f32[]  this update's learning rate (runtime/train/learning_rate.h)
 //   batch inputs          the loss's inputs with B = the global batch; the last is the labels
 //                         (the data source binds features, then labels, in this order)
 //   key: u32[2]           this step's key (shard s uses fold_in(key, s)); present even when

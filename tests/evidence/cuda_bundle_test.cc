@@ -63,11 +63,10 @@ class CudaBundleTest : public BundleTamperTest {
       bundle::RunOptions o;
       o.program = kBreastCancer;
       o.output_dir = root_ + (cuda ? "/cuda" : "/cpu");
-      o.attest = true;
       o.embed_data = true;
       o.steps = kSteps;
       if (cuda) o.executor = EmulatedGpu();
-      Result<bundle::RunSummary> r = bundle::RunProgram(o);
+      Result<bundle::RunSummary> r = bundle::RunAttested(o);
       ASSERT_TRUE(r.ok()) << r.status().message();
       ASSERT_TRUE(r->complete);
       (cuda ? cuda_ : cpu_) = o.output_dir;
@@ -276,12 +275,11 @@ TEST_F(CudaBundleTest, ResumeOnTheOtherBackendIsRefused) {
     bundle::RunOptions o;
     o.program = kBreastCancer;
     o.output_dir = d;
-    o.attest = true;
     o.resume = true;
     o.embed_data = true;
     o.steps = kSteps;
     o.executor = c.executor;
-    Result<bundle::RunSummary> r = bundle::RunProgram(o);
+    Result<bundle::RunSummary> r = bundle::RunAttested(o);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
     EXPECT_EQ(r.status().message(), d + ": this bundle was started with --backend " + c.started +

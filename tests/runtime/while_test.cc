@@ -15,6 +15,7 @@
 #include "compiler/passes/pipeline.h"
 #include "compiler/plan/builder.h"
 #include "compiler/plan/reader.h"
+#include "compiler/xla_import/import.h"
 #include "loop_cases.h"
 #include "runtime/executor.h"
 #include "runtime_test_util.h"
@@ -34,8 +35,9 @@ int CountLoops(const pb::Plan& plan) {
   return n;
 }
 
+// `text` may be XLA's (the JAX module below): it is imported.
 std::string PlanOf(const std::string& text) {
-  auto module = ir::ParseAndVerify(text);
+  auto module = xla_import::ParseAndVerifyHloText(text);
   EXPECT_TRUE(module.ok()) << module.status().message();
   if (!module.ok()) return "";
   auto plan = OptimizedPlan(**module);

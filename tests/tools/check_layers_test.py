@@ -87,6 +87,26 @@ class CheckLayersTest(unittest.TestCase):
             "src/compiler/plan/k.cc:1: compiler/plan -> compiler/codegen/cuda:"), out)
         self.assertTrue(lines[2].startswith("src/frontend/f.cc:1: frontend -> runtime:"), out)
 
+    def testTheIrParserDoesNotCallTheXlaImporter(self):
+        # compiler/xla_import/ uses ir/ only: ir/ may not include it, nor may its sibling
+        # semantics/; the driver may.
+        WriteTree(self.tmp, {
+            "src/compiler/ir/parser.cc": '#include "compiler/xla_import/hooks.h"\n',
+            "src/compiler/ir/module.h": "",
+            "src/compiler/xla_import/hooks.h": '#include "compiler/ir/module.h"\n',
+            "src/compiler/semantics/s.h": '#include "compiler/xla_import/hooks.h"\n',
+            "src/driver/d.cc": '#include "compiler/xla_import/hooks.h"\n',
+        })
+        code, out = Run(self.tmp)
+        self.assertEqual(code, 1, out)
+        lines = out.splitlines()
+        self.assertEqual(len(lines), 2, out)
+        self.assertTrue(
+            lines[0].startswith("src/compiler/ir/parser.cc:1: compiler/ir -> compiler/xla_import:"),
+            out)
+        self.assertTrue(lines[1].startswith(
+            "src/compiler/semantics/s.h:1: compiler/semantics -> compiler/xla_import:"), out)
+
     def testNothingBelowIncludesTheEvidenceLayer(self):
         # The evidence layer (src/evidence/) sits above the runtime; its own folders are ordered
         # bundle < sign < verify < report < diff.

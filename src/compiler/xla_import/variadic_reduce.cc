@@ -1,7 +1,7 @@
 // XLA's variadic reduce (argmax and argmin: a value and an index reduced together) and variadic
 // reduce-window (XLA's optimizer writes select-and-scatter as one: the max and its position per
-// window), expanded by the parser into elementwise ops, slices and reshapes that every backend
-// runs exactly (parser_internal.h ExpandVariadicReduce; docs/ir.md, docs/jax.md).
+// window), expanded by the importer into elementwise ops, slices and reshapes that every backend
+// runs exactly (expansions.h ExpandVariadicReduce; docs/ir.md, docs/jax.md).
 //
 // reduce(x_0 .. x_{k-1}, init_0 .. init_{k-1}), dimensions=D, to_apply=f, where f takes k
 // accumulators then k elements (scalars) and returns a tuple of k scalars. The expansion keeps
@@ -23,10 +23,10 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/emitter.h"
 #include "compiler/ir/module.h"
+#include "compiler/xla_import/emitter.h"
 
-namespace detrain::ir::parser_internal {
+namespace detrain::xla_import {
 namespace {
 
 // Bounds that keep a hostile module from growing the graph without limit: f's body is cloned
@@ -340,4 +340,4 @@ Status ExpandVariadicReduce(Computation& comp, Instruction& instr, const Computa
   return Expander(comp, instr, combiner).Run();
 }
 
-}  // namespace detrain::ir::parser_internal
+}  // namespace detrain::xla_import

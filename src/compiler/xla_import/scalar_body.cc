@@ -1,10 +1,10 @@
-// ScalarBody (parser_internal.h): a computation of scalars — a reduce's combiner, a sort's
-// comparator — applied elementwise to whole arrays by the parser's expansions.
+// ScalarBody (expansions.h): a computation of scalars — a reduce's combiner, a sort's
+// comparator — applied elementwise to whole arrays by the importer's expansions.
 #include <unordered_map>
 
-#include "compiler/ir/parser_internal.h"
+#include "compiler/xla_import/expansions.h"
 
-namespace detrain::ir::parser_internal {
+namespace detrain::xla_import {
 
 Status ScalarBody::Init(const Computation& f, size_t max_instructions, const std::string& what) {
   f_ = &f;
@@ -72,4 +72,4 @@ std::vector<Instruction*> ScalarBody::Apply(Computation& comp, const Instruction
   return out;
 }
 
-}  // namespace detrain::ir::parser_internal
+}  // namespace detrain::xla_import

@@ -1,5 +1,5 @@
-// XLA's sort, topk and compare type=TOTALORDER, expanded by the parser into exact ops of the IR
-// (parser_internal.h; docs/ir.md, docs/jax.md).
+// XLA's sort, topk and compare type=TOTALORDER, expanded by the importer into exact ops of the IR
+// (expansions.h; docs/ir.md, docs/jax.md).
 //
 // compare(a, b), type=TOTALORDER on f32 compares integer keys: bits = bitcast-convert(x) as s32,
 // key = bits xor ((bits >>arith 31) and 0x7fffffff), which orders -NaN < -inf < ... < -0 < +0 <
@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/emitter.h"
 #include "compiler/ir/module.h"
+#include "compiler/xla_import/emitter.h"
 
-namespace detrain::ir::parser_internal {
+namespace detrain::xla_import {
 namespace {
 
 constexpr size_t kMaxComparatorInstructions = 256;
@@ -294,4 +294,4 @@ Status ExpandTopK(Computation& comp, Instruction& instr, int64_t k, bool largest
   return Status::Ok();
 }
 
-}  // namespace detrain::ir::parser_internal
+}  // namespace detrain::xla_import

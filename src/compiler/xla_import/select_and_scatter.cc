@@ -1,5 +1,5 @@
-// XLA's select-and-scatter (the gradient of max-pooling), expanded by the parser into ops every
-// backend runs exactly (parser_internal.h ExpandSelectAndScatter; docs/jax.md).
+// XLA's select-and-scatter (the gradient of max-pooling), expanded by the importer into ops every
+// backend runs exactly (expansions.h ExpandSelectAndScatter; docs/jax.md).
 //
 // select-and-scatter(X, Y, I), window W (sizes w, strides s), select computation `sel`, scatter
 // computation `add`: for each window position p (an element of Y), the element of X's window
@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/emitter.h"
 #include "compiler/ir/module.h"
+#include "compiler/xla_import/emitter.h"
 
-namespace detrain::ir::parser_internal {
+namespace detrain::xla_import {
 namespace {
 
 // The direction of a select computation that is one compare of its two parameters, in order.
@@ -181,4 +181,4 @@ Status ExpandSelectAndScatter(Computation& comp, Instruction& instr, const Compu
   return Status::Ok();
 }
 
-}  // namespace detrain::ir::parser_internal
+}  // namespace detrain::xla_import

@@ -1,10 +1,13 @@
-// See schedule.h.
-#include "frontend/schedule.h"
+// See learning_rate.h.
+#include "runtime/train/learning_rate.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace detrain::frontend {
+namespace detrain::runtime {
+
+using frontend::ScheduleConfig;
+using frontend::ScheduleKind;
 namespace {
 
 constexpr double kPi = 3.141592653589793;  // the binary64 nearest to pi
@@ -100,4 +103,4 @@ float LearningRateAt(const ScheduleConfig& s, int64_t step) {
   return static_cast<float>(v);
 }
 
-}  // namespace detrain::frontend
+}  // namespace detrain::runtime

@@ -1,4 +1,4 @@
-// bf16 and f16 in HLO text (parser_internal.h WidenHalfTypes; docs/ir.md "bf16 and f16"):
+// bf16 and f16 in HLO text (expansions.h WidenHalfTypes; docs/ir.md "bf16 and f16"):
 // detrain's IR has no 16-bit float type. A bf16 or f16 value is held as the f32 of the same
 // value, and every instruction that can produce a value outside the format is followed by
 // round-to-bf16 or round-to-f16 (IEEE round to nearest even, semantics/scalar.h): each op in f32,
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/parser_internal.h"
+#include "compiler/xla_import/expansions.h"
 
-namespace detrain::ir::parser_internal {
+namespace detrain::xla_import {
 namespace {
 
 const char* FormatName(HalfFormat f) {
@@ -134,4 +134,4 @@ Status WidenHalfTypes(Module& module, const std::map<const Instruction*, HalfFor
   return Status::Ok();
 }
 
-}  // namespace detrain::ir::parser_internal
+}  // namespace detrain::xla_import

@@ -1,15 +1,15 @@
-// Internal to the parser: the op builder its expansions share (select_and_scatter.cc,
+// Internal to the importer: the op builder its expansions share (select_and_scatter.cc,
 // variadic_reduce.cc, sort.cc). Each new instruction goes into the computation beside the one
-// being expanded, at its source position, named after it. Not part of the IR's API.
-#ifndef DETRAIN_COMPILER_IR_EMITTER_H_
-#define DETRAIN_COMPILER_IR_EMITTER_H_
+// being expanded, at its source position, named after it. Not part of the importer's API.
+#ifndef DETRAIN_COMPILER_XLA_IMPORT_EMITTER_H_
+#define DETRAIN_COMPILER_XLA_IMPORT_EMITTER_H_
 
 #include <string>
 #include <vector>
 
-#include "compiler/ir/parser_internal.h"
+#include "compiler/xla_import/expansions.h"
 
-namespace detrain::ir::parser_internal {
+namespace detrain::xla_import {
 
 class Emitter {
  public:
@@ -54,6 +54,6 @@ class Emitter {
   int serial_ = 0;
 };
 
-}  // namespace detrain::ir::parser_internal
+}  // namespace detrain::xla_import
 
-#endif  // DETRAIN_COMPILER_IR_EMITTER_H_
+#endif  // DETRAIN_COMPILER_XLA_IMPORT_EMITTER_H_

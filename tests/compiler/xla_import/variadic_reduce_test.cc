@@ -1,12 +1,12 @@
 // Reduce of several inputs together (XLA's variadic reduce: jnp.argmax, argmin), which the
-// parser expands into elementwise ops in reduce's canonical order (variadic_reduce.cc). Checked
+// importer expands into elementwise ops in reduce's canonical order (variadic_reduce.cc). Checked
 // against brute force for argmax (first largest, NaN first), and bit for bit against the
 // one-input reduce for a float sum, whose result depends on the order.
 #include <cmath>
 #include <limits>
 #include <random>
 
-#include "interp_test_util.h"
+#include "xla_test_util.h"
 
 namespace detrain::testing {
 namespace {
@@ -36,7 +36,7 @@ std::string Dims(const std::vector<int64_t>& dims) {
 std::vector<int32_t> Argmax(const std::vector<float>& x, int64_t rows, int64_t cols, int dim) {
   const std::string shape = "f32[" + Dims({rows, cols}) + "]";
   const std::string out = std::to_string(dim == 1 ? rows : cols);
-  Literal r = RunHlo("  x = " + shape + " parameter(0)\n  n = s32[" + Dims({rows, cols}) +
+  Literal r = RunXla("  x = " + shape + " parameter(0)\n  n = s32[" + Dims({rows, cols}) +
                          "] iota(), iota_dimension=" + std::to_string(dim) +
                          "\n  z = f32[] constant(-inf)\n  zi = s32[] constant(0)\n"
                          "  r = (f32[" +
@@ -111,12 +111,12 @@ TEST(ReduceMany, SumsFollowReducesCanonicalOrder) {
     for (float& v : b) v = u(rng);
     const std::string in = "f32[" + Dims(c.dims) + "]", out = "f32[" + Dims(c.kept) + "]";
     const std::string dims = "dimensions={" + Dims(c.reduced) + "}";
-    Literal both = RunHlo("  a = " + in + " parameter(0)\n  b = " + in + " parameter(1)\n" +
+    Literal both = RunXla("  a = " + in + " parameter(0)\n  b = " + in + " parameter(1)\n" +
                               "  z = f32[] constant(0.25)\n  r = (" + out + ", " + out +
                               ") reduce(a, b, z, z), " + dims + ", to_apply=sums\n" +
                               "  ROOT t = " + out + " get-tuple-element(r), index=0\n",
                           {F32(c.dims, a), F32(c.dims, b)}, kTwoSums);
-    Literal one = RunHlo("  a = " + in + " parameter(0)\n  z = f32[] constant(0.25)\n" +
+    Literal one = RunXla("  a = " + in + " parameter(0)\n  z = f32[] constant(0.25)\n" +
                              "  ROOT r = " + out + " reduce(a, z), " + dims + ", to_apply=add\n",
                          {F32(c.dims, a)}, kAddF32);
     EXPECT_EQ(Bits(both), Bits(one)) << in << " " << dims;
@@ -133,7 +133,7 @@ TEST(ReduceMany, WindowedArgmaxAgainstBruteForce) {
   std::vector<float> x(rows * cols);
   for (float& v : x) v = static_cast<float>(small(rng));
   x[8] = std::numeric_limits<float>::quiet_NaN();
-  Literal r = RunHlo(
+  Literal r = RunXla(
       "  x = f32[5,6] parameter(0)\n  n = s32[5,6] iota(), iota_dimension=1\n"
       "  z = f32[] constant(-inf)\n  zi = s32[] constant(-1)\n"
       "  r = (f32[3,3], s32[3,3]) reduce-window(x, n, z, zi), window={size=3x2 stride=1x2}, "
@@ -177,14 +177,14 @@ TEST(ReduceMany, WindowedSumsFollowReduceWindowsOrder) {
   for (float& v : a) v = u(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 16) - 8);
   for (float& v : b) v = u(rng);
   const std::string window = "window={size=10x10 stride=2x3}";  // windows: 3 x 2
-  Literal both = RunHlo(
+  Literal both = RunXla(
       "  a = f32[14,13] parameter(0)\n  b = f32[14,13] parameter(1)\n  z = f32[] constant(0)\n"
       "  r = (f32[3,2], f32[3,2]) reduce-window(a, b, z, z), " +
           window +
           ", to_apply=sums\n"
           "  ROOT t = f32[3,2] get-tuple-element(r), index=0\n",
       {F32({14, 13}, a), F32({14, 13}, b)}, kTwoSums);
-  Literal one = RunHlo(
+  Literal one = RunXla(
       "  a = f32[14,13] parameter(0)\n  z = f32[] constant(0)\n"
       "  ROOT r = f32[3,2] reduce-window(a, z), " +
           window + ", to_apply=add\n",

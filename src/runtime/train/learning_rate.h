@@ -1,5 +1,6 @@
-// Learning-rate schedules (optax's formulas; docs/optimizers.md). The runtime evaluates the
-// schedule on the host once per step and passes the value to the train step as an f32 input,
+// Learning-rate schedules (optax's formulas; docs/optimizers.md). The schedule is data — the
+// frontend's ScheduleConfig, typed in the compile result's configuration —, and the runtime
+// evaluates it on the host once per step and passes the value to the train step as an f32 input,
 // which is recorded in the step log.
 //
 // Determinism: the value is computed in binary64 with a fixed sequence of IEEE operations —
@@ -9,23 +10,23 @@
 // difference.
 //
 // Thread safety: pure functions.
-#ifndef DETRAIN_FRONTEND_SCHEDULE_H_
-#define DETRAIN_FRONTEND_SCHEDULE_H_
+#ifndef DETRAIN_RUNTIME_TRAIN_LEARNING_RATE_H_
+#define DETRAIN_RUNTIME_TRAIN_LEARNING_RATE_H_
 
 #include <cstdint>
 
 #include "base/status.h"
 #include "frontend/run_config.h"
 
-namespace detrain::frontend {
+namespace detrain::runtime {
 
 // cos(pi * x) for x in [0, 1], to within a few units of 2^-53.
 double CosPi(double x);
 
 // The learning rate for update number `step` (0 for the first update), from the optimizer's
 // schedule in the run configuration.
-float LearningRateAt(const ScheduleConfig& schedule, int64_t step);
+float LearningRateAt(const frontend::ScheduleConfig& schedule, int64_t step);
 
-}  // namespace detrain::frontend
+}  // namespace detrain::runtime
 
-#endif  // DETRAIN_FRONTEND_SCHEDULE_H_
+#endif  // DETRAIN_RUNTIME_TRAIN_LEARNING_RATE_H_

@@ -1,7 +1,7 @@
 // See emitter.h.
-#include "compiler/ir/emitter.h"
+#include "compiler/xla_import/emitter.h"
 
-namespace detrain::ir::parser_internal {
+namespace detrain::xla_import {
 
 Instruction* Emitter::Add(Opcode opcode, Shape shape, std::vector<Instruction*> operands) {
   return AddBeside(comp_, like_, opcode, std::move(shape), std::move(operands),
@@ -79,4 +79,4 @@ Instruction* Emitter::WindowTap(Instruction* x, const std::vector<WindowDim>& wi
   return s;
 }
 
-}  // namespace detrain::ir::parser_internal
+}  // namespace detrain::xla_import

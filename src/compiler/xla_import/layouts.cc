@@ -1,4 +1,4 @@
-// bitcast between layouts (parser_internal.h ExpandBitcast; docs/ir.md "HLO text").
+// bitcast between layouts (expansions.h ExpandBitcast; docs/ir.md "HLO text").
 //
 // A layout says how a value lies in memory; bitcast reinterprets memory, so its value is the
 // operand's elements in the operand's memory order, read back in the result's. With P the
@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "compiler/ir/parser_internal.h"
+#include "compiler/xla_import/expansions.h"
 
-namespace detrain::ir::parser_internal {
+namespace detrain::xla_import {
 namespace {
 
 bool IsIdentity(const std::vector<int64_t>& p) {
@@ -63,4 +63,4 @@ Status ExpandBitcast(Computation& comp, Instruction& instr, std::vector<int64_t>
   return Status::Ok();
 }
 
-}  // namespace detrain::ir::parser_internal
+}  // namespace detrain::xla_import
