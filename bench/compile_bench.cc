@@ -13,8 +13,8 @@
 #include <filesystem>
 
 #include "base/file_io.h"
-#include "compiler/codegen/cpu/plan.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/plan/builder.h"
 #include "frontend/check.h"
 #include "frontend/parser.h"
 #include "frontend/train_step.h"
@@ -34,14 +34,15 @@ Result<Compiled> CompileOnce(const std::string& path, const std::string& text) {
   DETRAIN_ASSIGN_OR_RETURN(auto checked, frontend::Check(source, program));
   DETRAIN_ASSIGN_OR_RETURN(auto step, frontend::LowerTrainStep(checked));
   DETRAIN_ASSIGN_OR_RETURN(auto opt, passes::RunPipeline(*step, passes::kDefaultPipeline, {}));
-  DETRAIN_ASSIGN_OR_RETURN(std::string plan, codegen::cpu::BuildPlan(*opt.module));
+  DETRAIN_ASSIGN_OR_RETURN(plan::BuiltPlan plan, plan::BuildPlan(*opt.module));
   auto live = [](const ir::Module& m) {  // live instructions of all reachable computations
     int64_t n = 0;
     auto comps = m.ComputationPostOrder();  // kept alive: the loop reads into it
     for (const ir::Computation* c : *comps) n += static_cast<int64_t>(c->PostOrder()->size());
     return n;
   };
-  return Compiled{opt.peak_bytes, opt.total_bytes, live(*step), live(*opt.module), plan.size()};
+  return Compiled{plan.peak_bytes, plan.total_bytes, live(*step), live(*opt.module),
+                  plan.bytes.size()};
 }
 
 void BM_Compile(benchmark::State& state, std::string example) {

@@ -31,6 +31,7 @@
 #include "compiler/ir/parser.h"
 #include "compiler/ir/verifier.h"
 #include "driver/compile.h"
+#include "runtime/cuda/cuda_backend.h"
 #include "runtime/executor.h"
 #include "runtime/runtime_test_util.h"
 
@@ -115,13 +116,10 @@ int Main(const Flags& f) {
   options.threads = f.threads;
   options.devices = f.devices;
   if (f.backend == "cuda") {
+    // The executable the compile made (stages cuda, ptx and cubin-*), as a run uses it.
     options.backend = runtime::Backend::kCuda;
-    auto images = std::make_shared<runtime::cuda::CudaImages>();
-    images->ptx = compiled->stages.Find("ptx")->bytes;
-    for (const driver::StageRecord& r : compiled->stages.records()) {
-      if (r.name.rfind("cubin-", 0) == 0) images->cubins.emplace_back(r.name.substr(6), r.bytes);
-    }
-    options.cuda_images = images;
+    const driver::CudaExecutable& cuda = compiled->cuda.at("");
+    options = runtime::cuda::WithCompiledCuda(options, cuda.program, cuda.images);
   }
   auto executor = runtime::Executor::Create(compiled->stages.Find("plan")->bytes, options);
   if (!executor.ok()) return Fail("executor", executor.status());

@@ -23,6 +23,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "unimplemented";
     case StatusCode::kInternal:
       return "internal error";
+    case StatusCode::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }

@@ -25,7 +25,8 @@ enum class StatusCode {
   kDataLoss,            // stored evidence is corrupt or truncated
   kVerificationFailed,  // evidence is well formed but does not match
   kUnimplemented,
-  kInternal,  // a broken invariant inside detrain
+  kInternal,   // a broken invariant inside detrain
+  kCancelled,  // stopped because another party stopped: rank 0 of a multi-process run
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -66,6 +67,7 @@ inline Status VerificationFailed(std::string m) {
 }
 inline Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
 
 // Either a value or a non-OK Status. Constructing a Result from an OK Status is an internal
 // error and yields kInternal.

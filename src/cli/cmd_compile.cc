@@ -20,7 +20,7 @@
 #include <string>
 
 #include "cli/command.h"
-#include "compiler/codegen/cpu/plan.h"
+#include "compiler/plan/builder.h"
 #include "driver/compile.h"
 #include "driver/dump.h"
 
@@ -38,17 +38,27 @@ struct CompileOptions {
   int threads = 1;
 };
 
-bool IsCudaStage(const std::string& stage) {
-  for (const char* prefix : {"cuda", "ptx", "cubin", "eval-cuda", "eval-ptx", "eval-cubin"}) {
-    if (stage.rfind(prefix, 0) == 0) return true;
+// What --emit accepts: every stage of the stage table but the program itself, and `cubin` for the
+// newest architecture's cubin (`eval-cubin` for the eval program's).
+constexpr char kCubinAlias[] = "cubin";
+constexpr char kNewestCubin[] = "sm_90";
+
+std::vector<std::string> EmitChoices() {
+  std::vector<std::string> choices;
+  for (std::string_view name : driver::StageNames()) {
+    if (name != driver::kStageProgram) choices.emplace_back(name);
   }
-  return false;
+  choices.push_back(kCubinAlias);
+  choices.push_back(std::string(driver::kEvalPrefix) + kCubinAlias);
+  return choices;
 }
 
 int RunCompile(CompileOptions opts) {
-  if (opts.emit == "cubin") opts.emit = "cubin-sm_90";
-  if (opts.emit == "eval-cubin") opts.emit = "eval-cubin-sm_90";
-  const bool cuda = opts.backend == "cuda" || IsCudaStage(opts.emit);
+  for (const std::string prefix : {"", driver::kEvalPrefix}) {
+    if (opts.emit == prefix + kCubinAlias)
+      opts.emit = prefix + driver::kStageCubinPrefix + kNewestCubin;
+  }
+  const bool cuda = opts.backend == "cuda" || driver::IsBackendStage(opts.emit);
   const bool binary = opts.emit.find("cubin") != std::string::npos;
   if (binary && !opts.hashes && ::isatty(STDOUT_FILENO)) {
     return ReportError("compile",
@@ -69,12 +79,7 @@ int RunCompile(CompileOptions opts) {
   copts.pipeline = opts.pipeline;
   copts.threads = opts.threads;
   Result<driver::CompileResult> c = driver::Compile(opts.file, copts);
-  if (!c.ok()) {
-    // Located errors already start with the file name; others get it here.
-    const std::string& m = c.status().message();
-    std::cerr << (m.rfind(opts.file, 0) == 0 ? "" : "detrain compile: ") << m << "\n";
-    return c.status().code() == StatusCode::kInternal ? kExitInternal : kExitUsage;
-  }
+  if (!c.ok()) return ReportProgramError("compile", opts.file, c.status());
   if (!opts.dump_dir.empty()) {
     Status st = driver::WriteDumpDir(opts.dump_dir, *c, opts.file);
     if (!st.ok()) return ReportError("compile", st);
@@ -99,7 +104,7 @@ int RunCompile(CompileOptions opts) {
                                 : "")));
   }
   if (s->name == driver::kStagePlan || s->name == driver::kStageEvalPlan) {
-    Result<std::string> text = codegen::cpu::PlanToText(s->bytes);
+    Result<std::string> text = plan::PlanToText(s->bytes);
     if (!text.ok()) return ReportError("compile", text.status());
     std::cout << *text;
   } else {
@@ -125,9 +130,7 @@ void RegisterCompileCommand(CLI::App& app, int* exit_code) {
          "with the CUDA backend: cuda (the generated source), ptx, cubin (= cubin-sm_90), "
          "cubin-sm_80, and eval-plan, eval-cuda, eval-ptx, eval-cubin-sm_80|90 for the eval "
          "program. A cubin is binary: redirect it to a file")
-      ->check(CLI::IsMember({"hlo", "source", "init", "eval", "opt-hlo", "plan", "eval-plan",
-                             "cuda", "ptx", "cubin", "cubin-sm_80", "cubin-sm_90", "eval-cuda",
-                             "eval-ptx", "eval-cubin", "eval-cubin-sm_80", "eval-cubin-sm_90"}));
+      ->check(CLI::IsMember(EmitChoices()));
   cmd->add_option("--backend", opts->backend,
                   "cpu (default): stages up to the CPU plan; cuda: also the CUDA source, PTX "
                   "and cubins (sm_80, sm_90), compiled with NVRTC and nvJitLink, no GPU needed")

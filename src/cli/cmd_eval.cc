@@ -13,7 +13,6 @@
 // expected shape. With -o DIR the result is written as DIR/out.npy, or for a tuple result as
 // DIR/out0.npy, DIR/out1.npy, ...; stdout lists each output with its shape and the SHA-256 of
 // its .npy bytes. Without -o the outputs are printed as IR constant text.
-#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -138,16 +137,8 @@ int RunEval(const EvalOptions& opts) {
   driver::CompileOptions copts;
   copts.backend = opts.backend != "interp";
   auto compiled = driver::Compile(opts.file, copts);
-  if (!compiled.ok()) {
-    const std::string& m = compiled.status().message();
-    bool located = !m.empty() && std::isdigit(static_cast<unsigned char>(m[0]));
-    if (located) {
-      std::cerr << opts.file << ":" << m << "\n";
-      return kExitUsage;
-    }
-    return ReportError("eval", compiled.status());
-  }
-  auto module = ir::ParseAndVerify(compiled->stages.Find("hlo")->bytes);
+  if (!compiled.ok()) return ReportProgramError("eval", opts.file, compiled.status());
+  auto module = ir::ParseAndVerify(compiled->stages.Find(driver::kStageHlo)->bytes);
   if (!module.ok()) return ReportError("eval", module.status());
   const ir::Shape& root = (*module)->entry()->root()->shape;
   if (IsNestedTuple(root))

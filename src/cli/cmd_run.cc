@@ -1,9 +1,9 @@
-// `detrain run PROGRAM [--attest -o BUNDLE]`: train a program (evidence/bundle/attested_run.h).
+// `detrain run PROGRAM [--attest -o BUNDLE]`: train a program (runtime/train/run.h), with an audit
+// bundle (evidence/bundle/attested_run.h).
 // Progress goes to stderr: a bar redrawn in place on a terminal, plain lines otherwise.
 #include <unistd.h>
 
 #include <atomic>
-#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -119,7 +119,6 @@ int RunRun(const RunFlags& f) {
   bundle::RunOptions o;
   o.program = f.program;
   o.output_dir = f.output;
-  o.attest = f.attest;
   o.resume = f.resume;
   o.embed_data = f.embed_data;
   o.executor.threads = f.threads;
@@ -168,7 +167,7 @@ int RunRun(const RunFlags& f) {
   o.interrupt = &g_interrupt;
   std::signal(SIGINT, OnInterrupt);
   std::signal(SIGTERM, OnInterrupt);
-  Result<bundle::RunSummary> r = bundle::RunProgram(o);
+  Result<bundle::RunSummary> r = f.attest ? bundle::RunAttested(o) : runtime::Train(o);
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   if (*cluster != nullptr && (*cluster)->broken()) {
@@ -179,26 +178,10 @@ int RunRun(const RunFlags& f) {
   }
   if (follower) {  // rank 0 reports the run; a follower only what happened to it alone
     if (r.ok()) return r->follower_exit_code.value_or(kExitInternal);
-    if (r.status().message().rfind(bundle::kStoppedByRankZero, 0) == 0) return kExitUsage;
+    if (r.status().code() == StatusCode::kCancelled) return kExitUsage;  // rank 0 says why
     return ReportError("run", r.status().WithContext((*cluster)->Describe((*cluster)->rank())));
   }
-  if (!r.ok()) {
-    const std::string& m = r.status().message();
-    // A message about the bundle (a full disk, say) starts with its path, which may begin with
-    // a digit too ("-o 2025-run"): that is no LINE:COLUMN.
-    const bool names_output = !f.output.empty() && m.rfind(f.output, 0) == 0;
-    if (!m.empty() && std::isdigit(static_cast<unsigned char>(m[0])) && !names_output) {
-      std::cerr << f.program << ":" << m << "\n";
-      return kExitUsage;
-    }
-    // Located program errors already start with the file name: print them as `compile` does,
-    // so that "FILE:LINE:COL: error:" begins the line.
-    if (m.rfind(f.program + ":", 0) == 0 && r.status().code() != StatusCode::kInternal) {
-      std::cerr << m << "\n";
-      return kExitUsage;
-    }
-    return ReportError("run", r.status());
-  }
+  if (!r.ok()) return ReportProgramError("run", f.program, r.status());
   if (r->interrupted) {
     std::cerr << "\ninterrupted after step " << r->steps_done - 1 << "; ";
     if (f.attest) {
@@ -207,7 +190,7 @@ int RunRun(const RunFlags& f) {
     } else {
       std::cerr << "nothing was written\n";
     }
-    return 130;
+    return kExitInterrupted;
   }
   if (r->stopped) std::cerr << "stopped: " << r->stop_reason << "\n";
   if (r->last_eval.has_value()) {

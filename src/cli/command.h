@@ -1,7 +1,6 @@
 // The CLI's command convention. `detrain` is thin: each subcommand lives in cmd_<name>.cc,
 // registers itself on the CLI11 app, parses its flags into an options struct, and calls library
-// code. When the subcommand runs it stores its exit code in *exit_code:
-//   0  success, 1  verification failed (verify), 2  usage or input error, 3  internal error.
+// code. When the subcommand runs it stores its exit code (base/exit_code.h) in *exit_code.
 // Output for machines goes to stdout (one JSON object where a command promises JSON); messages for
 // people go to stderr as "detrain <command>: <message>".
 #ifndef DETRAIN_CLI_COMMAND_H_
@@ -10,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <string_view>
 
+#include "base/exit_code.h"
 #include "base/status.h"
 
 // Set by CMake for the detrain target (never hashed into a stage).
@@ -22,13 +22,19 @@
 
 namespace detrain::cli {
 
-constexpr int kExitOk = 0;
-constexpr int kExitVerifyFailed = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitInternal = 3;
+constexpr int kExitOk = ToInt(ExitCode::kOk);
+constexpr int kExitVerifyFailed = ToInt(ExitCode::kFailed);
+constexpr int kExitUsage = ToInt(ExitCode::kUsage);
+constexpr int kExitInternal = ToInt(ExitCode::kInternal);
+constexpr int kExitInterrupted = ToInt(ExitCode::kInterrupted);
 
 // Prints "detrain <command>: <status message>" to stderr and returns the exit code for it.
 int ReportError(std::string_view command, const Status& status);
+
+// An error of compiling or running `program`: a located error — "PROGRAM:LINE:COL: error: ...",
+// which names the program first, as the frontend and the driver write every error in a program
+// or its HLO — is printed as is, as a compiler prints one (exit 2); any other as ReportError.
+int ReportProgramError(std::string_view command, std::string_view program, const Status& status);
 
 // One registration function per subcommand (see cmd_*.cc).
 void RegisterDigestCommand(CLI::App& app, int* exit_code);

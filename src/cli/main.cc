@@ -15,14 +15,16 @@ namespace detrain::cli {
 
 int ReportError(std::string_view command, const Status& status) {
   std::cerr << "detrain " << command << ": " << status.message() << "\n";
-  switch (status.code()) {
-    case StatusCode::kVerificationFailed:
-      return kExitVerifyFailed;
-    case StatusCode::kInternal:
-      return kExitInternal;
-    default:
-      return kExitUsage;
-  }
+  return ToInt(ExitCodeOf(status));
+}
+
+int ReportProgramError(std::string_view command, std::string_view program, const Status& status) {
+  const std::string& m = status.message();
+  const bool located = m.size() > program.size() && m.compare(0, program.size(), program) == 0 &&
+                       m[program.size()] == ':';
+  if (!located || status.code() == StatusCode::kInternal) return ReportError(command, status);
+  std::cerr << m << "\n";
+  return kExitUsage;
 }
 
 namespace {

@@ -3,18 +3,18 @@
 //
 // Stage 3's module is printed, verified and buffer-assigned once, by the pipeline: its bytes are
 // the pipeline's output text of the last pass (not printed again here), and stage 2 is parsed
-// without verification because RunPipeline verifies its input. codegen::cpu::BuildPlan still
+// without verification because RunPipeline verifies its input. plan::BuildPlan still
 // verifies, prints and assigns buffers on its own (it takes only the module); see the note at
 // its call.
 #include "driver/compile.h"
 
 #include <thread>
 
-#include "compiler/codegen/cpu/plan.h"
 #include "compiler/codegen/cuda/cuda_program.h"
 #include "compiler/codegen/cuda/toolchain.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
+#include "compiler/plan/builder.h"
 #include "driver/compile_internal.h"
 
 namespace detrain::driver {
@@ -41,16 +41,16 @@ Status AppendEvalPlan(const std::string& spec, const passes::PipelineOptions& po
   } else {
     optimized = r.dumps.back().second;
   }
-  DETRAIN_ASSIGN_OR_RETURN(
-      std::string plan, codegen::cpu::BuildPlan(*r.module, codegen::EntrySignature{}, optimized));
+  DETRAIN_ASSIGN_OR_RETURN(plan::BuiltPlan built,
+                           plan::BuildPlan(*r.module, plan::EntrySignature{}, optimized));
   DETRAIN_ASSIGN_OR_RETURN(
       std::string options,
-      OptionsJson({{"pipeline", spec}, {"format_version", codegen::cpu::kPlanFormatVersion}}));
+      OptionsJson({{"pipeline", spec}, {"format_version", plan::kPlanFormatVersion}}));
   Transform t = TransformOf("cpu-plan", kStageEval, std::move(options));
   t.pipeline = spec;
   t.passes = std::move(r.records);
-  t.plan_format_version = codegen::cpu::kPlanFormatVersion;
-  return out->stages.Add(kStageEvalPlan, std::move(plan), std::move(t), out->program_kind);
+  t.plan_format_version = plan::kPlanFormatVersion;
+  return out->stages.Add(kStageEvalPlan, std::move(built.bytes), std::move(t), out->program_kind);
 }
 
 // A toolchain stage of the CUDA executable: the PTX, or a cubin.
@@ -134,6 +134,14 @@ Status AppendCudaStages(const std::string& plan_stage, const std::string& prefix
                            options.recorded_toolchain_stages.has_value()
                                ? RecordedToolchain(*options.recorded_toolchain_stages, prefix)
                                : RunToolchain(program.source, prefix, options.threads));
+  // The executable the CUDA backend runs: this program and these images (the PTX first, then a
+  // cubin per architecture, in kCubinArchs order).
+  auto images = std::make_shared<cuda::CudaImages>();
+  images->ptx = stages[0].bytes;
+  for (size_t i = 1; i < stages.size(); ++i)
+    images->cubins.emplace_back(cuda::kCubinArchs[i - 1], stages[i].bytes);
+  out->cuda[prefix] = {std::make_shared<const cuda::CudaProgram>(std::move(program)),
+                       std::move(images)};
   for (ToolchainStage& s : stages) {
     // The PTX reads the source; each cubin the PTX.
     const bool ptx = s.name == prefix + kStagePtx;
@@ -161,8 +169,6 @@ Status AppendBackendStages(const CompileOptions& options, CompileResult* out) {
   passes::PipelineOptions popts;
   popts.threads = options.threads;
   DETRAIN_ASSIGN_OR_RETURN(passes::PipelineResult r, passes::RunPipeline(*module, spec, popts));
-  out->peak_bytes = r.peak_bytes;
-  out->total_bytes = r.total_bytes;
 
   // The last pass's dump is the canonical text of r.module; a spec names at least one pass.
   std::string optimized;
@@ -182,14 +188,16 @@ Status AppendBackendStages(const CompileOptions& options, CompileResult* out) {
   // The pipeline verified r.module after its last pass, and stage 3's bytes are its canonical
   // text: the plan builder neither verifies nor prints it again.
   DETRAIN_ASSIGN_OR_RETURN(
-      std::string plan,
-      codegen::cpu::BuildPlan(*r.module, out->signature, out->stages.Find(kStageOptHlo)->bytes));
+      plan::BuiltPlan built,
+      plan::BuildPlan(*r.module, out->signature, out->stages.Find(kStageOptHlo)->bytes));
+  out->peak_bytes = built.peak_bytes;
+  out->total_bytes = built.total_bytes;
   DETRAIN_ASSIGN_OR_RETURN(std::string plan_options,
-                           OptionsJson({{"format_version", codegen::cpu::kPlanFormatVersion}}));
+                           OptionsJson({{"format_version", plan::kPlanFormatVersion}}));
   Transform codegen = TransformOf("cpu-plan", kStageOptHlo, std::move(plan_options));
-  codegen.plan_format_version = codegen::cpu::kPlanFormatVersion;
+  codegen.plan_format_version = plan::kPlanFormatVersion;
   DETRAIN_RETURN_IF_ERROR(
-      out->stages.Add(kStagePlan, std::move(plan), std::move(codegen), out->program_kind));
+      out->stages.Add(kStagePlan, std::move(built.bytes), std::move(codegen), out->program_kind));
   DETRAIN_RETURN_IF_ERROR(AppendEvalPlan(spec, popts, out));
   if (!options.cuda) return Status::Ok();
   DETRAIN_RETURN_IF_ERROR(AppendCudaStages(kStagePlan, "", options, out));

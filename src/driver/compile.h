@@ -32,8 +32,10 @@
 #include <vector>
 
 #include "base/status.h"
-#include "compiler/codegen/common/entry_signature.h"
+#include "compiler/codegen/cuda/cuda_program.h"
+#include "compiler/codegen/cuda/toolchain.h"
 #include "compiler/ir/literal.h"
+#include "compiler/plan/entry_signature.h"
 #include "driver/stage_table.h"
 #include "frontend/data.h"
 #include "frontend/run_config.h"
@@ -65,10 +67,33 @@ struct CompileOptions {
   std::map<std::string, std::string> data_files;
 };
 
-// A run spec's initial state tensor (driver/run_spec_import.cc), in entry order.
-struct InitialTensor {
+// A plan stage's CUDA executable, as the compile made it (CompileOptions::cuda): the generated
+// program — stage "cuda"'s source with its launch plan — and its compiled images (the stages
+// "ptx" and "cubin-*"). The CUDA backend runs these rather than generating them again.
+struct CudaExecutable {
+  std::shared_ptr<const codegen::cuda::CudaProgram> program;
+  std::shared_ptr<const codegen::cuda::CudaImages> images;
+};
+
+// One tensor of the state a train step carries from step to step — the parameters, the
+// optimizer slots and the update counter —, in the step's entry order: what the runtime
+// allocates, initializes, checkpoints and digests. Typed here once, from the step the driver
+// lowered or imported, so that no later layer decodes text (a type string, a slot's name) to find
+// it.
+struct StateSpec {
+  std::string name;  // the entry parameter's: a .dt parameter, NAME_s0.. its slots, `count`
+  plan::ParamRole role = plan::ParamRole::kParameter;  // kParameter, kOptimizerState, kStep
+  ir::Shape shape;
+  // A .dt program's optimizer slot: the index in the state of the parameter it belongs to. -1
+  // for every other entry (a run spec's optimizer state is its optimizer's own tree of arrays).
+  int64_t owner = -1;
+};
+
+// A state tensor with its value: a run spec's initial state, and the runtime's training state
+// (runtime/train/train_state.h).
+struct StateTensor {
   std::string name;
-  codegen::ParamRole role = codegen::ParamRole::kParameter;
+  plan::ParamRole role = plan::ParamRole::kParameter;
   ir::Literal value;
 };
 
@@ -78,18 +103,24 @@ struct CompileResult {
   bool is_run_spec() const { return program_kind == ProgramKind::kRunSpec; }
   StageTable stages;
   std::optional<frontend::RunConfig> config;  // .dt only: stage 1's configuration
-  codegen::EntrySignature signature;          // of stage 2's entry (and so of stages 3 and 4)
+  plan::EntrySignature signature;             // of stage 2's entry (and so of stages 3 and 4)
   // Every pass's output, ("NN.pass-name.hlo", canonical text), for passes/ (with backend).
   std::vector<std::pair<std::string, std::string>> pass_dumps;
-  int64_t peak_bytes = 0, total_bytes = 0;  // the pipeline's buffer assignment (with backend)
+  int64_t peak_bytes = 0, total_bytes = 0;  // plan::BuiltPlan's (with backend)
+  // With options.cuda: each plan stage's CUDA executable, by its stage prefix ("" for the plan,
+  // kEvalPrefix for the eval plan).
+  std::map<std::string, CudaExecutable> cuda;
   // .dt only: the parsed data as read (before the split and standardization), for the runtime.
   std::shared_ptr<const frontend::Dataset> dataset;
   // A run spec only: the files stage 0 names besides the data — the train step's HLO text and the
   // initial state — as (path relative to stage 0's directory, bytes). A bundle keeps them in
   // program/ beside stage 0, so that the bundle alone recompiles.
   std::vector<std::pair<std::string, std::string>> program_files;
-  // A run spec only: the initial state, which the trainer starts from instead of drawing it.
-  std::shared_ptr<const std::vector<InitialTensor>> initial_state;
+  // A program that trains (.dt or run spec): the state its train step carries, in entry order.
+  std::vector<StateSpec> state;
+  // A run spec only: the initial state (in `state` order), which the trainer starts from instead
+  // of drawing it.
+  std::shared_ptr<const std::vector<StateTensor>> initial_state;
 };
 
 // True when `path` names HLO text (ends in .hlo); Compile reads anything else as a .dt program.

@@ -6,8 +6,8 @@
 #include <cerrno>
 
 #include "base/file_io.h"
-#include "compiler/codegen/cpu/plan.h"
 #include "compiler/codegen/cuda/cuda_program.h"
+#include "compiler/plan/builder.h"
 
 namespace detrain::driver {
 namespace {
@@ -49,7 +49,7 @@ Status WriteDumpDir(const std::string& dir, const CompileResult& result, const s
   DETRAIN_RETURN_IF_ERROR(WriteStageFiles(dir, result));
   if (result.stages.Find(kStageCuda) != nullptr) DETRAIN_RETURN_IF_ERROR(WriteDeviceHeaders(dir));
   if (const StageRecord* plan = result.stages.Find(kStagePlan)) {
-    DETRAIN_ASSIGN_OR_RETURN(std::string text, codegen::cpu::PlanToText(plan->bytes));
+    DETRAIN_ASSIGN_OR_RETURN(std::string text, plan::PlanToText(plan->bytes));
     DETRAIN_RETURN_IF_ERROR(WriteFileAtomic(dir + "/" + kPlanTextFile, text));
   }
   return WriteFileAtomic(dir + "/summary.json", CompileSummary(result, file).dump(2) + "\n");

@@ -3,7 +3,7 @@
 // meaning, so every entry parameter is kInput and there is one shard.
 #include "base/file_io.h"
 #include "compiler/ir/printer.h"
-#include "compiler/ir/verifier.h"
+#include "compiler/xla_import/import.h"
 #include "driver/compile_internal.h"
 
 namespace detrain::driver {
@@ -11,7 +11,7 @@ namespace detrain::driver {
 Status ImportHlo(const std::string& path, CompileResult* out) {
   DETRAIN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
   // Parse errors carry "line:col: "; the file name makes them "file:line:col: ".
-  Result<std::unique_ptr<ir::Module>> module = ir::ParseAndVerify(bytes);
+  Result<std::unique_ptr<ir::Module>> module = xla_import::ParseAndVerifyHloText(bytes);
   if (!module.ok()) return Status(module.status().code(), path + ":" + module.status().message());
   DETRAIN_ASSIGN_OR_RETURN(std::string canonical, ir::PrintModule(**module));
   out->program_kind = ProgramKind::kHlo;
@@ -20,7 +20,7 @@ Status ImportHlo(const std::string& path, CompileResult* out) {
                                           TransformOf("canonicalize-hlo", kStageProgram),
                                           ProgramKind::kHlo));
   const size_t params = (*module)->entry()->Parameters().size();
-  out->signature.roles.assign(params, codegen::ParamRole::kInput);
+  out->signature.roles.assign(params, plan::ParamRole::kInput);
   out->signature.shards = 1;
   return Status::Ok();
 }

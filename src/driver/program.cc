@@ -152,6 +152,34 @@ Result<std::string> VerifiedText(const Result<std::unique_ptr<ir::Module>>& modu
   return ir::PrintModule(**module);
 }
 
+// The state the train step carries: its entry parameters of the state roles, in entry order
+// (frontend/train_step.h: the parameters in declaration order, then `slots` optimizer slots per
+// parameter, parameter-major, then the update counter).
+Result<std::vector<StateSpec>> StateOf(const ir::Module& step,
+                                       const plan::EntrySignature& signature, int64_t slots) {
+  const std::vector<ir::Instruction*> params = step.entry()->Parameters();
+  if (params.size() != signature.roles.size()) {
+    return Internal("stage 2 has " + std::to_string(params.size()) + " parameters, its signature " +
+                    std::to_string(signature.roles.size()));
+  }
+  std::vector<StateSpec> state;
+  int64_t parameters = 0, slot = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const plan::ParamRole role = signature.roles[i];
+    StateSpec s{params[i]->name, role, params[i]->shape, -1};
+    if (role == plan::ParamRole::kParameter) {
+      ++parameters;
+    } else if (role == plan::ParamRole::kOptimizerState) {
+      s.owner = slot++ / slots;
+      if (s.owner >= parameters) return Internal("stage 2: an optimizer slot without a parameter");
+    } else if (role != plan::ParamRole::kStep) {
+      continue;
+    }
+    state.push_back(std::move(s));
+  }
+  return state;
+}
+
 // Stages 1, 2, init and eval, from the checked program with its resolved configuration.
 Status LowerStages(const CheckedProgram& checked, CompileResult* out) {
   StageTable& t = out->stages;
@@ -161,8 +189,11 @@ Status LowerStages(const CheckedProgram& checked, CompileResult* out) {
   DETRAIN_RETURN_IF_ERROR(t.Add(kStageSource, kSourceGraphHeader + header + "\n" + source,
                                 TransformOf("lower-source-graph", kStageProgram),
                                 ProgramKind::kDt));
-  DETRAIN_ASSIGN_OR_RETURN(std::string step,
-                           VerifiedText(frontend::LowerTrainStep(checked), "stage 2"));
+  Result<std::unique_ptr<ir::Module>> lowered = frontend::LowerTrainStep(checked);
+  DETRAIN_ASSIGN_OR_RETURN(std::string step, VerifiedText(lowered, "stage 2"));
+  DETRAIN_ASSIGN_OR_RETURN(out->state,
+                           StateOf(**lowered, frontend::TrainStepSignature(checked),
+                                   frontend::OptimizerSlots(checked.config.optimizer.kind)));
   DETRAIN_RETURN_IF_ERROR(t.Add(kStageHlo, std::move(step),
                                 TransformOf("lower-train-step", kStageSource), ProgramKind::kDt));
   DETRAIN_ASSIGN_OR_RETURN(std::string init, InitPlan(checked.config));

@@ -23,15 +23,15 @@
 #include "base/safetensors.h"
 #include "base/thread_pool.h"
 #include "compiler/ir/printer.h"
-#include "compiler/ir/verifier.h"
+#include "compiler/xla_import/import.h"
 #include "driver/compile_internal.h"
 #include "frontend/run_spec.h"
 
 namespace detrain::driver {
 namespace {
 
-using codegen::ParamRole;
 using frontend::RunSpec;
+using plan::ParamRole;
 
 constexpr char kImportedStepHeader[] = "// detrain.imported-step.v1\n// config ";
 constexpr char kInitialStateFormat[] = "detrain.initial-state.v1";
@@ -41,14 +41,14 @@ std::string Join(const std::string& dir, const std::string& rel) {
 }
 
 // The safetensors dtype of a state element type; state is f32 or s32 (schemas/run-spec.md).
-const char* SafetensorsDType(ir::ElementType t) {
-  return t == ir::ElementType::kF32 ? "F32" : t == ir::ElementType::kS32 ? "I32" : nullptr;
+const char* StateDType(ir::ElementType t) {
+  const bool state = t == ir::ElementType::kF32 || t == ir::ElementType::kS32;
+  return state ? ir::SafetensorsDType(t).data() : nullptr;
 }
 
 std::string EntryText(const RunSpec& spec, size_t i) {
   const frontend::RunSpecEntry& e = spec.entry[i];
-  std::string s =
-      "entry[" + std::to_string(i) + "] (" + std::string(codegen::ParamRoleName(e.role));
+  std::string s = "entry[" + std::to_string(i) + "] (" + std::string(plan::ParamRoleName(e.role));
   if (!e.name.empty()) s += " '" + e.name + "'";
   return s + ")";
 }
@@ -71,8 +71,8 @@ Status CheckStepSignature(const std::string& spec_path, const std::string& hlo_p
     const std::string what =
         "parameter " + std::to_string(i) + " " + s.ToString() + " is " + EntryText(spec, i) + ", ";
     if (s.is_tuple()) return error(what + "but a tuple: export the step with flat arguments");
-    if (frontend::IsStateRole(role)) {
-      if (SafetensorsDType(s.type()) == nullptr)
+    if (plan::IsStateRole(role)) {
+      if (StateDType(s.type()) == nullptr)
         return error(what + "but state tensors must be f32 or s32");
       if (role == ParamRole::kParameter && s.type() != ir::ElementType::kF32)
         return error(what + "but a trained parameter must be f32");
@@ -109,15 +109,15 @@ Status CheckStepSignature(const std::string& spec_path, const std::string& hlo_p
 }
 
 // The initial state file against the state entries; the tensors in entry order.
-Result<std::vector<InitialTensor>> ReadInitialState(const std::string& path, const RunSpec& spec,
-                                                    const ir::Module& module) {
+Result<std::vector<StateTensor>> ReadInitialState(const std::string& path, const RunSpec& spec,
+                                                  const ir::Module& module) {
   DETRAIN_ASSIGN_OR_RETURN(SafetensorsFile file, ReadSafetensorsFile(path));
   const std::vector<ir::Instruction*> params = module.entry()->Parameters();
-  std::vector<InitialTensor> out;
+  std::vector<StateTensor> out;
   size_t state = 0;
   for (size_t i = 0; i < spec.entry.size(); ++i) {
     const frontend::RunSpecEntry& e = spec.entry[i];
-    if (!frontend::IsStateRole(e.role)) continue;
+    if (!plan::IsStateRole(e.role)) continue;
     ++state;
     const SafeTensor* found = nullptr;
     for (const SafeTensor& t : file.tensors) {
@@ -126,14 +126,14 @@ Result<std::vector<InitialTensor>> ReadInitialState(const std::string& path, con
     if (found == nullptr)
       return InvalidArgument(path + ": no tensor '" + e.name + "' for " + EntryText(spec, i));
     const ir::Shape& shape = params[i]->shape;
-    const char* dtype = SafetensorsDType(shape.type());
+    const char* dtype = StateDType(shape.type());
     if (found->dtype != dtype || found->shape != shape.dims()) {
       std::string dims;
       for (int64_t d : found->shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
       return InvalidArgument(path + ": tensor '" + e.name + "' is " + found->dtype + " [" + dims +
                              "]; " + EntryText(spec, i) + " takes " + shape.ToString());
     }
-    InitialTensor t{e.name, e.role, ir::Literal(shape)};
+    StateTensor t{e.name, e.role, ir::Literal(shape)};
     t.value.mutable_bytes() = found->data;
     out.push_back(std::move(t));
   }
@@ -208,7 +208,7 @@ Result<std::string> SpecHeader(const RunSpec& spec, const std::string& hlo_bytes
                                const std::string& state_bytes) {
   nlohmann::json entry = nlohmann::json::array();
   for (const frontend::RunSpecEntry& e : spec.entry) {
-    nlohmann::json j = {{"role", codegen::ParamRoleName(e.role)}};
+    nlohmann::json j = {{"role", plan::ParamRoleName(e.role)}};
     if (!e.name.empty()) j["name"] = e.name;
     entry.push_back(std::move(j));
   }
@@ -221,18 +221,18 @@ Result<std::string> SpecHeader(const RunSpec& spec, const std::string& hlo_bytes
 }
 
 Result<std::string> InitialStateJson(const RunSpec& spec, const std::string& state_bytes,
-                                     const std::vector<InitialTensor>& state) {
+                                     const std::vector<StateTensor>& state) {
   ThreadPool pool(1);
   nlohmann::json tensors = nlohmann::json::array();
-  for (const InitialTensor& t : state) {
+  for (const StateTensor& t : state) {
     attest::TensorView v;
     v.name = t.name;
-    v.dtype = t.value.shape().type() == ir::ElementType::kS32 ? "s32" : "f32";
+    v.dtype = ir::ElementTypeName(t.value.shape().type());
     v.shape = t.value.shape().dims();
     v.data = t.value.bytes();
     DETRAIN_ASSIGN_OR_RETURN(attest::Digest256 d, attest::TensorDigest(v, &pool));
     tensors.push_back({{"name", t.name},
-                       {"role", codegen::ParamRoleName(t.role)},
+                       {"role", plan::ParamRoleName(t.role)},
                        {"dtype", v.dtype},
                        {"shape", v.shape},
                        {"sha256", attest::Sha256::ToHex(d)}});
@@ -261,14 +261,14 @@ Status CompileRunSpec(const std::string& path, const CompileOptions& options, Co
 
   const std::string hlo_path = Join(dir, spec.train_step);
   DETRAIN_ASSIGN_OR_RETURN(std::string hlo, ReadFile(hlo_path));
-  Result<std::unique_ptr<ir::Module>> module = ir::ParseAndVerify(hlo);
+  Result<std::unique_ptr<ir::Module>> module = xla_import::ParseAndVerifyHloText(hlo);
   if (!module.ok()) {
     return Status(module.status().code(), hlo_path + ":" + module.status().message());
   }
   DETRAIN_RETURN_IF_ERROR(CheckStepSignature(path, hlo_path, spec, **module));
   const std::string state_path = Join(dir, spec.initial_state);
   DETRAIN_ASSIGN_OR_RETURN(std::string state_bytes, ReadFile(state_path));
-  DETRAIN_ASSIGN_OR_RETURN(std::vector<InitialTensor> state,
+  DETRAIN_ASSIGN_OR_RETURN(std::vector<StateTensor> state,
                            ReadInitialState(state_path, spec, **module));
 
   frontend::LabelType labels = frontend::LabelType::kF32;
@@ -306,7 +306,8 @@ Status CompileRunSpec(const std::string& path, const CompileOptions& options, Co
   out->program_files = {{spec.train_step, std::move(hlo)},
                         {spec.initial_state, std::move(state_bytes)}};
   std::sort(out->program_files.begin(), out->program_files.end());
-  out->initial_state = std::make_shared<const std::vector<InitialTensor>>(std::move(state));
+  for (const StateTensor& t : state) out->state.push_back({t.name, t.role, t.value.shape(), -1});
+  out->initial_state = std::make_shared<const std::vector<StateTensor>>(std::move(state));
   return Status::Ok();
 }
 

@@ -23,8 +23,8 @@ constexpr StageInfo kStages[] = {
     {kStageOptHlo, 3, "03.opt-hlo.hlo"},
     {kStagePlan, 4, "04.plan.pb"},
     {kStageEvalPlan, 4, "04.eval-plan.pb"},
-    {"cuda", 4, "04.cuda.cu", kBackendCuda},
-    {"ptx", 4, "04.ptx.ptx", kBackendCuda},
+    {kStageCuda, 4, "04.cuda.cu", kBackendCuda},
+    {kStagePtx, 4, "04.ptx.ptx", kBackendCuda},
     {"cubin-sm_80", 4, "04.cubin-sm_80.cubin", kBackendCuda},
     {"cubin-sm_90", 4, "04.cubin-sm_90.cubin", kBackendCuda},
     {"eval-cuda", 4, "04.eval-cuda.cu", kBackendCuda},
@@ -43,6 +43,17 @@ Result<const StageInfo*> Info(std::string_view name) {
 }
 
 }  // namespace
+
+std::vector<std::string_view> StageNames() {
+  std::vector<std::string_view> names;
+  for (const StageInfo& s : kStages) names.push_back(s.name);
+  return names;
+}
+
+bool IsBackendStage(std::string_view name) {
+  Result<const StageInfo*> info = Info(name);
+  return info.ok() && *(*info)->backend != '\0';
+}
 
 Result<int> StageNumber(std::string_view name) {
   DETRAIN_ASSIGN_OR_RETURN(const StageInfo* info, Info(name));

@@ -106,6 +106,11 @@ class StageTable {
   std::vector<StageRecord> records_;  // in chain order
 };
 
+// Every stage name the table knows, in chain order (`compile --emit` offers them), and whether a
+// name is one of a backend's executable (the CUDA stages).
+std::vector<std::string_view> StageNames();
+bool IsBackendStage(std::string_view name);
+
 // The stage's number and file name; an unknown name is an internal error.
 Result<int> StageNumber(std::string_view name);
 Result<std::string> StageFileName(std::string_view name, ProgramKind kind);

@@ -3,7 +3,7 @@
 //
 // The state is per parameter: sgd none, momentum one trace, adam/adamw two moments (mu, nu),
 // all f32 and shaped like the parameter, plus one s32[] update count shared by all. The learning
-// rate enters as an f32[] value (schedule.h computes it for each step).
+// rate enters as an f32[] value (runtime/train/learning_rate.h computes it for each step).
 //
 // Determinism: a fixed sequence of IR ops per element; the global norm sums per-parameter
 // reductions (canonical reduce order) in declaration order starting from 0, as optax's

@@ -10,10 +10,7 @@ namespace detrain::frontend {
 namespace {
 
 using Json = nlohmann::json;
-using codegen::ParamRole;
-
-constexpr ParamRole kRoles[] = {ParamRole::kParameter, ParamRole::kOptimizerState, ParamRole::kStep,
-                                ParamRole::kBatch,     ParamRole::kLabels,         ParamRole::kKey};
+using plan::ParamRole;
 
 // "line L, column C" of byte `at` of `text` (1-based).
 std::string LineColumn(std::string_view text, size_t at) {
@@ -73,7 +70,7 @@ class SpecReader {
                                 std::to_string(kMaxRunSpecEntries));
     }
     std::set<std::string> names;
-    int counts[8] = {};
+    int counts[plan::kParamRoleCount] = {};
     for (size_t i = 0; i < it->size(); ++i) {
       const Json& e = (*it)[i];
       const std::string where = "entry[" + std::to_string(i) + "]";
@@ -82,9 +79,10 @@ class SpecReader {
       RunSpecEntry entry;
       bool known = false;
       std::string expected;
-      for (ParamRole r : kRoles) {
-        expected += (expected.empty() ? "" : ", ") + std::string(codegen::ParamRoleName(r));
-        if (role_name == codegen::ParamRoleName(r)) {
+      for (ParamRole r : plan::kParamRoles) {
+        if (!plan::IsRunSpecRole(r)) continue;
+        expected += (expected.empty() ? "" : ", ") + std::string(plan::ParamRoleName(r));
+        if (role_name == plan::ParamRoleName(r)) {
           entry.role = r;
           known = true;
         }
@@ -95,7 +93,7 @@ class SpecReader {
       }
       const int role_index = static_cast<int>(entry.role);
       ++counts[role_index];
-      if (IsStateRole(entry.role)) {
+      if (plan::IsStateRole(entry.role)) {
         DETRAIN_ASSIGN_OR_RETURN(entry.name, String(e, "name", where));
         if (entry.name.empty()) return Error(where + ".name", "must not be empty");
         if (entry.name.size() > 1024) return Error(where + ".name", "longer than 1024 bytes");
@@ -183,11 +181,6 @@ class SpecReader {
 };
 
 }  // namespace
-
-bool IsStateRole(ParamRole role) {
-  return role == ParamRole::kParameter || role == ParamRole::kOptimizerState ||
-         role == ParamRole::kStep;
-}
 
 bool IsPlainFileName(std::string_view name) {
   if (name.empty() || name.size() > 255 || name == "." || name == "..") return false;

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "compiler/codegen/common/entry_signature.h"
+#include "compiler/plan/entry_signature.h"
 #include "frontend/run_config.h"
 
 namespace detrain::frontend {
@@ -38,7 +38,7 @@ inline constexpr int64_t kRunSpecFormatVersion = 1;
 inline constexpr size_t kMaxRunSpecEntries = 1 << 16;
 
 struct RunSpecEntry {
-  codegen::ParamRole role = codegen::ParamRole::kParameter;
+  plan::ParamRole role = plan::ParamRole::kParameter;
   // State entries (parameter, optimizer-state, step): the tensor's name in the initial state, in
   // checkpoints and in the final weights; empty for batch, labels and key.
   std::string name;
@@ -51,9 +51,6 @@ struct RunSpec {
   DataConfig data;
   TrainConfig train;
 };
-
-// True for the roles whose values the run carries from step to step.
-bool IsStateRole(codegen::ParamRole role);
 
 // Parses and checks a run spec's text; `path` prefixes the messages.
 Result<RunSpec> ParseRunSpec(std::string_view text, const std::string& path);

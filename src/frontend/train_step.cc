@@ -21,9 +21,9 @@ ProgramShape ShapeOf(const CheckedProgram& p) {
   return s;
 }
 
-codegen::EntrySignature TrainStepSignature(const CheckedProgram& p) {
-  using codegen::ParamRole;
-  codegen::EntrySignature sig;
+plan::EntrySignature TrainStepSignature(const CheckedProgram& p) {
+  using plan::ParamRole;
+  plan::EntrySignature sig;
   sig.shards = p.config.train.shards;
   const size_t n = p.params.size();
   const size_t slots = static_cast<size_t>(OptimizerSlots(p.config.optimizer.kind));

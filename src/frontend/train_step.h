@@ -11,7 +11,7 @@
 //   p_0..p_{n-1}          the program's parameters, declaration order
 //   s_{i,k}               optimizer state, parameter-major (slot k of parameter i)
 //   count: s32[]          updates done so far
-//   learning_rate: f32[]  this update's learning rate (schedule.h)
+//   learning_rate: f32[]  this update's learning rate (runtime/train/learning_rate.h)
 //   batch inputs          the loss's inputs with B = the global batch; the last is the labels
 //                         (the data source binds features, then labels, in this order)
 //   key: u32[2]           this step's key (shard s uses fold_in(key, s)); present even when
@@ -26,8 +26,8 @@
 #include <memory>
 #include <vector>
 
-#include "compiler/codegen/common/entry_signature.h"
 #include "compiler/ir/module.h"
+#include "compiler/plan/entry_signature.h"
 #include "frontend/check.h"
 #include "frontend/lower.h"
 
@@ -44,7 +44,7 @@ ProgramShape ShapeOf(const CheckedProgram& program);
 
 // The role of every parameter of LowerTrainStep's entry, in order (the signature above), and
 // shards = S. tests/driver checks it against the lowered module's parameter names.
-codegen::EntrySignature TrainStepSignature(const CheckedProgram& program);
+plan::EntrySignature TrainStepSignature(const CheckedProgram& program);
 
 // The loss's batch inputs, in order: every argument but a trailing key.
 std::vector<const FuncArg*> BatchInputs(const FuncDecl& loss);

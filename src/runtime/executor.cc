@@ -1,79 +1,51 @@
-// See executor.h. Load: parse, check buffers and signature, compute every kernel's device set.
-// Run: copy arguments into the devices that use them, then walk the schedule once; before a
-// device runs a kernel, the operands it lacks are transferred from a device that has them.
+// See executor.h. Load: read and validate the plan, check the options against it, compute every
+// kernel's device set, open the backend's devices. Run: copy arguments into the devices that use
+// them, then walk the schedule once; before a device runs a kernel, the operands it lacks are
+// transferred from a device that has them.
 #include "runtime/executor.h"
 
+#include <algorithm>
 #include <cstring>
-#include <span>
 
-#include "base/thread_pool.h"
-#include "compiler/codegen/cuda/cuda_program.h"
-#include "compiler/semantics/semantics.h"
-#include "runtime/cpu/cpu_device.h"
-#include "runtime/cpu/program.h"
-#include "runtime/cuda/cuda_device.h"
+#include "runtime/all_reduce.h"
+#include "runtime/device_factory.h"
 
 namespace detrain::runtime {
 
 namespace pb = plan::v2;
-using cpu::ArrayRef;
 
 struct Executor::State {
-  pb::Plan plan;
+  std::unique_ptr<plan::ValidatedPlan> checked;  // the plan, read once
   ExecutorOptions options;
   Isa isa = Isa::kScalar;
-  std::unique_ptr<ThreadPool> pool;
-  std::vector<ArrayRef> buffers;
   std::vector<uint32_t> device_mask;             // per kernel: the devices that run it (bit d)
   std::vector<int32_t> param_kernel;             // per parameter number: its kernel id
+  std::unique_ptr<DeviceFactory> factory;        // the backend's
   std::vector<std::unique_ptr<Device>> devices;  // this rank's, loaded once, reused by every Run
   // The mesh across processes: `ranks` × `per_rank` devices; this rank holds devices
   // [rank × per_rank, (rank + 1) × per_rank). One rank without a cluster.
   Cluster* cluster = nullptr;
   int rank = 0, ranks = 1, per_rank = 1;
   ExecutorStats stats;
-  // kCuda: the generated program and the GPUs.
-  std::unique_ptr<codegen::cuda::CudaProgram> cuda_program;
-  std::shared_ptr<cuda::GpuSystem> gpus;
 
+  const pb::Plan& plan() const { return checked->proto(); }
+  const std::vector<plan::Array>& buffers() const { return checked->buffers(); }
   int Owner(int device) const { return ranks == 1 ? 0 : device / per_rank; }
   Status Walk(const std::vector<std::vector<const ir::Literal*>>* args,
               std::vector<std::vector<ir::Literal>>* results, size_t first);
-
-  // Device `index` of the mesh, loaded with the plan.
-  Result<std::unique_ptr<Device>> MakeDevice(int index, bool whole_plan) {
-    std::unique_ptr<Device> device;
-    if (options.backend == Backend::kCuda) {
-      device = std::make_unique<cuda::CudaDevice>(index, gpus, index % gpus->DeviceCount(),
-                                                  cuda_program.get());
-    } else {
-      device = std::make_unique<cpu::CpuDevice>(index, pool.get(), isa, whole_plan);
-    }
-    DETRAIN_RETURN_IF_ERROR(device->Load(plan));
-    return device;
-  }
 };
-
-const char* BackendName(Backend backend) { return backend == Backend::kCuda ? "cuda" : "cpu"; }
-
-Result<Backend> ParseBackend(std::string_view name) {
-  if (name == "cpu") return Backend::kCpu;
-  if (name == "cuda") return Backend::kCuda;
-  return InvalidArgument("unknown backend '" + std::string(name) + "' (cpu or cuda)");
-}
 
 Executor::Executor() : state_(std::make_unique<State>()) {}
 Executor::~Executor() = default;
-const pb::Plan& Executor::plan() const { return state_->plan; }
+const pb::Plan& Executor::plan() const { return state_->plan(); }
 const ExecutorStats& Executor::stats() const { return state_->stats; }
 Isa Executor::isa() const { return state_->isa; }
 
 namespace {
 
-bool IsPowerOfTwo(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
-
-// The device sets of all kernels (executor.h, "The mesh").
-Result<std::vector<uint32_t>> Place(const pb::Plan& plan, int devices) {
+// The device sets of all kernels (executor.h, "The mesh"). The plan reader checked every
+// reference and shard range, and that kernels read only values defined before them.
+std::vector<uint32_t> Place(const pb::Plan& plan, int devices) {
   const int n = plan.kernels_size();
   std::vector<uint32_t> mask(static_cast<size_t>(n), 0);
   if (devices == 1) {
@@ -84,101 +56,29 @@ Result<std::vector<uint32_t>> Place(const pb::Plan& plan, int devices) {
   std::vector<std::vector<int32_t>> consumers(static_cast<size_t>(n));
   for (const pb::Kernel& k : plan.kernels()) {
     for (const auto& op : k.operands()) {
-      for (int32_t b : op.buffers()) {
-        int32_t def = plan.buffers(b).defined_by();
-        if (def < 0 || def >= n)
-          return InvalidArgument("plan: buffer " + std::to_string(b) + " has no defining kernel");
-        consumers[static_cast<size_t>(def)].push_back(k.id());
-      }
+      for (int32_t b : op.buffers())
+        consumers[static_cast<size_t>(plan.buffers(b).defined_by())].push_back(k.id());
     }
   }
   for (int32_t b : plan.outputs()) mask[static_cast<size_t>(plan.buffers(b).defined_by())] |= 1u;
   for (int i = n - 1; i >= 0; --i) {
     const pb::Kernel& k = plan.kernels(i);
     if (k.shard_hi() > k.shard_lo()) {
-      if (k.shard_lo() < 0 || k.shard_hi() > plan.shards())
-        return InvalidArgument("plan: kernel " + k.name() + " has a bad shard range");
       mask[static_cast<size_t>(i)] = 1u << (k.shard_lo() / per_device);
       continue;
     }
-    for (int32_t c : consumers[static_cast<size_t>(i)]) {
-      if (c <= i)
-        return InvalidArgument("plan: kernel " + std::to_string(c) +
-                               " reads a value defined after it");
+    for (int32_t c : consumers[static_cast<size_t>(i)])
       mask[static_cast<size_t>(i)] |= mask[static_cast<size_t>(c)];
-    }
     if (mask[static_cast<size_t>(i)] == 0) mask[static_cast<size_t>(i)] = 1u;
   }
   return mask;
 }
 
-Status CheckArgument(const ArrayRef& b, const ir::Literal& arg, const pb::EntryParameter& p) {
+Status CheckArgument(const plan::Array& b, const ir::Literal& arg, const pb::EntryParameter& p) {
   if (arg.shape().is_tuple() || arg.shape().type() != b.type || arg.shape().dims() != b.dims) {
     return InvalidArgument("parameter " + std::to_string(p.number()) + " ('" + p.name() +
                            "') expects " + ir::Shape(b.type, b.dims).ToString() + ", got " +
                            arg.shape().ToString());
-  }
-  return Status::Ok();
-}
-
-// The all-reduce of kernel `k` across `devices` (one per replica): each replica's operand copied
-// to the host, the pairwise tree over each replica group, the sum copied back to the group.
-Status AllReduce(const pb::Kernel& k, const std::vector<ArrayRef>& buffers,
-                 std::vector<std::unique_ptr<Device>>& devices, int64_t replicas) {
-  if (k.operands_size() != 1 || k.operands(0).buffers_size() != 1 || k.outputs_size() != 1) {
-    return InvalidArgument("plan: all-reduce " + k.name() + " must reduce one array");
-  }
-  const ArrayRef& in = buffers[static_cast<size_t>(k.operands(0).buffers(0))];
-  const ArrayRef& out = buffers[static_cast<size_t>(k.outputs(0))];
-  if (in.type != out.type || in.elements != out.elements)
-    return InvalidArgument("plan: all-reduce shapes");
-  std::vector<std::vector<int64_t>> groups;
-  for (const auto& g : k.all_reduce().replica_groups())
-    groups.emplace_back(g.replicas().begin(), g.replicas().end());
-  if (groups.empty()) {
-    groups.emplace_back();
-    for (int64_t r = 0; r < replicas; ++r) groups.back().push_back(r);
-  }
-  std::vector<int> covered(static_cast<size_t>(replicas), 0);
-  for (const auto& g : groups) {
-    for (int64_t r : g) {
-      if (r < 0 || r >= replicas || covered[static_cast<size_t>(r)]++) {
-        return InvalidArgument("all-reduce replica groups must name each of the " +
-                               std::to_string(replicas) + " replicas once");
-      }
-    }
-  }
-  if (std::count(covered.begin(), covered.end(), 0) != 0)
-    return InvalidArgument("all-reduce replica groups must cover every replica");
-  DETRAIN_ASSIGN_OR_RETURN(
-      auto combiner, cpu::DecodeProgram(k.all_reduce().combiner().program(), {in.type, in.type}));
-  std::vector<std::string> operand(static_cast<size_t>(replicas));
-  for (int64_t r = 0; r < replicas; ++r) {
-    operand[static_cast<size_t>(r)].resize(static_cast<size_t>(in.bytes));
-    DETRAIN_RETURN_IF_ERROR(devices[static_cast<size_t>(r)]->CopyOut(
-        in.id, operand[static_cast<size_t>(r)].data(), in.bytes));
-  }
-  std::string sum(static_cast<size_t>(out.bytes), '\0');
-  for (const auto& g : groups) {
-    ir::DispatchElementType(in.type, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      auto combine = [&](T a, T b) { return cpu::Combine<T>(combiner, a, b); };
-      std::vector<T> values;
-      for (int64_t i = 0; i < in.elements; ++i) {
-        values.clear();
-        for (int64_t r : g) {
-          T v;
-          std::memcpy(&v, operand[static_cast<size_t>(r)].data() + i * sizeof(T), sizeof(T));
-          values.push_back(v);
-        }
-        T total = semantics::PairwiseTreeInPlace(values.data(), static_cast<int64_t>(values.size()),
-                                                 combine);
-        std::memcpy(sum.data() + i * sizeof(T), &total, sizeof(T));
-      }
-    });
-    for (int64_t r : g)
-      DETRAIN_RETURN_IF_ERROR(
-          devices[static_cast<size_t>(r)]->CopyIn(out.id, sum.data(), out.bytes));
   }
   return Status::Ok();
 }
@@ -189,15 +89,9 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
                                                    const ExecutorOptions& options) {
   std::unique_ptr<Executor> e(new Executor());
   State& s = *e->state_;
-  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
-      !s.plan.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return InvalidArgument("not a serialized detrain.plan.v2.Plan (" +
-                           std::to_string(bytes.size()) + " bytes)");
-  }
-  if (s.plan.format_version() != 2) {
-    return InvalidArgument("plan format version " + std::to_string(s.plan.format_version()) +
-                           " (this detrain runs version 2)");
-  }
+  DETRAIN_ASSIGN_OR_RETURN(plan::ValidatedPlan checked, plan::ReadPlan(bytes));
+  s.checked = std::make_unique<plan::ValidatedPlan>(std::move(checked));
+  const pb::Plan& p = s.plan();
   if (options.threads < 1 || options.threads > 256)
     return InvalidArgument("threads must be between 1 and 256");
   s.isa = options.isa.value_or(BestIsa());
@@ -206,9 +100,7 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
         "ISA '" + std::string(IsaName(s.isa)) +
         "' is not supported by this CPU (best: " + std::string(IsaName(BestIsa())) + ")");
   }
-  const int64_t shards = s.plan.shards();
-  if (!IsPowerOfTwo(shards) || shards > 4096)
-    return InvalidArgument("plan: shard count " + std::to_string(shards));
+  const int64_t shards = p.shards();
   const int per_rank = options.devices;
   const int ranks = options.cluster != nullptr ? options.cluster->size() : 1;
   if (!(per_rank == 1 || per_rank == 2 || per_rank == 4 || per_rank == 8) ||
@@ -230,7 +122,7 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
                            std::to_string(shards) + " shards (and be at most 32)");
   }
   const int d = ranks * per_rank;  // the mesh's devices
-  if (s.plan.replicated() && d != 1) {
+  if (p.replicated() && d != 1) {
     return InvalidArgument(
         "--devices " + std::to_string(per_rank) + " on " + std::to_string(ranks) +
         " process(es): a replicated module (all-reduce) runs one device per replica, in one "
@@ -243,76 +135,29 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
   }
   s.per_rank = per_rank;
   s.options = options;
-  DETRAIN_ASSIGN_OR_RETURN(s.buffers, cpu::CheckBuffers(s.plan));
-  for (int i = 0; i < s.plan.kernels_size(); ++i) {
-    const pb::Kernel& k = s.plan.kernels(i);
-    if (k.id() != i)
-      return InvalidArgument("plan: kernel ids out of order at " + std::to_string(i));
-    for (const auto& op : k.operands()) {
-      for (int32_t b : op.buffers()) {
-        if (b < 0 || b >= s.plan.buffers_size())
-          return InvalidArgument("plan: kernel " + k.name() + " reads a missing buffer");
-      }
-    }
-    for (int32_t b : k.outputs()) {
-      if (b < 0 || b >= s.plan.buffers_size())
-        return InvalidArgument("plan: kernel " + k.name() + " writes a missing buffer");
-    }
-  }
-  for (int32_t b : s.plan.outputs()) {
-    if (b < 0 || b >= s.plan.buffers_size())
-      return InvalidArgument("plan: a missing output buffer");
-  }
-  for (int i = 0; i < s.plan.buffers_size(); ++i) {
-    int32_t def = s.plan.buffers(i).defined_by();
-    if (def < 0 || def >= s.plan.kernels_size())
-      return InvalidArgument("plan: buffer " + std::to_string(i) + " has no defining kernel");
-  }
-  s.param_kernel.assign(static_cast<size_t>(s.plan.parameters_size()), -1);
-  for (int i = 0; i < s.plan.parameters_size(); ++i) {
-    const pb::EntryParameter& p = s.plan.parameters(i);
-    if (p.number() != i || p.buffers_size() != 1)
-      return InvalidArgument("plan: entry parameter " + std::to_string(i) + " is not one array");
-    int32_t b = p.buffers(0);
-    if (b < 0 || b >= s.plan.buffers_size())
-      return InvalidArgument("plan: entry parameter " + std::to_string(i) + " has no buffer");
-    s.param_kernel[static_cast<size_t>(i)] = s.plan.buffers(b).defined_by();
-  }
-  DETRAIN_ASSIGN_OR_RETURN(s.device_mask, Place(s.plan, d));
-  s.pool = std::make_unique<ThreadPool>(static_cast<size_t>(options.threads));
-  if (options.backend == Backend::kCuda) {
-    // The CPU kernels' checks of every spec come first: the generated code trusts the plan.
-    DETRAIN_RETURN_IF_ERROR(cpu::PrepareKernels(s.plan, s.buffers, false).status());
-    Result<codegen::cuda::CudaProgram> program = codegen::cuda::GenerateCuda(s.plan);
-    if (!program.ok()) return program.status().WithContext("--backend cuda");
-    s.cuda_program = std::make_unique<codegen::cuda::CudaProgram>(std::move(*program));
-    std::shared_ptr<const cuda::CudaImages> images = options.cuda_images;
-    if (images == nullptr) {
-      DETRAIN_ASSIGN_OR_RETURN(cuda::CudaImages compiled, cuda::CompileImages(*s.cuda_program));
-      images = std::make_shared<const cuda::CudaImages>(std::move(compiled));
-    }
-    Result<std::shared_ptr<cuda::GpuSystem>> gpus =
-        options.gpu_system ? options.gpu_system(*s.cuda_program, *images)
-                           : cuda::OpenDriverSystem(*s.cuda_program, *images);
-    if (!gpus.ok()) return gpus.status().WithContext("--backend cuda");
-    s.gpus = std::move(*gpus);
-    for (int g = 0; g < std::min(s.gpus->DeviceCount(), d); ++g)
-      s.stats.devices.push_back("gpu " + std::to_string(g) + ": " + s.gpus->Describe(g));
-  } else {
-    s.stats.devices.push_back("cpu (" + std::string(IsaName(s.isa)) + ", " +
-                              std::to_string(options.threads) + " threads)");
-  }
-  // Loading prepares every kernel: a bad plan is reported here rather than at the first run.
-  for (int i = 0; i < (s.plan.replicated() ? 1 : per_rank); ++i) {
+  s.param_kernel.assign(static_cast<size_t>(p.parameters_size()), -1);
+  for (int i = 0; i < p.parameters_size(); ++i)
+    s.param_kernel[static_cast<size_t>(i)] = p.buffers(p.parameters(i).buffers(0)).defined_by();
+  s.device_mask = Place(p, d);
+  DeviceOptions device_options;
+  device_options.backend = options.backend;
+  device_options.threads = options.threads;
+  device_options.isa = s.isa;
+  device_options.mesh_devices = d;
+  device_options.backend_options = options.backend_options;
+  DETRAIN_ASSIGN_OR_RETURN(s.factory, OpenDevices(*s.checked, device_options));
+  s.stats.devices = s.factory->Describe();
+  // Loading prepares every kernel: a plan a backend cannot run is reported here rather than at
+  // the first run.
+  for (int i = 0; i < (p.replicated() ? 1 : per_rank); ++i) {
     DETRAIN_ASSIGN_OR_RETURN(
         auto device,
-        s.MakeDevice(s.rank * per_rank + i, /*whole_plan=*/s.plan.replicated() || d == 1));
+        s.factory->MakeDevice(s.rank * per_rank + i, /*whole_plan=*/p.replicated() || d == 1));
     s.devices.push_back(std::move(device));
   }
-  if (auto* first = dynamic_cast<cpu::CpuDevice*>(s.devices[0].get())) {
-    s.stats.folded_transposes = first->folds().transposes;
-    s.stats.folded_dot_trees = first->folds().dot_trees;
-  }
+  const LoadRewrites rewrites = s.devices[0]->Rewrites();
+  s.stats.folded_transposes = rewrites.transposes;
+  s.stats.folded_dot_trees = rewrites.dot_trees;
   return e;
 }
 
@@ -329,7 +174,7 @@ Result<std::vector<std::vector<ir::Literal>>> Executor::Run(
 
 Status Executor::RunInto(const std::vector<const ir::Literal*>& args,
                          std::vector<ir::Literal>* results) {
-  if (state_->plan.replicated())
+  if (state_->plan().replicated())
     return InvalidArgument("RunInto runs one replica; this plan is replicated");
   std::vector<std::vector<ir::Literal>> out(1);
   out[0] = std::move(*results);
@@ -348,11 +193,12 @@ Status Executor::RunBorrowed(const std::vector<std::vector<const ir::Literal*>>&
   const size_t replicas = args.size();
   if (replicas == 0) return InvalidArgument("at least one replica is needed");
   results->resize(replicas);
-  if (s.plan.replicated()) {
+  if (s.plan().replicated()) {
     // A replicated plan: one device per replica, all in lockstep.
     while (s.devices.size() < replicas) {
-      DETRAIN_ASSIGN_OR_RETURN(
-          auto device, s.MakeDevice(static_cast<int>(s.devices.size()), /*whole_plan=*/true));
+      DETRAIN_ASSIGN_OR_RETURN(auto device,
+                               s.factory->MakeDevice(static_cast<int>(s.devices.size()),
+                                                     /*whole_plan=*/true));
       s.devices.push_back(std::move(device));
     }
     return s.Walk(&args, results, 0);
@@ -398,6 +244,8 @@ Result<bool> Executor::Follow(int64_t* stop_value) {
 // buffer), so the ranks agree on every transfer without telling each other.
 Status Executor::State::Walk(const std::vector<std::vector<const ir::Literal*>>* args,
                              std::vector<std::vector<ir::Literal>>* results, size_t first) {
+  const pb::Plan& plan = this->plan();
+  const std::vector<plan::Array>& buffers = this->buffers();
   const bool replicated = plan.replicated();
   const size_t replica_count = replicated ? args->size() : 1;
   const int nd = replicated ? static_cast<int>(replica_count) : ranks * per_rank;
@@ -423,7 +271,7 @@ Status Executor::State::Walk(const std::vector<std::vector<const ir::Literal*>>*
     }
     for (int i = 0; i < np; ++i) {
       const pb::EntryParameter& p = plan.parameters(i);
-      const ArrayRef& b = buffers[static_cast<size_t>(p.buffers(0))];
+      const plan::Array& b = buffers[static_cast<size_t>(p.buffers(0))];
       const ir::Literal* arg = args != nullptr ? (*args)[r][static_cast<size_t>(i)] : nullptr;
       if (arg != nullptr) DETRAIN_RETURN_IF_ERROR(CheckArgument(b, *arg, p));
       const uint32_t mask =
@@ -465,7 +313,7 @@ Status Executor::State::Walk(const std::vector<std::vector<const ir::Literal*>>*
       if (present[static_cast<size_t>(e)][static_cast<size_t>(b)]) from = e;
     }
     if (from < 0) return Internal("buffer " + std::to_string(b) + " is on no device");
-    const ArrayRef& ref = buffers[static_cast<size_t>(b)];
+    const plan::Array& ref = buffers[static_cast<size_t>(b)];
     if (mine(from) && mine(d)) {
       DETRAIN_RETURN_IF_ERROR(device(from)->SendBuffer(b, device(d)));
     } else if (mine(from)) {
@@ -490,7 +338,7 @@ Status Executor::State::Walk(const std::vector<std::vector<const ir::Literal*>>*
   for (const pb::Kernel& k : plan.kernels()) {
     if (k.has_alias()) continue;
     if (k.has_all_reduce()) {  // replicated plans only: one process
-      DETRAIN_RETURN_IF_ERROR(AllReduce(k, buffers, devices, nd));
+      DETRAIN_RETURN_IF_ERROR(HostAllReduce(checked->kernel(k.id()), devices, nd));
       for (int d = 0; d < nd; ++d)
         present[static_cast<size_t>(d)][static_cast<size_t>(k.outputs(0))] = 1;
       continue;
@@ -517,7 +365,7 @@ Status Executor::State::Walk(const std::vector<std::vector<const ir::Literal*>>*
       const int32_t b = plan.outputs(o);
       DETRAIN_RETURN_IF_ERROR(fail(ensure(dev, b)));
       if (!mine(dev) || out == nullptr) continue;
-      const ArrayRef& ref = buffers[static_cast<size_t>(b)];
+      const plan::Array& ref = buffers[static_cast<size_t>(b)];
       ir::Literal& lit = (*out)[static_cast<size_t>(o)];
       if (lit.shape().is_tuple() || lit.shape().type() != ref.type ||
           lit.shape().dims() != ref.dims ||

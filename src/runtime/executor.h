@@ -1,9 +1,10 @@
 // The executor: runs a v2 plan (stage 4) on a mesh of D in-process devices — CPU devices with a
 // thread pool of T threads and an ISA path, or CUDA devices running the plan's generated CUDA
 // program (codegen/cuda, runtime/cuda) on the machine's GPUs — and gives the same bits for every
-// backend, D, T and ISA.
+// backend, D, T and ISA. The plan is read and validated once (compiler/plan/reader.h); the
+// devices come from the device factory (device_factory.h): the executor names no backend.
 //
-// The mesh (DESIGN.md §2 "Canonical shards"; schemas/cpu-plan.md "Shards and devices"): the
+// The mesh (DESIGN.md §2 "Canonical shards"; schemas/plan.md "Shards and devices"): the
 // plan does not depend on D. Each kernel carries the range of the batch's S canonical shards
 // its value depends on; device d holds shards [d S/D, (d+1) S/D). A kernel whose range lies in
 // one device's shards runs there; a kernel whose range spans devices — an upper level of the
@@ -37,27 +38,19 @@
 #include "base/status.h"
 #include "compiler/ir/literal.h"
 #include "runtime/cluster.h"
-#include "runtime/cuda/gpu.h"
-#include "schemas/cpu_plan.pb.h"
+#include "runtime/device.h"
+#include "schemas/plan.pb.h"
 
 namespace detrain::runtime {
-
-enum class Backend : uint8_t { kCpu, kCuda };
-
-// "cpu" / "cuda", and back (an unknown name is an error).
-const char* BackendName(Backend backend);
-Result<Backend> ParseBackend(std::string_view name);
 
 struct ExecutorOptions {
   int threads = 1;         // the pool's size (CPU devices); never changes a bit
   std::optional<Isa> isa;  // default BestIsa(); an unsupported one is an error. Never hashed.
   int devices = 1;         // D in {1, 2, 4, 8}, dividing the plan's shard count S
   Backend backend = Backend::kCpu;
-  // kCuda: the plan's compiled program (the stages ptx and cubin-*); when null the executor
-  // compiles it (NVRTC, nvJitLink). And the GPUs: when empty, the driver's (tests pass an
-  // emulator).
-  std::shared_ptr<const cuda::CudaImages> cuda_images;
-  cuda::GpuSystemFactory gpu_system;
+  // What only `backend` reads, passed to it unread (cuda/cuda_backend.h CudaOptions: the program
+  // and images a compile made, an emulator's GPUs); null: the backend's defaults.
+  std::shared_ptr<const BackendOptions> backend_options;
   // Set, with more than one rank: this process is one rank of a mesh of P × `devices` devices,
   // whose count must divide the plan's shards. Never changes a bit.
   std::shared_ptr<Cluster> cluster;
@@ -67,9 +60,8 @@ struct ExecutorStats {
   int64_t kernel_launches = 0;  // summed over devices
   int64_t transfers = 0;        // buffers copied between devices
   int64_t transfer_bytes = 0;
-  // Exact kernel rewrites made when the plan was loaded (device 0; cpu/kernels.h
-  // PrepareKernels): dots computing a transpose's layout, and add trees of dots run as one
-  // GemmTree.
+  // Exact kernel rewrites made when the plan was loaded (device 0; cpu/plan_folds.h): dots
+  // computing a transpose's layout, and add trees of dots run as one GemmTree.
   int64_t folded_transposes = 0;
   int64_t folded_dot_trees = 0;
   // What ran it, for environment.json: "cpu (avx2, 4 threads)" or each GPU's description.
@@ -78,7 +70,8 @@ struct ExecutorStats {
 
 class Executor {
  public:
-  // Parses and checks a serialized plan (a hostile file gets an error, never a crash).
+  // Reads and validates a serialized plan (a hostile file gets an error, never a crash) and
+  // loads it on this rank's devices.
   static Result<std::unique_ptr<Executor>> Create(std::string_view plan_bytes,
                                                   const ExecutorOptions& options);
   ~Executor();

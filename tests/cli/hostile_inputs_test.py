@@ -29,7 +29,7 @@ import unittest
 SRC = os.environ.get("DETRAIN_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("DETRAIN_BINARY", os.path.join(SRC, "build", "src", "cli", "detrain"))
 TIME_LIMIT = 1.0 * float(os.environ.get("DETRAIN_TIME_SCALE", "1"))
-TINY_DIR = os.path.join(SRC, "tests", "attest", "testdata", "tiny")
+TINY_DIR = os.path.join(SRC, "tests", "evidence", "testdata", "tiny")
 POS = re.compile(r":(\d+):(\d+):")
 
 

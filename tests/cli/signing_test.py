@@ -26,7 +26,7 @@ ROOT = os.environ.get("DETRAIN_SOURCE_DIR",
                       os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 BINARY = os.environ.get("DETRAIN_BINARY", os.path.join(ROOT, "build", "src", "cli", "detrain"))
 VENV_PYTHON = os.path.join(ROOT, ".venv-verifiers", "bin", "python")
-STANDARD = os.path.join(ROOT, "tests", "attest", "standard_verifiers.py")
+STANDARD = os.path.join(ROOT, "tests", "evidence", "standard_verifiers.py")
 PROGRAM = os.path.join(ROOT, "examples", "breast_cancer", "train.dt")
 
 

@@ -15,9 +15,9 @@
 #include "attest/prng/initializers.h"
 #include "attest/prng/jax_random.h"
 #include "attest/sha256.h"
-#include "compiler/codegen/cpu/plan.h"
 #include "compiler/interp/interpreter.h"
 #include "compiler/ir/verifier.h"
+#include "compiler/plan/builder.h"
 #include "frontend/data.h"
 #include "test_util.h"
 

@@ -40,8 +40,8 @@ TEST(HloImportTest, StagesOfXlaText) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(*ir::PrintModule(**m), hlo.bytes);
   EXPECT_EQ(c->signature.shards, 1);
-  EXPECT_EQ(c->signature.roles, std::vector<codegen::ParamRole>((*m)->entry()->Parameters().size(),
-                                                                codegen::ParamRole::kInput));
+  EXPECT_EQ(c->signature.roles, std::vector<plan::ParamRole>((*m)->entry()->Parameters().size(),
+                                                             plan::ParamRole::kInput));
   EXPECT_EQ(c->signature.roles.size(), 2u);
 }
 

@@ -16,7 +16,7 @@
 namespace detrain::driver {
 namespace {
 
-using codegen::ParamRole;
+using plan::ParamRole;
 using Json = nlohmann::json;
 
 constexpr char kStep[] = R"(HloModule tiny_step

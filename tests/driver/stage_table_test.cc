@@ -9,15 +9,15 @@
 
 #include "attest/canonical_json.h"
 #include "attest/sha256.h"
-#include "compiler/codegen/cpu/plan.h"
 #include "compiler/ir/verifier.h"
+#include "compiler/plan/builder.h"
 #include "driver/compile.h"
 #include "test_util.h"
 
 namespace detrain::driver {
 namespace {
 
-using codegen::ParamRole;
+using plan::ParamRole;
 
 struct Expected {
   const char* name;
@@ -100,7 +100,7 @@ TEST_P(ExampleTableTest, PipelineAndPlanRecords) {
   ASSERT_EQ(result_.pass_dumps.size(), passes.size());
   EXPECT_EQ(result_.pass_dumps.back().second, opt.bytes);
   const StageRecord& plan = *result_.stages.Find(kStagePlan);
-  EXPECT_EQ(plan.transform.plan_format_version, codegen::cpu::kPlanFormatVersion);
+  EXPECT_EQ(plan.transform.plan_format_version, plan::kPlanFormatVersion);
   EXPECT_GT(result_.peak_bytes, 0);
   const StageRecord& eval = *result_.stages.Find(kStageEval);
   EXPECT_EQ(
@@ -127,7 +127,7 @@ TEST_P(ExampleTableTest, RecordJsonForTheManifest) {
     EXPECT_EQ(chain[i], StageRecordJson(result_.stages.records()[i]));
   }
   EXPECT_EQ(StageRecordJson(*result_.stages.Find(kStagePlan))["transform"]["plan_format_version"],
-            codegen::cpu::kPlanFormatVersion);
+            plan::kPlanFormatVersion);
 }
 
 TEST_P(ExampleTableTest, TypedConfigIsStageOneHeader) {
@@ -146,7 +146,7 @@ TEST_P(ExampleTableTest, TypedConfigIsStageOneHeader) {
 // The roles line up with the lowered train step's parameters (train_step.h's signature).
 TEST_P(ExampleTableTest, SignatureRolesMatchTheTrainStep) {
   const frontend::RunConfig& c = *result_.config;
-  const codegen::EntrySignature& sig = result_.signature;
+  const plan::EntrySignature& sig = result_.signature;
   EXPECT_EQ(sig.shards, c.train.shards);
   Result<std::unique_ptr<ir::Module>> step =
       ir::ParseAndVerify(result_.stages.Find(kStageHlo)->bytes);

@@ -30,10 +30,9 @@ void MakeBundle(const std::string& dir, int64_t steps) {
   bundle::RunOptions o;
   o.program = kTiny;
   o.output_dir = dir;
-  o.attest = true;
   o.steps = steps;
   o.detrain_version = "test";
-  Result<bundle::RunSummary> r = bundle::RunProgram(o);
+  Result<bundle::RunSummary> r = bundle::RunAttested(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_TRUE(r->complete);
 }

@@ -29,11 +29,10 @@ RunSummary TrainAndVerify(const std::string& program, std::optional<int64_t> ste
   RunOptions o;
   o.program = program;
   o.output_dir = tmp.Sub("bundle");
-  o.attest = true;
   o.steps = steps;
   o.executor.threads = 2;
   o.detrain_version = "test";
-  Result<RunSummary> r = RunProgram(o);
+  Result<RunSummary> r = RunAttested(o);
   EXPECT_TRUE(r.ok()) << r.status().message();
   if (!r.ok()) return {};
   EXPECT_TRUE(r->complete);

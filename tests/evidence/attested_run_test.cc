@@ -66,13 +66,12 @@ RunOptions Options(const std::string& program, const std::string& dir) {
   RunOptions o;
   o.program = program;
   o.output_dir = dir;
-  o.attest = true;
   o.detrain_version = "test";
   return o;
 }
 
 RunSummary MustRun(const RunOptions& o) {
-  Result<RunSummary> r = RunProgram(o);
+  Result<RunSummary> r = RunAttested(o);
   EXPECT_TRUE(r.ok()) << r.status().message();
   return r.ok() ? *r : RunSummary{};
 }
@@ -301,7 +300,7 @@ TEST(AttestedRun, ResumeOfACompleteBundleIsRefused) {
   const Files before = ReadBundle(tmp.Sub("b"));
   RunOptions o = Options(kTiny, tmp.Sub("b"));
   o.resume = true;
-  Result<RunSummary> r = RunProgram(o);
+  Result<RunSummary> r = RunAttested(o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("complete"), std::string::npos) << r.status().message();
   ExpectSameFiles(before, ReadBundle(tmp.Sub("b")), {}, "a refused resume");
@@ -313,7 +312,7 @@ TEST(AttestedRun, FreshRunIntoABundleIsRefused) {
   o.crash_after_steps = 5;
   MustRun(o);
   o.crash_after_steps.reset();
-  Result<RunSummary> r = RunProgram(o);
+  Result<RunSummary> r = RunAttested(o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("--resume"), std::string::npos) << r.status().message();
 }
@@ -322,7 +321,7 @@ TEST(AttestedRun, ResumeOfANonexistentBundleIsRefused) {
   TempDir tmp;
   RunOptions o = Options(kTiny, tmp.Sub("none"));
   o.resume = true;
-  Result<RunSummary> r = RunProgram(o);
+  Result<RunSummary> r = RunAttested(o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("no bundle to resume"), std::string::npos);
 }
@@ -359,7 +358,7 @@ TEST(AttestedRun, ResumeWithADifferentRunIsRefused) {
     r.resume = true;
     r.steps = c.steps;
     if (c.policy) r.step_digest = *c.policy;
-    Result<RunSummary> got = RunProgram(r);
+    Result<RunSummary> got = RunAttested(r);
     ASSERT_FALSE(got.ok());
     EXPECT_NE(got.status().message().find("cannot resume: " + c.file), std::string::npos)
         << got.status().message();
@@ -555,7 +554,7 @@ TEST(AttestedRun, NonFiniteLossStopsTheRun) {
   // Resuming a stopped bundle is refused like any complete one.
   RunOptions o = Options(program, tmp.Sub("b"));
   o.resume = true;
-  EXPECT_FALSE(RunProgram(o).ok());
+  EXPECT_FALSE(RunAttested(o).ok());
 }
 
 // A stop at the very first step: no step records at all, and the verifier still replays the
@@ -586,9 +585,9 @@ TEST(AttestedRun, NonFiniteLossAtTheFirstStep) {
 TEST(AttestedRun, PlainRunWritesTheSameFinalWeights) {
   TempDir tmp;
   ASSERT_TRUE(MustRun(Options(kTiny, tmp.Sub("bundle"))).complete);
-  RunOptions o = Options(kTiny, tmp.Sub("plain"));
-  o.attest = false;
-  RunSummary plain = MustRun(o);
+  Result<RunSummary> r = runtime::Train(Options(kTiny, tmp.Sub("plain")));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  RunSummary plain = *r;
   EXPECT_TRUE(plain.complete);
   EXPECT_EQ(plain.steps_done, kTinySteps);
   const Files got = ReadBundle(tmp.Sub("plain"));

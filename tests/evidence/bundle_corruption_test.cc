@@ -86,10 +86,9 @@ class BundleCorruptionTest : public BundleTamperTest {
       bundle::RunOptions o;
       o.program = k == 0 ? prog + "/train.dt" : kProgram;
       o.output_dir = root_ + (k == 0 ? "/seed4" : "/steps16");
-      o.attest = true;
       o.embed_data = true;
       if (k == 1) o.steps = 16;
-      Result<bundle::RunSummary> r = bundle::RunProgram(o);
+      Result<bundle::RunSummary> r = bundle::RunAttested(o);
       ASSERT_TRUE(r.ok()) << r.status().message();
       others_.push_back(o.output_dir);
     }

@@ -207,10 +207,9 @@ TEST_F(BundleManifestTest, KilledRunIsIncomplete) {
   bundle::RunOptions o;
   o.program = kProgram;
   o.output_dir = d;
-  o.attest = true;
   o.embed_data = true;
   o.crash_after_steps = 10;
-  Result<bundle::RunSummary> s = bundle::RunProgram(o);
+  Result<bundle::RunSummary> s = bundle::RunAttested(o);
   ASSERT_TRUE(s.ok()) << s.status().message();
   ASSERT_FALSE(s->complete);
   VerifyReport r = Verify(d);
@@ -228,7 +227,7 @@ TEST_F(BundleManifestTest, KilledRunIsIncomplete) {
   // Resumed, it is the bundle of an uninterrupted run, byte for byte, and verifies.
   o.crash_after_steps.reset();
   o.resume = true;
-  Result<bundle::RunSummary> resumed = bundle::RunProgram(o);
+  Result<bundle::RunSummary> resumed = bundle::RunAttested(o);
   ASSERT_TRUE(resumed.ok()) << resumed.status().message();
   ASSERT_TRUE(resumed->complete);
   EXPECT_EQ(Verify(d).outcome, Outcome::kVerified);
@@ -253,9 +252,8 @@ TEST_F(BundleManifestTest, StoppedRunVerifiesAndItsClaimsAreChecked) {
   bundle::RunOptions o;
   o.program = src + "/train.dt";
   o.output_dir = d;
-  o.attest = true;
   o.embed_data = true;
-  Result<bundle::RunSummary> s = bundle::RunProgram(o);
+  Result<bundle::RunSummary> s = bundle::RunAttested(o);
   ASSERT_TRUE(s.ok()) << s.status().message();
   ASSERT_TRUE(s->stopped);
   ASSERT_EQ(s->steps_done, 1);

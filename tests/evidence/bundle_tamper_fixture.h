@@ -75,9 +75,8 @@ class BundleTamperTest : public ::testing::Test {
     bundle::RunOptions o;
     o.program = kProgram;
     o.output_dir = root_ + "/pristine";
-    o.attest = true;
     o.embed_data = true;
-    Result<bundle::RunSummary> r = bundle::RunProgram(o);
+    Result<bundle::RunSummary> r = bundle::RunAttested(o);
     ASSERT_TRUE(r.ok()) << r.status().message();
     ASSERT_TRUE(r->complete);
     ASSERT_EQ(r->steps_done, 24);

@@ -1,5 +1,5 @@
 // Multi-process runs through the library (runtime/cluster.h, attested_run.h "Processes"): P
-// ranks as threads of this process on the in-process cluster, each calling RunProgram as each
+// ranks as threads of this process on the in-process cluster, each calling RunAttested as each
 // `mpirun` process does. The same protocol as MPI without a launcher, so it also runs under the
 // sanitizers; tests/cli/mpi_test.py runs the real thing.
 //   - P ∈ {2, 4} × devices ∈ {1, 2}: the bundle's step records and final step hash are those of
@@ -40,7 +40,6 @@ RunOptions Options(const std::string& program, const std::string& out, int devic
   RunOptions o;
   o.program = program;
   o.output_dir = out;
-  o.attest = true;
   o.executor.devices = devices;
   o.detrain_version = "test";
   return o;
@@ -59,7 +58,7 @@ std::vector<Result<RunSummary>> RunRanks(std::vector<RunOptions> per_rank, doubl
     threads.emplace_back([&, r] {
       RunOptions o = per_rank[static_cast<size_t>(r)];
       o.executor.cluster = clusters[static_cast<size_t>(r)];
-      results[static_cast<size_t>(r)] = RunProgram(o);
+      results[static_cast<size_t>(r)] = RunAttested(o);
     });
   }
   for (std::thread& t : threads) t.join();
@@ -76,7 +75,7 @@ json Environment(const std::string& bundle) {
 
 TEST(ClusterRun, AnyProcessAndDeviceCountGivesTheSingleProcessBundle) {
   TempDir dir;
-  Result<RunSummary> one = RunProgram(Options(kTiny, dir.Sub("one"), 1));
+  Result<RunSummary> one = RunAttested(Options(kTiny, dir.Sub("one"), 1));
   ASSERT_TRUE(one.ok()) << one.status().message();
   Result<std::string> one_steps = ReadFile(dir.Sub("one") + "/steps.jsonl");
   ASSERT_TRUE(one_steps.ok());
@@ -116,7 +115,7 @@ TEST(ClusterRun, AnExampleOnTwoProcessesOfTwoDevices) {
   TempDir dir;
   RunOptions o = Options(kBreast, dir.Sub("one"), 1);
   o.steps = 8;
-  Result<RunSummary> one = RunProgram(o);
+  Result<RunSummary> one = RunAttested(o);
   ASSERT_TRUE(one.ok()) << one.status().message();
   RunOptions two = Options(kBreast, dir.Sub("two"), 2);
   two.steps = 8;
@@ -136,8 +135,9 @@ TEST(ClusterRun, AMeshThatDoesNotDivideTheShardsIsRefusedOnEveryRank) {
       << r[0].status().message();
   for (int f = 1; f < 4; ++f) {
     ASSERT_FALSE(r[static_cast<size_t>(f)].ok());
-    EXPECT_EQ(r[static_cast<size_t>(f)].status().message().rfind(kStoppedByRankZero, 0), 0u)
-        << r[static_cast<size_t>(f)].status().message();
+    const Status& st = r[static_cast<size_t>(f)].status();
+    EXPECT_EQ(st.code(), StatusCode::kCancelled) << st.message();
+    EXPECT_EQ(st.message().rfind(runtime::kStoppedByRankZero, 0), 0u) << st.message();
   }
   EXPECT_FALSE(std::filesystem::exists(dir.Sub("b")));  // nothing written
 }
@@ -217,7 +217,7 @@ std::vector<verify::VerifyReport> VerifyOnRanks(const std::vector<std::string>& 
 TEST(ClusterVerify, SegmentsAreSharedAndTheVerdictsMerged) {
   TempDir dir;
   const std::string bundle = dir.Sub("b");
-  ASSERT_TRUE(RunProgram(Options(kTiny, bundle, 1)).ok());  // 24 steps, 3 segments
+  ASSERT_TRUE(RunAttested(Options(kTiny, bundle, 1)).ok());  // 24 steps, 3 segments
   for (int p : {2, 3}) {
     std::vector<verify::VerifyReport> r = VerifyOnRanks(std::vector<std::string>(p, bundle));
     ASSERT_EQ(r[0].outcome, verify::Outcome::kVerified) << r[0].message;
@@ -244,7 +244,7 @@ std::string Rank(int r) { return "rank " + std::to_string(r) + " (host h)"; }
 TEST(ClusterHostile, RankRecords) {
   const std::string ok =
       R"({"rank":0,"host":"h","devices":1,"detrain":"v","stages":"ab","data":["cd"]})";
-  ASSERT_TRUE(CheckRankRecords({ok, ok}, Rank).ok());
+  ASSERT_TRUE(runtime::CheckRankRecords({ok, ok}, Rank).ok());
   const std::string deep(100000, '[');
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "rank 1 (host h) sent an unreadable record"},
@@ -263,7 +263,7 @@ TEST(ClusterHostile, RankRecords) {
        "rank 1 (host h) differs from rank 0 in its --devices"},
   };
   for (const auto& [record, expected] : cases) {
-    Result<nlohmann::json> r = CheckRankRecords({ok, record}, Rank);
+    Result<nlohmann::json> r = runtime::CheckRankRecords({ok, record}, Rank);
     ASSERT_FALSE(r.ok()) << record.substr(0, 80);
     EXPECT_EQ(r.status().message().rfind(expected, 0), 0u)
         << r.status().message() << "\n for " << record.substr(0, 80);
@@ -271,7 +271,7 @@ TEST(ClusterHostile, RankRecords) {
   // Fields of the wrong type are recorded with the schema's types.
   const std::string odd = R"({"rank":7,"host":[1],"devices":1,"detrain":"v","stages":"ab",)"
                           R"("data":["cd"],"extra":{"x":1}})";
-  Result<nlohmann::json> r = CheckRankRecords({ok, odd}, Rank);
+  Result<nlohmann::json> r = runtime::CheckRankRecords({ok, odd}, Rank);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ((*r)[1], nlohmann::json::parse(R"({"rank":1,"host":"","devices":1,"data":["cd"]})"));
 }

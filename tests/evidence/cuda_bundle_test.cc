@@ -34,8 +34,7 @@ const std::vector<std::string> kCudaStages = {
 runtime::ExecutorOptions EmulatedGpu() {
   runtime::ExecutorOptions e;
   e.backend = runtime::Backend::kCuda;
-  e.gpu_system = testing::EmulatedGpus(1);
-  e.cuda_images = std::make_shared<const runtime::cuda::CudaImages>();
+  e.backend_options = testing::EmulatedCuda(1);
   return e;
 }
 
@@ -64,11 +63,10 @@ class CudaBundleTest : public BundleTamperTest {
       bundle::RunOptions o;
       o.program = kBreastCancer;
       o.output_dir = root_ + (cuda ? "/cuda" : "/cpu");
-      o.attest = true;
       o.embed_data = true;
       o.steps = kSteps;
       if (cuda) o.executor = EmulatedGpu();
-      Result<bundle::RunSummary> r = bundle::RunProgram(o);
+      Result<bundle::RunSummary> r = bundle::RunAttested(o);
       ASSERT_TRUE(r.ok()) << r.status().message();
       ASSERT_TRUE(r->complete);
       (cuda ? cuda_ : cpu_) = o.output_dir;
@@ -277,12 +275,11 @@ TEST_F(CudaBundleTest, ResumeOnTheOtherBackendIsRefused) {
     bundle::RunOptions o;
     o.program = kBreastCancer;
     o.output_dir = d;
-    o.attest = true;
     o.resume = true;
     o.embed_data = true;
     o.steps = kSteps;
     o.executor = c.executor;
-    Result<bundle::RunSummary> r = bundle::RunProgram(o);
+    Result<bundle::RunSummary> r = bundle::RunAttested(o);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
     EXPECT_EQ(r.status().message(), d + ": this bundle was started with --backend " + c.started +

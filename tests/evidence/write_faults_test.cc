@@ -65,7 +65,6 @@ RunOptions Options(const std::string& dir) {
   RunOptions o;
   o.program = kTiny;
   o.output_dir = dir;
-  o.attest = true;
   o.detrain_version = "test";
   return o;
 }
@@ -126,7 +125,7 @@ int RunUntilKilledAt(const RunOptions& o, int64_t k) {
   pid_t pid = ::fork();
   if (pid == 0) {
     fault::Arm(k, EIO, fault::Mode::kExit);
-    Result<RunSummary> r = RunProgram(o);
+    Result<RunSummary> r = RunAttested(o);
     ::_exit(r.ok() ? 0 : 1);
   }
   int status = 0;
@@ -155,7 +154,7 @@ class WriteFaultsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     root_ = new std::string(ScratchRoot());
-    Result<RunSummary> r = RunProgram(Options(*root_ + "/reference"));
+    Result<RunSummary> r = RunAttested(Options(*root_ + "/reference"));
     ASSERT_TRUE(r.ok()) << r.status().message();
     hash_ = new std::string(r->final_step_hash);
     reference_ = new Files(ReadBundle(*root_ + "/reference"));
@@ -174,7 +173,7 @@ class WriteFaultsTest : public ::testing::Test {
   static void CrashAfterStep12(const std::string& dir) {
     RunOptions first = Options(dir);
     first.crash_after_steps = 12;
-    Result<RunSummary> r = RunProgram(first);
+    Result<RunSummary> r = RunAttested(first);
     ASSERT_TRUE(r.ok()) << r.status().message();
   }
   // `run --resume` of a copy of `crashed` made at `to`.
@@ -214,7 +213,7 @@ class WriteFaultsTest : public ::testing::Test {
   // Runs `o` with no fault, counting its operations; it must give the reference bundle.
   static std::vector<std::string> CountOperations(const RunOptions& o) {
     fault::Arm(0, 0);
-    Result<RunSummary> r = RunProgram(o);
+    Result<RunSummary> r = RunAttested(o);
     std::vector<std::string> log = fault::Log();
     fault::Disarm();
     EXPECT_TRUE(r.ok()) << r.status().message();
@@ -227,7 +226,7 @@ class WriteFaultsTest : public ::testing::Test {
                                 Tally* tally) {
     const std::string& dir = o.output_dir;
     fault::Arm(k, err);
-    Result<RunSummary> r = RunProgram(o);
+    Result<RunSummary> r = RunAttested(o);
     const std::vector<std::string> log = fault::Log();
     fault::Disarm();
     ++tally->cases;
@@ -274,7 +273,7 @@ class WriteFaultsTest : public ::testing::Test {
         return;
     }
     o.resume = IsDirectory(dir);
-    Result<RunSummary> again = RunProgram(o);
+    Result<RunSummary> again = RunAttested(o);
     ASSERT_TRUE(again.ok()) << again.status().message();
     EXPECT_EQ(again->final_step_hash, *hash_);
     const Files got = ReadBundle(dir);
@@ -389,7 +388,7 @@ TEST_F(WriteFaultsTest, ADiskThatStaysFull) {
     const std::string dir = *root_ + "/sticky" + std::to_string(k);
     SCOPED_TRACE("from operation " + std::to_string(k));
     fault::Arm(k, ENOSPC, fault::Mode::kSticky);
-    Result<RunSummary> r = RunProgram(Options(dir));
+    Result<RunSummary> r = RunAttested(Options(dir));
     fault::Disarm();
     ASSERT_FALSE(r.ok());
     EXPECT_NE(
@@ -406,7 +405,7 @@ TEST_F(WriteFaultsTest, ADiskThatStaysFull) {
       ++completed;
       continue;
     }
-    Result<RunSummary> again = RunProgram(o);
+    Result<RunSummary> again = RunAttested(o);
     ASSERT_TRUE(again.ok()) << again.status().message();
     EXPECT_EQ(again->final_step_hash, *hash_);
     EXPECT_TRUE(ReadBundle(dir) == *reference_);

@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "compiler/interp/interpreter.h"
-#include "frontend/schedule.h"
+#include "runtime/train/learning_rate.h"
 #include "ulp.h"
 
 namespace detrain::frontend {
@@ -23,6 +23,8 @@ namespace {
 using ir::ElementType;
 using ir::Literal;
 using ir::Shape;
+using runtime::CosPi;  // the schedules are evaluated by the runtime (runtime/train/learning_rate.h)
+using runtime::LearningRateAt;
 
 nlohmann::json Vectors() {
   std::ifstream f(std::string(DETRAIN_SOURCE_DIR) + "/tests/frontend/testdata/optax_vectors.json");

@@ -10,7 +10,7 @@
 namespace detrain::frontend {
 namespace {
 
-using codegen::ParamRole;
+using plan::ParamRole;
 using Json = nlohmann::json;
 
 Json Valid() {

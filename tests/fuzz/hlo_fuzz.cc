@@ -1,15 +1,16 @@
-// libFuzzer harness: IR / HLO text (compiler/ir parser, verifier, canonical printer). Whatever
-// the text, ParseModule and VerifyModule return a module or an error. A module that verifies has
-// the round-trip property of docs/ir.md "Canonical text": its canonical text parses and
+// libFuzzer harness: IR / HLO text (the XLA importer over the compiler/ir parser, verifier,
+// canonical printer). Whatever the text, xla_import::ParseHloText and VerifyModule return a
+// module or an error. A module that verifies has the round-trip property of docs/ir.md
+// "Canonical text": its canonical text parses with the IR's parser alone (no XLA hooks) and
 // verifies again and prints to the same bytes (print -> parse -> print is the identity).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "base/budget.h"
-#include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
+#include "compiler/xla_import/import.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -19,7 +20,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using detrain::fuzz::PropertyFailed;
-  auto module = detrain::ir::ParseModule(detrain::fuzz::AsText(data, size));
+  auto module = detrain::xla_import::ParseHloText(detrain::fuzz::AsText(data, size));
   if (!module.ok()) return 0;
   if (!detrain::ir::VerifyModule(**module).ok()) return 0;
   auto printed = detrain::ir::PrintModule(**module);

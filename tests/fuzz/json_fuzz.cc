@@ -9,7 +9,7 @@
 //   3  manifest.json: ParseJson, CheckFormatVersion, CheckManifest, ManifestRootDigest
 //   4  data/data.json: ParseJson, CheckDataRecord
 //   5  run configuration: ParseJson, frontend::ParseRunConfig, CanonicalRunConfig
-//   6  the ranks' records of a multi-process run (bundle::CheckRankRecords), one per line; an
+//   6  the ranks' records of a multi-process run (runtime::CheckRankRecords), one per line; an
 //      accepted set gives one environment.json entry per rank
 //   7  a follower's replay verdicts (verify::internal::ReadSegmentVerdicts, rank 1 of 2, 8
 //      segments); every accepted verdict is one of rank 1's segments
@@ -93,8 +93,8 @@ void RankRecords(std::string_view text) {
     records.emplace_back(text.substr(start, end - start));
     start = end + 1;
   }
-  auto processes =
-      detrain::bundle::CheckRankRecords(records, [](int r) { return "rank " + std::to_string(r); });
+  auto processes = detrain::runtime::CheckRankRecords(
+      records, [](int r) { return "rank " + std::to_string(r); });
   if (processes.ok() && processes->size() != records.size())
     PropertyFailed("one environment entry per rank", text);
 }

@@ -101,7 +101,8 @@ def main():
     config = json.dumps(json.loads(manifest)["config"], sort_keys=True, separators=(",", ":"))
     put("json", "5_config", b"\x05" + config.encode())
     # hlo: the IR tests' modules (valid and invalid), the passes' inputs, the golden stages.
-    for top in ["tests/compiler/ir/testdata", "tests/compiler/passes/testdata",
+    for top in ["tests/compiler/ir/testdata", "tests/compiler/xla_import/testdata",
+                "tests/compiler/passes/testdata",
                 "tests/compiler/interp/testdata", "tests/runtime/testdata/loops"]:
         for rel, data in files_under(top, ".hlo"):
             if len(data) <= 16384:

@@ -1,14 +1,17 @@
-// libFuzzer harness: serialized CPU plans (stage 4; schemas/cpu-plan.md). The bytes go to
-// runtime::Executor::Create, which parses the protobuf, checks every buffer, kernel and
-// parameter and prepares each kernel for a CPU device (runtime/cpu: CheckBuffers, the scalar
-// program decoder, PrepareKernel) — the code a hostile 04.plan.pb reaches before anything runs —
-// and to codegen::cpu::PlanToText (`detrain inspect`). A plan that loads is not executed: its
-// kernels could legitimately run for as long as its shapes say.
+// libFuzzer harness: serialized plans (stage 4; schemas/plan.md). The bytes go to the one plan
+// reader (compiler/plan/reader.h: every buffer, kernel, spec, scalar program and loop checked)
+// through runtime::Executor::Create, which then prepares each kernel for a CPU device — the code
+// a hostile 04.plan.pb reaches before anything runs; a plan the reader accepts also goes to the
+// CUDA code generator, which trusts the reader's checks; and the bytes go to plan::PlanToText
+// (`detrain inspect`). A plan that loads is not executed: its kernels could legitimately run
+// for as long as its shapes say.
 #include <cstddef>
 #include <cstdint>
 
 #include "base/budget.h"
-#include "compiler/codegen/cpu/plan.h"
+#include "compiler/codegen/cuda/cuda_program.h"
+#include "compiler/plan/builder.h"
+#include "compiler/plan/reader.h"
 #include "fuzz_util.h"
 #include "runtime/executor.h"
 
@@ -23,6 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.threads = 1;
   options.isa = detrain::Isa::kScalar;
   (void)detrain::runtime::Executor::Create(bytes, options);
-  (void)detrain::codegen::cpu::PlanToText(bytes);
+  auto plan = detrain::plan::ReadPlan(bytes);
+  if (plan.ok()) (void)detrain::codegen::cuda::GenerateCuda(*plan);
+  (void)detrain::plan::PlanToText(bytes);
   return 0;
 }

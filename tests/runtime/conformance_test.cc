@@ -4,9 +4,9 @@
 // threads 1, 2 and 4.
 #include <gtest/gtest.h>
 
-#include "compiler/codegen/cpu/plan.h"
 #include "compiler/interp/interpreter.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/plan/builder.h"
 #include "compiler/testing/random_module.h"
 #include "runtime/executor.h"
 #include "runtime_test_util.h"

@@ -11,14 +11,15 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "compiler/codegen/cpu/plan.h"
 #include "compiler/interp/interpreter.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/plan/builder.h"
 #include "compiler/testing/random_module.h"
 #include "driver/compile.h"
 #include "kernel_cases.h"
 #include "loop_cases.h"
+#include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/gpu.h"
 #include "runtime/executor.h"
 #include "runtime_test_util.h"
@@ -151,8 +152,9 @@ TEST_P(GpuExamples, TrainStepsEqualTheCpu) {
   for (int devices : {1, 2, 8}) {
     SCOPED_TRACE(GetParam() + " on " + std::to_string(devices) + " devices, " +
                  std::to_string(gpus) + " GPUs");
-    ExecutorOptions options = OnGpus(devices);
-    options.cuda_images = images;
+    // The compile's executable: the program as stage "cuda" has it, and its images.
+    ExecutorOptions options =
+        cuda::WithCompiledCuda(OnGpus(devices), compiled->cuda.at("").program, images);
     auto executor = Executor::Create(plan, options);
     ASSERT_TRUE(executor.ok()) << executor.status().message();
     for (int t = 0; t < 3; ++t) {
@@ -177,12 +179,14 @@ TEST(GpuAbsent, ClearErrorWithoutAGpu) {
   Result<int> gpus = cuda::CountDriverGpus();
   if (gpus.ok()) GTEST_SKIP() << "this machine has " << *gpus << " GPU(s)";
   EXPECT_FALSE(gpus.status().message().empty());
-  auto plan = codegen::cpu::BuildPlan(**ir::ParseAndVerify(
+  auto plan = plan::BuildPlan(**ir::ParseAndVerify(
       "HloModule m\nENTRY main {\n  a = f32[4] parameter(0)\n  ROOT n = f32[4] negate(a)\n}\n"));
   ASSERT_TRUE(plan.ok());
   ExecutorOptions options = OnGpus(1);
-  options.cuda_images = std::make_shared<const cuda::CudaImages>();
-  auto executor = Executor::Create(*plan, options);
+  auto empty = std::make_shared<cuda::CudaOptions>();
+  empty->images = std::make_shared<const cuda::CudaImages>();
+  options.backend_options = empty;
+  auto executor = Executor::Create(plan->bytes, options);
   ASSERT_FALSE(executor.ok());
   EXPECT_NE(executor.status().message().find("--backend cuda"), std::string::npos)
       << executor.status().message();

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/cpu/plan.h"
 #include "compiler/interp/interpreter.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/plan/builder.h"
 #include "kernel_cases.h"
 #include "runtime/executor.h"
 #include "runtime_test_util.h"
@@ -33,7 +33,7 @@ void Check(const std::string& hlo, const std::vector<ir::Literal>& args, int64_t
   ASSERT_TRUE(expected.ok()) << expected.status().message();
   auto optimized = passes::RunPipeline(**module, passes::kDefaultPipeline, {});
   ASSERT_TRUE(optimized.ok()) << optimized.status().message();
-  auto plan = codegen::cpu::BuildPlan(*optimized->module);
+  auto plan = plan::BuildPlan(*optimized->module);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   for (Isa isa : SupportedIsas()) {
     for (int threads : {1, 2}) {
@@ -41,7 +41,7 @@ void Check(const std::string& hlo, const std::vector<ir::Literal>& args, int64_t
       ExecutorOptions options;
       options.isa = isa;
       options.threads = threads;
-      auto executor = Executor::Create(*plan, options);
+      auto executor = Executor::Create(plan->bytes, options);
       ASSERT_TRUE(executor.ok()) << executor.status().message();
       if (dot_trees >= 0) {
         EXPECT_EQ((*executor)->stats().folded_dot_trees, dot_trees);

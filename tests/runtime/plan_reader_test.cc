@@ -1,17 +1,20 @@
-// A plan is a file, and files lie (issue 13's rule for every reader): the executor must refuse a
-// malformed or inconsistent plan with an error, or run it within its buffers — never crash,
-// read or write outside the arena, or allocate what a lying size asks for. Byte-level and
-// field-level mutations of real plans; the sanitizer build makes any stray access fatal.
+// A plan is a file, and files lie (issue 13's rule for every reader): the executor — through the
+// one plan reader, compiler/plan/reader.h — must refuse a malformed or inconsistent plan with an
+// error, or run it within its buffers — never crash, read or write outside the arena, or
+// allocate what a lying size asks for. Byte-level and field-level mutations of real plans; the
+// sanitizer build makes any stray access fatal.
 #include <gtest/gtest.h>
 
 #include <random>
 
+#include "compiler/codegen/cuda/cuda_program.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/verifier.h"
+#include "compiler/plan/reader.h"
 #include "driver/compile.h"
 #include "runtime/executor.h"
 #include "runtime_test_util.h"
-#include "schemas/cpu_plan.pb.h"
+#include "schemas/plan.pb.h"
 
 namespace detrain::runtime {
 namespace {
@@ -35,8 +38,13 @@ std::string Serialize(const plan::v2::Plan& p) {
   return s;
 }
 
-// Create and, if that succeeds, run: either may fail, neither may crash.
+// Create and, if that succeeds, run: either may fail, neither may crash. A plan the reader
+// accepts also goes to the CUDA code generator, which trusts the reader's checks.
 void TryPlan(const std::string& bytes, const std::vector<ir::Literal>& args, int devices) {
+  if (auto read = plan::ReadPlan(bytes); read.ok()) {
+    auto program = codegen::cuda::GenerateCuda(*read);
+    if (!program.ok()) EXPECT_FALSE(program.status().message().empty());
+  }
   ExecutorOptions o;
   o.devices = devices;
   auto e = Executor::Create(bytes, o);

@@ -1,15 +1,16 @@
 // See runtime_test_util.h.
 #include "runtime_test_util.h"
 
-#include "compiler/codegen/cpu/plan.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/plan/builder.h"
 
 namespace detrain::runtime {
 
 Result<std::string> OptimizedPlan(const ir::Module& module) {
   DETRAIN_ASSIGN_OR_RETURN(passes::PipelineResult optimized,
                            passes::RunPipeline(module, passes::kDefaultPipeline, {}));
-  return codegen::cpu::BuildPlan(*optimized.module);
+  DETRAIN_ASSIGN_OR_RETURN(plan::BuiltPlan built, plan::BuildPlan(*optimized.module));
+  return std::move(built.bytes);
 }
 
 std::vector<ir::Literal> TrainStepArguments(const ir::Module& step, uint64_t seed) {

@@ -1,5 +1,5 @@
 // Loops whose trip count depends on the data (issue 19): the default pipeline leaves them `while`,
-// the plan holds them as while kernels (cpu_plan.proto WhileSpec) and the CPU executor runs them
+// the plan holds them as while kernels (plan.proto WhileSpec) and the CPU executor runs them
 // with the interpreter's bits on every thread count and ISA path; a runaway loop fails at the
 // interpreter's bound, with its message; a plan that lies about a loop is refused.
 #include <gtest/gtest.h>
@@ -8,17 +8,18 @@
 #include <sstream>
 
 #include "base/npy.h"
-#include "compiler/codegen/cpu/plan.h"
 #include "compiler/interp/interpreter.h"
 #include "compiler/ir/literal_npy.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/plan/builder.h"
+#include "compiler/plan/reader.h"
+#include "compiler/xla_import/import.h"
 #include "loop_cases.h"
-#include "runtime/cpu/cpu_device.h"
 #include "runtime/executor.h"
 #include "runtime_test_util.h"
-#include "schemas/cpu_plan.pb.h"
+#include "schemas/plan.pb.h"
 
 namespace detrain::runtime {
 namespace {
@@ -34,8 +35,9 @@ int CountLoops(const pb::Plan& plan) {
   return n;
 }
 
+// `text` may be XLA's (the JAX module below): it is imported.
 std::string PlanOf(const std::string& text) {
-  auto module = ir::ParseAndVerify(text);
+  auto module = xla_import::ParseAndVerifyHloText(text);
   EXPECT_TRUE(module.ok()) << module.status().message();
   if (!module.ok()) return "";
   auto plan = OptimizedPlan(**module);
@@ -117,20 +119,18 @@ TEST(WhileKernel, NestingIsBoundedAt16Loops) {
   ASSERT_TRUE(module.ok()) << module.status().message();
   auto optimized = passes::RunPipeline(**module, passes::kDefaultPipeline, {});
   ASSERT_TRUE(optimized.ok()) << optimized.status().message();
-  auto plan = codegen::cpu::BuildPlan(*optimized->module);
+  auto plan = plan::BuildPlan(*optimized->module);
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(plan.status().message().find("loops nested more than 16 deep"), std::string::npos)
       << plan.status().message();
-  // The runtime keeps the same bound: a plan's loop prepared 16 loops deep is refused.
+  // The plan reader keeps the same bound: a plan's loop read as 16 loops deep is refused.
   pb::Plan p;
   ASSERT_TRUE(p.ParseFromString(PlanOf(LoopModuleText("input_bound.hlo"))));
-  auto buffers = cpu::CheckBuffers(p);
-  ASSERT_TRUE(buffers.ok());
-  auto kernels = cpu::PrepareKernels(p, *buffers, true, nullptr, /*depth=*/16);
-  ASSERT_FALSE(kernels.ok());
-  EXPECT_NE(kernels.status().message().find("nested more than 16 deep"), std::string::npos);
-  ASSERT_TRUE(cpu::PrepareKernels(p, *buffers, true, nullptr, /*depth=*/15).ok());
+  auto deep = plan::ValidatePlan(p, /*depth=*/16);
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.status().message().find("nested more than 16 deep"), std::string::npos);
+  ASSERT_TRUE(plan::ValidatePlan(p, /*depth=*/15).ok());
 }
 
 TEST(WhileKernel, ARunawayLoopFailsAtTheInterpretersBound) {

@@ -17,7 +17,7 @@ ROOT = os.environ.get("DETRAIN_SOURCE_DIR") or os.path.dirname(os.path.dirname(o
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import check_bundle as cb  # noqa: E402
 
-TINY = os.path.join(ROOT, "tests", "attest", "testdata", "tiny")
+TINY = os.path.join(ROOT, "tests", "evidence", "testdata", "tiny")
 CHECKER = os.path.join(ROOT, "tools", "check_bundle.py")
 
 

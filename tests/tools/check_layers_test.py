@@ -67,11 +67,12 @@ class CheckLayersTest(unittest.TestCase):
         code, out = Run(self.tmp)
         self.assertEqual(code, 0, out)
 
-    def testSiblingsAndUpwardEdgesInsideTheCompilerFail(self):
+    def testUpwardEdgesInsideTheCompilerFail(self):
+        # The plan (stage 4, which every backend reads) sits below the CUDA code generator.
         WriteTree(self.tmp, {
             "src/compiler/codegen/cuda/k.h": "",
-            "src/compiler/codegen/cpu/k.cc": '#include "compiler/codegen/cuda/k.h"\n',
-            "src/compiler/interp/e.cc": '\n#include "compiler/codegen/cpu/k.cc"\n',
+            "src/compiler/plan/k.cc": '#include "compiler/codegen/cuda/k.h"\n',
+            "src/compiler/interp/e.cc": '\n#include "compiler/plan/k.cc"\n',
             "src/driver/d.h": "",
             "src/runtime/r.cc": '#include "driver/d.h"\n',
             "src/frontend/f.cc": '#include "runtime/r.cc"\n',
@@ -81,10 +82,30 @@ class CheckLayersTest(unittest.TestCase):
         lines = out.splitlines()
         self.assertEqual(len(lines), 3, out)
         self.assertTrue(lines[0].startswith(
-            "src/compiler/codegen/cpu/k.cc:1: compiler/codegen/cpu -> compiler/codegen/cuda:"), out)
+            "src/compiler/interp/e.cc:2: compiler/interp -> compiler/plan:"), out)
         self.assertTrue(lines[1].startswith(
-            "src/compiler/interp/e.cc:2: compiler/interp -> compiler/codegen/cpu:"), out)
+            "src/compiler/plan/k.cc:1: compiler/plan -> compiler/codegen/cuda:"), out)
         self.assertTrue(lines[2].startswith("src/frontend/f.cc:1: frontend -> runtime:"), out)
+
+    def testTheIrParserDoesNotCallTheXlaImporter(self):
+        # compiler/xla_import/ uses ir/ only: ir/ may not include it, nor may its sibling
+        # semantics/; the driver may.
+        WriteTree(self.tmp, {
+            "src/compiler/ir/parser.cc": '#include "compiler/xla_import/hooks.h"\n',
+            "src/compiler/ir/module.h": "",
+            "src/compiler/xla_import/hooks.h": '#include "compiler/ir/module.h"\n',
+            "src/compiler/semantics/s.h": '#include "compiler/xla_import/hooks.h"\n',
+            "src/driver/d.cc": '#include "compiler/xla_import/hooks.h"\n',
+        })
+        code, out = Run(self.tmp)
+        self.assertEqual(code, 1, out)
+        lines = out.splitlines()
+        self.assertEqual(len(lines), 2, out)
+        self.assertTrue(
+            lines[0].startswith("src/compiler/ir/parser.cc:1: compiler/ir -> compiler/xla_import:"),
+            out)
+        self.assertTrue(lines[1].startswith(
+            "src/compiler/semantics/s.h:1: compiler/semantics -> compiler/xla_import:"), out)
 
     def testNothingBelowIncludesTheEvidenceLayer(self):
         # The evidence layer (src/evidence/) sits above the runtime; its own folders are ordered

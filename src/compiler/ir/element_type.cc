@@ -9,12 +9,13 @@ struct TypeInfo {
   std::string_view name;
   int size;
   char kind;
+  std::string_view safetensors;
 };
 
 constexpr TypeInfo kTypes[] = {
-#define DETRAIN_X(e, s, t, k) {ElementType::e, s, static_cast<int>(sizeof(t)), k},
-    DETRAIN_ELEMENT_TYPES(DETRAIN_X)
-#undef DETRAIN_X
+#define TYPE(e, s, t, k, st) {ElementType::e, s, static_cast<int>(sizeof(t)), k, st},
+#include "compiler/ir/element_types.def"
+#undef TYPE
 };
 
 const TypeInfo& Info(ElementType t) { return kTypes[static_cast<int>(t)]; }
@@ -31,6 +32,14 @@ std::optional<ElementType> ElementTypeFromName(std::string_view name) {
 }
 
 int ElementTypeByteSize(ElementType t) { return Info(t).size; }
+std::string_view SafetensorsDType(ElementType t) { return Info(t).safetensors; }
+
+std::optional<ElementType> ElementTypeFromSafetensors(std::string_view dtype) {
+  for (const TypeInfo& info : kTypes) {
+    if (info.safetensors == dtype) return info.type;
+  }
+  return std::nullopt;
+}
 char ElementTypeKind(ElementType t) { return Info(t).kind; }
 bool IsFloat(ElementType t) { return Info(t).kind == 'f'; }
 bool IsSignedInt(ElementType t) { return Info(t).kind == 's'; }

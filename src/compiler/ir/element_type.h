@@ -1,4 +1,4 @@
-// Element types of the IR, declared once in DETRAIN_ELEMENT_TYPES (STYLE.md point 1).
+// Element types of the IR, declared once in element_types.def (STYLE.md point 1).
 //
 // Every consumer (parser keywords, printer, literal storage, .npy conversion, interpreter type
 // dispatch) is generated from the list, so adding bf16/f16 is one line here plus the cases the
@@ -15,26 +15,19 @@
 
 namespace detrain::ir {
 
-// X(enum, spelling, C++ storage type, kind) — kind: 'b' boolean, 's' signed, 'u' unsigned, 'f'
-// float.
-#define DETRAIN_ELEMENT_TYPES(X) \
-  X(kPred, "pred", uint8_t, 'b') \
-  X(kS32, "s32", int32_t, 's')   \
-  X(kU32, "u32", uint32_t, 'u')  \
-  X(kS64, "s64", int64_t, 's')   \
-  X(kU64, "u64", uint64_t, 'u')  \
-  X(kF32, "f32", float, 'f')
-
 enum class ElementType : uint8_t {
-#define DETRAIN_X(e, s, t, k) e,
-  DETRAIN_ELEMENT_TYPES(DETRAIN_X)
-#undef DETRAIN_X
+#define TYPE(e, s, t, k, st) e,
+#include "compiler/ir/element_types.def"
+#undef TYPE
 };
 
 std::string_view ElementTypeName(ElementType t);
 std::optional<ElementType> ElementTypeFromName(std::string_view name);
 int ElementTypeByteSize(ElementType t);
-// The kind letter of DETRAIN_ELEMENT_TYPES: 'b', 's', 'u' or 'f' (ops.def's types column).
+// The safetensors dtype ("F32", "I32", ...) of a type, and back (nullopt: no IR type).
+std::string_view SafetensorsDType(ElementType t);
+std::optional<ElementType> ElementTypeFromSafetensors(std::string_view dtype);
+// The kind letter of element_types.def: 'b', 's', 'u' or 'f' (ops.def's types column).
 char ElementTypeKind(ElementType t);
 bool IsFloat(ElementType t);
 bool IsSignedInt(ElementType t);
@@ -51,11 +44,11 @@ struct TypeTag {
 template <typename Fn>
 decltype(auto) DispatchElementType(ElementType t, Fn&& fn) {
   switch (t) {
-#define DETRAIN_X(e, s, ty, k) \
-  case ElementType::e:         \
+#define TYPE(e, s, ty, k, st) \
+  case ElementType::e:        \
     return fn(TypeTag<ty>{});
-    DETRAIN_ELEMENT_TYPES(DETRAIN_X)
-#undef DETRAIN_X
+#include "compiler/ir/element_types.def"
+#undef TYPE
   }
   return fn(TypeTag<uint8_t>{});  // unreachable for valid enum values
 }

@@ -78,6 +78,13 @@ class Cursor {
   std::optional<SourceLoc> unterminated_comment_;
 };
 
+// A name for a message: at most 64 characters of it (a hostile name can be megabytes long).
+inline std::string Quoted(std::string_view name) {
+  if (name.size() <= 64) return "'" + std::string(name) + "'";
+  return "'" + std::string(name.substr(0, 64)) + "...' (" + std::to_string(name.size()) +
+         " characters)";
+}
+
 }  // namespace detrain::ir
 
 #endif  // DETRAIN_COMPILER_IR_LEXER_H_

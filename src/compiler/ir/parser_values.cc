@@ -182,13 +182,14 @@ Status ParseLiteralLevel(Cursor& cur, Literal& lit, int dim, int64_t* index) {
 
 }  // namespace
 
-bool LookingAtShape(Cursor& cur) {
+bool LookingAtShape(Cursor& cur, const ParserHooks* hooks) {
   std::string_view rest = cur.Rest();
   size_t n = 0;
   while (n < rest.size() && std::isalnum(static_cast<unsigned char>(rest[n]))) ++n;
   if (n >= rest.size() || rest[n] != '[') return false;
   const std::string_view name = rest.substr(0, n);
-  return ElementTypeFromName(name).has_value() || name == "bf16" || name == "f16";
+  return ElementTypeFromName(name).has_value() ||
+         (hooks != nullptr && hooks->ForeignElementType(name).has_value());
 }
 
 namespace {
@@ -219,38 +220,54 @@ std::optional<std::vector<int64_t>> PlainLayout(std::string_view text, size_t ra
   return m2m;
 }
 
-Result<Shape> ParseShapeAt(Cursor& cur, int depth, bool* other_layout,
-                           std::vector<int64_t>* minor_to_major, HalfFormat* half) {
+// "pred, s32, u32, s64, u64, f32" and the hooks' types, the last after "or".
+std::string ElementTypeList(const ParserHooks* hooks) {
+  std::vector<std::string_view> names = {
+#define TYPE(e, s, t, k, st) s,
+#include "compiler/ir/element_types.def"
+#undef TYPE
+  };
+  if (hooks != nullptr) {
+    for (std::string_view n : hooks->ForeignElementTypeNames()) names.push_back(n);
+  }
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i) {
+    list += i == 0 ? "" : i + 1 == names.size() ? " or " : ", ";
+    list += names[i];
+  }
+  return list;
+}
+
+Result<Shape> ParseShapeAt(Cursor& cur, int depth, const ParserHooks* hooks, ShapeText* text) {
   if (cur.LookingAt("(")) {
     if (depth >= kMaxNestingDepth) {
       return cur.Error("tuple shape nests deeper than " + std::to_string(kMaxNestingDepth) +
                        " levels");
     }
     cur.Next();
+    ShapeText element_text;  // a tuple notes only whether some element has another layout
     std::vector<Shape> elements;
     if (!cur.TryConsume(")")) {
       do {
-        DETRAIN_ASSIGN_OR_RETURN(Shape e,
-                                 ParseShapeAt(cur, depth + 1, other_layout, nullptr, nullptr));
+        DETRAIN_ASSIGN_OR_RETURN(Shape e, ParseShapeAt(cur, depth + 1, hooks, &element_text));
         elements.push_back(std::move(e));
       } while (cur.TryConsume(","));
       DETRAIN_RETURN_IF_ERROR(cur.Expect(")", "to close a tuple shape"));
     }
+    if (text != nullptr && element_text.other_layout) text->other_layout = true;
     return Shape::Tuple(std::move(elements));
   }
   cur.SkipSpace();
   SourceLoc loc = cur.Loc();
   std::string type_name = cur.ReadRun("abcdefghijklmnopqrstuvwxyz0123456789");
   auto type = ElementTypeFromName(type_name);
-  const HalfFormat format = type_name == "bf16"  ? HalfFormat::kBf16
-                            : type_name == "f16" ? HalfFormat::kF16
-                                                 : HalfFormat::kNone;
-  if (format != HalfFormat::kNone) type = ElementType::kF32;  // held as f32 (half_types.cc)
-  if (half != nullptr) *half = format;
+  if (!type && hooks != nullptr) {
+    type = hooks->ForeignElementType(type_name);  // bf16 held as f32 (xla_import)
+    if (type && text != nullptr) text->foreign_type = type_name;
+  }
   if (!type) {
-    return Cursor::ErrorAt(
-        loc, "expected a shape (pred, s32, u32, s64, u64, f32, bf16 or f16 element type), found '" +
-                 type_name.substr(0, 24) + "'");
+    return Cursor::ErrorAt(loc, "expected a shape (" + ElementTypeList(hooks) +
+                                    " element type), found '" + type_name.substr(0, 24) + "'");
   }
   DETRAIN_RETURN_IF_ERROR(cur.Expect("[", "after the element type of a shape"));
   std::vector<int64_t> dims;
@@ -280,9 +297,10 @@ Result<Shape> ParseShapeAt(Cursor& cur, int depth, bool* other_layout,
       row_major += std::to_string(d) + (d > 0 ? "," : "");
     }
     row_major += "}";
-    if (other_layout != nullptr && layout != row_major) *other_layout = true;
-    if (minor_to_major != nullptr && layout != row_major) {
-      *minor_to_major = PlainLayout(layout, shape.dims().size()).value_or(std::vector<int64_t>{});
+    if (text != nullptr && layout != row_major) {
+      text->other_layout = true;
+      text->minor_to_major =
+          PlainLayout(layout, shape.dims().size()).value_or(std::vector<int64_t>{});
     }
   }
   return shape;
@@ -290,9 +308,8 @@ Result<Shape> ParseShapeAt(Cursor& cur, int depth, bool* other_layout,
 
 }  // namespace
 
-Result<Shape> ParseShape(Cursor& cur, bool* other_layout, std::vector<int64_t>* minor_to_major,
-                         HalfFormat* half) {
-  return ParseShapeAt(cur, 0, other_layout, minor_to_major, half);
+Result<Shape> ParseShape(Cursor& cur, const ParserHooks* hooks, ShapeText* text) {
+  return ParseShapeAt(cur, 0, hooks, text);
 }
 
 Result<Literal> ParseLiteral(Cursor& cur, const Shape& shape) {

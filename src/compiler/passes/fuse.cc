@@ -149,7 +149,7 @@ class Fuser {
 };
 
 // The computations that run as plans of kernels: the entry, and the condition and body of every
-// loop that stays a loop (schemas/cpu-plan.md "Loops"), nested ones included, in a fixed order.
+// loop that stays a loop (schemas/plan.md "Loops"), nested ones included, in a fixed order.
 Result<std::vector<ir::Computation*>> KernelComputations(ir::Module& module) {
   std::vector<ir::Computation*> out = {module.entry()};
   for (size_t i = 0; i < out.size(); ++i) {

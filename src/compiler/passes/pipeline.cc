@@ -7,7 +7,6 @@
 #include "attest/sha256.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
-#include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewrite.h"
 
@@ -140,9 +139,6 @@ Result<PipelineResult> RunPipeline(const ir::Module& module, std::string_view sp
   // A pass may leave replaced instructions behind in its lists; the result holds only the
   // program, in execution order (same text, same digest).
   DETRAIN_ASSIGN_OR_RETURN(result.module, CloneModule(*result.module));
-  DETRAIN_ASSIGN_OR_RETURN(BufferAssignment a, AssignBuffers(*result.module));
-  result.peak_bytes = a.arena_bytes;
-  result.total_bytes = a.total_bytes;
   return result;
 }
 

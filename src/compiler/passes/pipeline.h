@@ -41,11 +41,6 @@ struct PipelineResult {
   std::unique_ptr<ir::Module> module;
   std::vector<PassRecord> records;                         // one per pass, in order
   std::vector<std::pair<std::string, std::string>> dumps;  // ("NN.pass-name.hlo", canonical text)
-  // The buffer assignment of `module` (passes::AssignBuffers; the plan holds the same numbers
-  // as arena_bytes and total_buffer_bytes). Kept for the compile summary; buffer assignment
-  // belongs to codegen (DESIGN.md §9, codegen/common), so once the driver reads these from the
-  // plan the fields can go.
-  int64_t peak_bytes = 0, total_bytes = 0;
 };
 
 // Verifies before the first pass and after each; an unknown pass name is an InvalidArgument

@@ -1,6 +1,6 @@
 // unroll-while — replaces every `while` whose trip count it can compute by that many calls of
 // its body; every other loop stays a loop, which the backends run (a plan's while kernel,
-// schemas/cpu_plan.proto WhileSpec).
+// schemas/plan.proto WhileSpec).
 //
 // What it does: for `while(init), condition=C, body=B` it finds the loop's control — the
 // elements of the state that C reads, closed over what B computes them from (JAX's counter and

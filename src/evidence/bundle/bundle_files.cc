@@ -9,8 +9,9 @@
 #include "attest/tensor_digest.h"
 #include "base/file_io.h"
 #include "base/fs.h"
-#include "compiler/codegen/cpu/plan.h"
+#include "compiler/plan/builder.h"
 #include "driver/dump.h"
+#include "evidence/bundle/bundle_format.h"
 
 namespace detrain::bundle {
 namespace {
@@ -56,15 +57,7 @@ std::vector<std::string> EmbeddedNames(const frontend::Dataset& ds) {
 
 }  // namespace
 
-runtime::TrainState ParamsOf(const runtime::TrainState& state) {
-  runtime::TrainState params;
-  for (const runtime::StateTensor& t : state) {
-    if (t.role == codegen::ParamRole::kParameter) params.push_back(t);
-  }
-  return params;
-}
-
-json RunJson(const StepSchedule& schedule, bool embed_data, runtime::Backend backend) {
+json RunJson(const runtime::StepSchedule& schedule, bool embed_data, runtime::Backend backend) {
   return {{"format", "detrain.run"},
           {"format_version", kFormatVersion},
           {"backend", runtime::BackendName(backend)},
@@ -77,21 +70,21 @@ json RunJson(const StepSchedule& schedule, bool embed_data, runtime::Backend bac
 
 Result<std::string> SplitFileBytes(const runtime::TrainingData& data) {
   const runtime::DataSplit& s = data.split();
+  const std::string s64(ir::SafetensorsDType(ir::ElementType::kS64));
+  const std::string f32(ir::SafetensorsDType(ir::ElementType::kF32));
   SafetensorsFile f;
   f.metadata = {{"detrain.format", "detrain.split.v1"}};
-  f.tensors.push_back({"train_index",
-                       "I64",
-                       {static_cast<int64_t>(s.train.size())},
-                       std::string(BytesOf(s.train))});
+  f.tensors.push_back(
+      {"train_index", s64, {static_cast<int64_t>(s.train.size())}, std::string(BytesOf(s.train))});
   f.tensors.push_back({"validation_index",
-                       "I64",
+                       s64,
                        {static_cast<int64_t>(s.validation.size())},
                        std::string(BytesOf(s.validation))});
   if (!s.mean.empty()) {
     f.tensors.push_back(
-        {"mean", "F32", {static_cast<int64_t>(s.mean.size())}, std::string(BytesOf(s.mean))});
+        {"mean", f32, {static_cast<int64_t>(s.mean.size())}, std::string(BytesOf(s.mean))});
     f.tensors.push_back(
-        {"scale", "F32", {static_cast<int64_t>(s.scale.size())}, std::string(BytesOf(s.scale))});
+        {"scale", f32, {static_cast<int64_t>(s.scale.size())}, std::string(BytesOf(s.scale))});
   }
   return SerializeSafetensors(f);
 }
@@ -111,12 +104,15 @@ Result<json> DataJson(const frontend::RunConfig& config, const frontend::Dataset
   }
   const bool x_s32 = !ds.x_s32.empty();
   const bool y_s32 = ds.label_type == frontend::LabelType::kS32;
-  DETRAIN_ASSIGN_OR_RETURN(
-      std::string x_digest,
-      TensorHex("features", x_s32 ? "s32" : "f32", WithRows(ds.rows, ds.x_dims),
-                x_s32 ? BytesOf(ds.x_s32) : BytesOf(ds.x)));
+  const std::string_view x_type =
+      ir::ElementTypeName(x_s32 ? ir::ElementType::kS32 : ir::ElementType::kF32);
+  const std::string_view y_type =
+      ir::ElementTypeName(y_s32 ? ir::ElementType::kS32 : ir::ElementType::kF32);
+  DETRAIN_ASSIGN_OR_RETURN(std::string x_digest,
+                           TensorHex("features", x_type, WithRows(ds.rows, ds.x_dims),
+                                     x_s32 ? BytesOf(ds.x_s32) : BytesOf(ds.x)));
   DETRAIN_ASSIGN_OR_RETURN(std::string y_digest,
-                           TensorHex("labels", y_s32 ? "s32" : "f32", WithRows(ds.rows, ds.y_dims),
+                           TensorHex("labels", y_type, WithRows(ds.rows, ds.y_dims),
                                      y_s32 ? BytesOf(ds.y_s32) : BytesOf(ds.y_f32)));
   DETRAIN_ASSIGN_OR_RETURN(
       std::string train_digest,
@@ -132,13 +128,9 @@ Result<json> DataJson(const frontend::RunConfig& config, const frontend::Dataset
       {"files", files},
       {"parsed",
        {{"features",
-         {{"dtype", x_s32 ? "s32" : "f32"},
-          {"shape", WithRows(ds.rows, ds.x_dims)},
-          {"sha256", x_digest}}},
+         {{"dtype", x_type}, {"shape", WithRows(ds.rows, ds.x_dims)}, {"sha256", x_digest}}},
         {"labels",
-         {{"dtype", y_s32 ? "s32" : "f32"},
-          {"shape", WithRows(ds.rows, ds.y_dims)},
-          {"sha256", y_digest}}}}},
+         {{"dtype", y_type}, {"shape", WithRows(ds.rows, ds.y_dims)}, {"sha256", y_digest}}}}},
       {"split",
        {{"key", "fold_in(key(seed), 1)"},
         {"method", "permutation(key, rows); the last floor(validation * rows) are validation"},
@@ -169,7 +161,7 @@ Result<std::vector<std::pair<std::string, std::string>>> StaticFiles(const Bundl
   const driver::CompileResult& c = *s.compiled;
   std::vector<std::pair<std::string, std::string>> files;
   const driver::StageRecord* program = c.stages.Find(driver::kStageProgram);
-  files.emplace_back(std::string(kProgramDir) + "/" + BaseName(s.options->program), program->bytes);
+  files.emplace_back(std::string(kProgramDir) + "/" + BaseName(s.program), program->bytes);
   // A run spec's train step and initial state, beside it (its names are plain file names).
   for (const auto& [name, bytes] : c.program_files) {
     files.emplace_back(std::string(kProgramDir) + "/" + name, bytes);
@@ -181,20 +173,19 @@ Result<std::vector<std::pair<std::string, std::string>>> StaticFiles(const Bundl
     files.emplace_back(std::string(kStagesDir) + "/" + driver::kPassDumpDir + "/" + name, text);
   }
   if (const driver::StageRecord* plan = c.stages.Find(driver::kStagePlan)) {
-    DETRAIN_ASSIGN_OR_RETURN(std::string text, codegen::cpu::PlanToText(plan->bytes));
+    DETRAIN_ASSIGN_OR_RETURN(std::string text, plan::PlanToText(plan->bytes));
     files.emplace_back(std::string(kStagesDir) + "/" + driver::kPlanTextFile, text);
   }
   // The data: sizes of the files as read, and embedded copies.
   std::vector<std::pair<std::string, uint64_t>> sizes;
   std::vector<std::string> embedded =
-      s.options->embed_data ? EmbeddedNames(*c.dataset) : std::vector<std::string>();
+      s.embed_data ? EmbeddedNames(*c.dataset) : std::vector<std::string>();
   for (size_t i = 0; i < c.dataset->file_sha256.size(); ++i) {
     const auto& [written, digest] = c.dataset->file_sha256[i];
     auto redirected = s.data_files.find(written);
-    const std::string path = redirected != s.data_files.end()
-                                 ? redirected->second
-                                 : DataPath(s.options->program, written);
-    if (s.options->embed_data) {
+    const std::string path =
+        redirected != s.data_files.end() ? redirected->second : DataPath(s.program, written);
+    if (s.embed_data) {
       DETRAIN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
       if (attest::Sha256Hex(bytes) != digest) {
         return FailedPrecondition(path + ": changed while the run started (its SHA-256 differs)");
@@ -211,9 +202,8 @@ Result<std::vector<std::pair<std::string, std::string>>> StaticFiles(const Bundl
   files.emplace_back(kDataRecord, std::move(data_text));
   DETRAIN_ASSIGN_OR_RETURN(std::string split, SplitFileBytes(*s.data));
   files.emplace_back(kSplitFile, std::move(split));
-  DETRAIN_ASSIGN_OR_RETURN(
-      std::string run,
-      CanonicalLine(RunJson(*s.schedule, s.options->embed_data, s.options->executor.backend)));
+  DETRAIN_ASSIGN_OR_RETURN(std::string run,
+                           CanonicalLine(RunJson(*s.schedule, s.embed_data, s.backend)));
   files.emplace_back(kRunRecord, std::move(run));
   std::sort(files.begin(), files.end());
   DETRAIN_ASSIGN_OR_RETURN(std::string env, CanonicalLine(s.environment));
@@ -249,13 +239,13 @@ Status CheckStaticsMatch(const std::string& dir, const BundleStatics& s) {
 
 Result<std::string> FinalWeightsBytes(const runtime::TrainState& params, const FinalState& fin,
                                       const std::string& root_digest) {
-  return SerializeSafetensors(
-      StateFile(ParamsOf(params), {{"format", "pt"},
-                                   {"detrain.format", kWeightsFormat},
-                                   {"detrain.bundle_root", root_digest},
-                                   {"detrain.final_step_hash", Hex(fin.step_hash)},
-                                   {"detrain.params_root", Hex(fin.params_root)},
-                                   {"detrain.steps_done", std::to_string(fin.steps_done)}}));
+  return SerializeSafetensors(runtime::StateFile(
+      runtime::ParamsOf(params), {{"format", "pt"},
+                                  {"detrain.format", kWeightsFormat},
+                                  {"detrain.bundle_root", root_digest},
+                                  {"detrain.final_step_hash", Hex(fin.step_hash)},
+                                  {"detrain.params_root", Hex(fin.params_root)},
+                                  {"detrain.steps_done", std::to_string(fin.steps_done)}}));
 }
 
 Result<std::set<std::string>> WrittenNames(const BundleStatics& s) {
@@ -304,9 +294,9 @@ Result<json> ManifestJson(const BundleStatics& s, const FinalState& fin, const j
       {"format_version", kFormatVersion},
       {"status", fin.stopped ? "stopped" : "complete"},
       {"program",
-       {{"path", std::string(kProgramDir) + "/" + BaseName(s.options->program)},
+       {{"path", std::string(kProgramDir) + "/" + BaseName(s.program)},
         {"sha256", c.stages.Find(driver::kStageProgram)->sha256}}},
-      {"run", RunJson(*s.schedule, s.options->embed_data, s.options->executor.backend)},
+      {"run", RunJson(*s.schedule, s.embed_data, s.backend)},
       {"config", frontend::RunConfigJson(*c.config)},
       {"stages", driver::StageChainJson(c.stages)},
       {"data",

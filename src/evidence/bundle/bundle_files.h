@@ -15,18 +15,21 @@
 #include <vector>
 
 #include "driver/compile.h"
-#include "evidence/bundle/attested_run.h"
-#include "evidence/bundle/step_runner.h"
 #include "frontend/data.h"
+#include "runtime/executor.h"
+#include "runtime/train/step_record.h"
+#include "runtime/train/train_state.h"
 #include "runtime/train/training_data.h"
 
 namespace detrain::bundle {
 
 struct BundleStatics {
-  const RunOptions* options = nullptr;
+  std::string program;  // the program's path as the run was given it (program/ keeps its name)
+  bool embed_data = false;
+  runtime::Backend backend = runtime::Backend::kCpu;
   const driver::CompileResult* compiled = nullptr;  // stages, config, the data as parsed
   const runtime::TrainingData* data = nullptr;
-  const StepSchedule* schedule = nullptr;
+  const runtime::StepSchedule* schedule = nullptr;
   nlohmann::json environment;
   // Where each data file is read from, by the program's spelling (the verifier's resolution);
   // unlisted files are read where the program names them.
@@ -43,7 +46,8 @@ Status CheckStaticsMatch(const std::string& dir, const BundleStatics& s);
 
 // run.json: the options of the run that are part of what it claims (hashed), and the backend it
 // ran on (which changes no step: schemas/bundle.md §4.4).
-nlohmann::json RunJson(const StepSchedule& schedule, bool embed_data, runtime::Backend backend);
+nlohmann::json RunJson(const runtime::StepSchedule& schedule, bool embed_data,
+                       runtime::Backend backend);
 
 // data.json and split.safetensors (also what the verifier recomputes and compares).
 Result<nlohmann::json> DataJson(const frontend::RunConfig& config, const frontend::Dataset& parsed,
@@ -83,9 +87,6 @@ Result<nlohmann::json> ManifestJson(const BundleStatics& s, const FinalState& fi
 // root digest.
 Result<std::string> FinishBundle(const std::string& dir, const BundleStatics& s,
                                  const FinalState& fin, const runtime::TrainState& state);
-
-// The parameters of a state (the final weights hold only these).
-runtime::TrainState ParamsOf(const runtime::TrainState& state);
 
 }  // namespace detrain::bundle
 

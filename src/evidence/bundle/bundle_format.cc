@@ -74,26 +74,6 @@ class Fields {
   std::string where_;
 };
 
-std::string_view DTypeOf(const runtime::StateTensor& s) {
-  return s.value.shape().type() == ir::ElementType::kS32 ? "s32" : "f32";
-}
-
-std::vector<attest::TensorView> Views(const runtime::TrainState& state, int which) {
-  std::vector<attest::TensorView> out;
-  for (const runtime::StateTensor& s : state) {
-    bool param = s.role == codegen::ParamRole::kParameter;
-    if (which == 1 && !param) continue;
-    if (which == 2 && param) continue;
-    attest::TensorView v;
-    v.name = s.name;
-    v.dtype = DTypeOf(s);
-    v.shape = s.value.shape().dims();
-    v.data = s.value.bytes();
-    out.push_back(v);
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string CheckpointPath(int64_t steps_done) {
@@ -136,35 +116,6 @@ std::string BitsHex(uint32_t bits) {
   std::snprintf(s, sizeof(s), "%08x", bits);
   return s;
 }
-float FloatOfBits(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-uint32_t BitsOfFloat(float value) {
-  uint32_t b;
-  std::memcpy(&b, &value, 4);
-  return b;
-}
-
-Digest256 ChainHash(const StepRecord& r, const Digest256& previous) {
-  attest::StepHashInput in;
-  in.previous = previous;
-  in.step = static_cast<uint64_t>(r.step);
-  in.batch = r.batch;
-  in.key_hi = r.key_hi;
-  in.key_lo = r.key_lo;
-  in.learning_rate_bits = r.learning_rate_bits;
-  in.loss_bits = r.loss_bits;
-  in.state_digest = r.state;
-  if (r.params_root.has_value()) in.roots = {*r.params_root, *r.optimizer_root};
-  if (r.eval_loss_bits.has_value()) {
-    in.eval_bits.push_back(*r.eval_loss_bits);
-    if (r.eval_accuracy_bits.has_value()) in.eval_bits.push_back(*r.eval_accuracy_bits);
-  }
-  return attest::StepHash(in);
-}
-
 json StepRecordJson(const StepRecord& r) {
   json j = {{"step", r.step},
             {"epoch", r.epoch},
@@ -323,46 +274,6 @@ Result<ParsedSteps> ParseSteps(std::string_view text) {
   }
   return out;
 }
-
-SafetensorsFile StateFile(const runtime::TrainState& state,
-                          std::map<std::string, std::string> metadata) {
-  SafetensorsFile f;
-  f.metadata = std::move(metadata);
-  for (const runtime::StateTensor& s : state) {
-    SafeTensor t;
-    t.name = s.name;
-    t.dtype = s.value.shape().type() == ir::ElementType::kS32 ? "I32" : "F32";
-    t.shape = s.value.shape().dims();
-    t.data = s.value.bytes();
-    f.tensors.push_back(std::move(t));
-  }
-  return f;
-}
-
-Status LoadState(const SafetensorsFile& file, runtime::TrainState* layout) {
-  if (file.tensors.size() != layout->size()) {
-    return DataLoss("the file holds " + std::to_string(file.tensors.size()) +
-                    " tensors; the state has " + std::to_string(layout->size()));
-  }
-  for (runtime::StateTensor& s : *layout) {
-    const SafeTensor* found = nullptr;
-    for (const SafeTensor& t : file.tensors) {
-      if (t.name == s.name) found = &t;
-    }
-    const char* dtype = s.value.shape().type() == ir::ElementType::kS32 ? "I32" : "F32";
-    if (found == nullptr) return DataLoss("no tensor '" + s.name + "'");
-    if (found->dtype != dtype || found->shape != s.value.shape().dims() ||
-        found->data.size() != s.value.bytes().size()) {
-      return DataLoss("tensor '" + s.name + "' has the wrong dtype or shape");
-    }
-    s.value.mutable_bytes() = found->data;
-  }
-  return Status::Ok();
-}
-
-std::vector<attest::TensorView> StateViews(const runtime::TrainState& s) { return Views(s, 0); }
-std::vector<attest::TensorView> ParamViews(const runtime::TrainState& s) { return Views(s, 1); }
-std::vector<attest::TensorView> OptimizerViews(const runtime::TrainState& s) { return Views(s, 2); }
 
 Result<std::string> CanonicalLine(const json& j) {
   DETRAIN_ASSIGN_OR_RETURN(std::string text, attest::CanonicalJson(j));

@@ -19,7 +19,8 @@
 #include "attest/state_digest.h"
 #include "base/safetensors.h"
 #include "base/status.h"
-#include "runtime/train/trainer.h"
+#include "runtime/train/step_record.h"
+#include "runtime/train/train_state.h"
 
 namespace detrain::bundle {
 
@@ -29,7 +30,7 @@ inline constexpr char kStepsFormat[] = "detrain.steps";
 inline constexpr char kDataFormat[] = "detrain.data";
 inline constexpr char kProgressFormat[] = "detrain.bundle.progress";
 inline constexpr char kCheckpointFormat[] = "detrain.checkpoint.v1";
-inline constexpr char kWeightsFormat[] = "detrain.weights.v1";
+using runtime::kWeightsFormat;
 
 inline constexpr char kManifest[] = "manifest.json";
 inline constexpr char kProgress[] = "progress.json";
@@ -43,7 +44,7 @@ inline constexpr char kEmbeddedDataDir[] = "data/files";
 inline constexpr char kProgramDir[] = "program";
 inline constexpr char kStagesDir[] = "stages";
 inline constexpr char kCheckpointsDir[] = "checkpoints";
-inline constexpr char kFinalWeights[] = "final/weights.safetensors";
+using runtime::kFinalWeights;
 
 // "checkpoints/step-00000100.safetensors": the state after `steps_done` steps.
 std::string CheckpointPath(int64_t steps_done);
@@ -53,23 +54,9 @@ std::optional<int64_t> CheckpointStepsOf(std::string_view relative_path);
 std::string_view DigestPolicyName(attest::DigestPolicy policy);  // "xxh3-128" | "sha256"
 Result<attest::DigestPolicy> ParseDigestPolicy(std::string_view name);
 
-// One line of steps.jsonl: what step t consumed and produced, and the chain hash h_t.
-struct StepRecord {
-  int64_t step = 0;
-  int64_t epoch = 0;
-  attest::Digest256 batch{};
-  uint32_t key_hi = 0, key_lo = 0;
-  uint32_t learning_rate_bits = 0;
-  uint32_t loss_bits = 0;
-  std::string state;                                             // raw digest bytes (16 or 32)
-  std::vector<std::pair<std::string, std::string>> tensors;      // (name, raw digest), name order
-  std::optional<attest::Digest256> params_root, optimizer_root;  // at checkpoints and the end
-  std::optional<uint32_t> eval_loss_bits, eval_accuracy_bits;    // when evaluated
-  attest::Digest256 hash{};
-};
-
-// h_t of a record from its fields and h_{t-1}.
-attest::Digest256 ChainHash(const StepRecord& record, const attest::Digest256& previous);
+// One line of steps.jsonl (runtime/train/step_record.h computes it; this file reads and writes it).
+using runtime::ChainHash;
+using runtime::StepRecord;
 
 nlohmann::json StepRecordJson(const StepRecord& record);
 // Parses and checks one record (every field present with the right type and size).
@@ -91,16 +78,6 @@ struct ParsedSteps {
 // only when the header is unusable.
 Result<ParsedSteps> ParseSteps(std::string_view text);
 
-// The state's tensors as safetensors, and back (names, dtypes and shapes must match `layout`).
-SafetensorsFile StateFile(const runtime::TrainState& state,
-                          std::map<std::string, std::string> metadata);
-Status LoadState(const SafetensorsFile& file, runtime::TrainState* layout);
-
-// Views of the state for digests: all of it, the parameters only, the rest.
-std::vector<attest::TensorView> StateViews(const runtime::TrainState& state);
-std::vector<attest::TensorView> ParamViews(const runtime::TrainState& state);
-std::vector<attest::TensorView> OptimizerViews(const runtime::TrainState& state);
-
 // The canonical JSON of `j` and a newline: one line of a bundle's JSON files as written.
 Result<std::string> CanonicalLine(const nlohmann::json& j);
 
@@ -110,8 +87,8 @@ Result<std::string> ManifestRootDigest(const nlohmann::json& manifest);
 std::string Hex(const attest::Digest256& d);
 std::string Hex(std::string_view raw);
 std::string BitsHex(uint32_t bits);  // 8 lowercase hex digits
-float FloatOfBits(uint32_t bits);
-uint32_t BitsOfFloat(float value);
+using runtime::BitsOfFloat;
+using runtime::FloatOfBits;
 
 }  // namespace detrain::bundle
 

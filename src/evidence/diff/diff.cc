@@ -539,7 +539,7 @@ json StageTextDifference(const Side& a, const Side& b, const std::string& stage,
                          const std::string& file_a, const std::string& file_b) {
   const std::string dir = std::string(bundle::kStagesDir) + "/";
   std::string fa = file_a.empty() ? "" : dir + file_a, fb = file_b.empty() ? "" : dir + file_b;
-  if (stage == "plan") fa = fb = dir + "04.plan.txt";
+  if (stage == driver::kStagePlan) fa = fb = dir + driver::kPlanTextFile;
   json j = {{"file_a", Printable(fa, kMaxValueText)}, {"file_b", Printable(fb, kMaxValueText)}};
   const std::string pa = Inside(a.dir, fa), pb = Inside(b.dir, fb);
   if (pa.empty() || pb.empty()) {

@@ -140,58 +140,42 @@ Result<StepState> StateAfter(Side& s, int64_t t, const DiffOptions& o, bool want
   }
   if (!o.replay) return InvalidArgument("replay is off (--no-replay)");
   if (!EnsureReplayable(s, o, FoundFiles(s, o))) return InvalidArgument(s.replay_problem);
-  const Bundle& b = *s.bundle;
-  const Replayable& r = *s.replayable;
-  int64_t start = 0;
-  for (const auto& [k, path] : b.checkpoints) {
-    if (k <= t) start = k;
-  }
-  if (o.progress) {
-    o.progress("diff: " + s.label + ": replaying steps " + std::to_string(start) + ".." +
-               std::to_string(t));
-  }
-  runtime::TrainingData data = *r.data;
-  Result<std::unique_ptr<runtime::Trainer>> trainer =
-      runtime::Trainer::Create(r.compiled, &data, o.executor);
-  if (!trainer.ok()) return trainer.status();
-  runtime::TrainState state;
-  if (start == 0) {
-    runtime::RunKeys keys(r.seed, r.compiled.config->train.prng, r.compiled.config->train.shards);
-    (void)keys.SplitKey();
-    Result<runtime::TrainState> init = (*trainer)->InitialState(&keys);
-    if (!init.ok()) return init.status();
-    state = std::move(*init);
-  } else {
-    state = (*trainer)->StateLayout();
-    Result<SafetensorsFile> f = ReadCheckpoint(b, b.checkpoints.at(start));
-    if (!f.ok()) return f.status();
-    if (Status st = bundle::LoadState(*f, &state); !st.ok()) return st;
-  }
+  const BundleRun run(*s.bundle);
+  Result<std::unique_ptr<runtime::Replica>> replica = s.replayable->session->NewReplica(o.executor);
+  if (!replica.ok()) return replica.status();
   ThreadPool pool(1);
-  const std::vector<StepRecord>& recs = b.steps.records;
-  for (int64_t u = start; u <= t; ++u) {
-    const Digest256 prev = u == 0 ? b.steps.genesis : recs[static_cast<size_t>(u - 1)].hash;
-    Result<bundle::StepOutcome> step = bundle::RunStep(
-        **trainer, r.schedule, u, runtime::StepKeyOf(r.seed, u), prev, &state, &pool);
-    if (!step.ok()) return step.status();
-    if (!step->finite || step->record.hash != recs[static_cast<size_t>(u)].hash) {
+  const std::vector<StepRecord>& recs = s.bundle->steps.records;
+  auto check = [&](int64_t u, const runtime::StepOutcome& step) {
+    if (!step.finite || step.record.hash != recs[static_cast<size_t>(u)].hash) {
       return InvalidArgument(s.label + ": replaying step " + std::to_string(u) +
                              " does not give its record (the bundle does not verify)");
     }
-  }
+    return Status::Ok();
+  };
+  int64_t start = 0;
+  auto report = [&](int64_t from) {
+    start = from;
+    if (o.progress) {
+      o.progress("diff: " + s.label + ": replaying steps " + std::to_string(from) + ".." +
+                 std::to_string(t));
+    }
+  };
+  DETRAIN_ASSIGN_OR_RETURN(runtime::TrainState state,
+                           (*replica)->StateAfter(t, run, check, report, &pool));
   if (want_batch) {
-    Result<runtime::Batch> batch = data.BatchOf(t);
+    Result<runtime::Batch> batch = (*replica)->data().BatchOf(t);
     if (!batch.ok()) return batch.status();
     out.batch = std::move(*batch);
   }
-  out.tensors = bundle::StateFile(state, {}).tensors;
-  out.source =
-      "replay from " + (start == 0 ? std::string("the initial state") : b.checkpoints.at(start));
+  out.tensors = runtime::StateFile(state, {}).tensors;
+  out.source = "replay from " +
+               (start == 0 ? std::string("the initial state") : s.bundle->checkpoints.at(start));
   return out;
 }
 
-std::string WordText(const std::string& dtype, const char* p) {
-  if (dtype == "F32") {
+// A 4-byte element as text: a float with its bits, or an s32.
+std::string WordText(ir::ElementType type, const char* p) {
+  if (type == ir::ElementType::kF32) {
     uint32_t bits;
     std::memcpy(&bits, p, 4);
     return FloatText(bits);
@@ -216,7 +200,10 @@ json ElementDifference(const std::vector<SafeTensor>& a, const std::vector<SafeT
                               " in B, or another shape"}};
     }
     if (x.data == y->data) continue;
-    const size_t width = x.dtype == "F32" || x.dtype == "I32" ? 4 : 1;
+    // A state's tensors are f32 or s32 (4-byte words); anything else is compared bytewise.
+    const std::optional<ir::ElementType> type = ir::ElementTypeFromSafetensors(x.dtype);
+    const bool word = type == ir::ElementType::kF32 || type == ir::ElementType::kS32;
+    const size_t width = word ? 4 : 1;
     int64_t differing = 0, first = -1;
     for (size_t i = 0; i + width <= x.data.size(); i += width) {
       if (std::memcmp(x.data.data() + i, y->data.data() + i, width) != 0) {
@@ -232,8 +219,8 @@ json ElementDifference(const std::vector<SafeTensor>& a, const std::vector<SafeT
               {"differing_elements", differing},
               {"elements", static_cast<int64_t>(x.data.size() / width)}};
     if (width == 4) {
-      j["a"] = WordText(x.dtype, x.data.data() + off);
-      j["b"] = WordText(x.dtype, y->data.data() + off);
+      j["a"] = WordText(*type, x.data.data() + off);
+      j["b"] = WordText(*type, y->data.data() + off);
     } else {
       j["a"] = static_cast<int>(static_cast<unsigned char>(x.data[off]));
       j["b"] = static_cast<int>(static_cast<unsigned char>(y->data[off]));
@@ -270,7 +257,7 @@ json BatchDifference(const runtime::Batch& a, const runtime::Batch& b) {
       const std::vector<int64_t>& dims = x->shape().dims();
       const int64_t per_row = dims.empty() || dims[0] == 0 ? 1 : x->element_count() / dims[0];
       const int64_t row = flat / std::max<int64_t>(per_row, 1);
-      const std::string dtype = ir::IsFloat(x->shape().type()) ? "F32" : "I32";
+      const ir::ElementType type = x->shape().type();
       j["first"] = {{"tensor", name},
                     {"batch_row", row},
                     {"index", IndexText(flat, dims)},
@@ -280,8 +267,8 @@ json BatchDifference(const runtime::Batch& a, const runtime::Batch& b) {
                     {"data_row_b", row < static_cast<int64_t>(b.rows.size())
                                        ? json(b.rows[static_cast<size_t>(row)])
                                        : json()},
-                    {"a", WordText(dtype, bx.data() + i)},
-                    {"b", WordText(dtype, by.data() + i)}};
+                    {"a", WordText(type, bx.data() + i)},
+                    {"b", WordText(type, by.data() + i)}};
       return j;
     }
   }

@@ -166,15 +166,15 @@ Check CheckFiles(Bundle& b, const VerifyOptions& o) {
   std::set<std::string> listed = {bundle::kManifest, bundle::kFinalWeights};
   std::vector<std::pair<std::string, uint64_t>> files;
   std::vector<std::string> recorded_roots;
-  for (size_t i = 0; i < b.manifest["files"].size(); ++i) {
-    const json& f = b.manifest["files"][i];
-    const std::string path = f["path"].get<std::string>();
+  for (size_t i = 0; i < b.manifest.files.size(); ++i) {
+    const Manifest::File& f = b.manifest.files[i];
+    const std::string& path = f.path;
     if (!listed.insert(path).second) {
       return Fail("manifest.json lists " + path + " twice (field \"files[" + std::to_string(i) +
                   "].path\")");
     }
-    files.emplace_back(path, f["size"].get<uint64_t>());
-    recorded_roots.push_back(f["merkle_root"].get<std::string>());
+    files.emplace_back(path, f.size);
+    recorded_roots.push_back(f.merkle_root);
     if (std::optional<int64_t> done = bundle::CheckpointStepsOf(path)) b.checkpoints[*done] = path;
   }
   for (const std::string& p : *present) {
@@ -221,17 +221,17 @@ Check CheckSteps(Bundle& b) {
   if (!b.steps.error.empty()) {
     return Fail("steps.jsonl line " + std::to_string(b.steps.error_line) + ": " + b.steps.error);
   }
-  const json& m = b.manifest;
-  if (Hex(b.steps.genesis) != m["steps"]["genesis"].get<std::string>()) {
+  const Manifest& m = b.manifest;
+  if (Hex(b.steps.genesis) != m.steps.genesis) {
     return Fail(
         "steps.jsonl line 1: field \"genesis\" differs from manifest.json's \"steps.genesis\"");
   }
-  if (bundle::DigestPolicyName(b.steps.policy) != m["steps"]["state_digest"].get<std::string>()) {
+  if (bundle::DigestPolicyName(b.steps.policy) != m.steps.state_digest) {
     return Fail(
         "steps.jsonl line 1: field \"state_digest\" differs from manifest.json's "
         "\"steps.state_digest\"");
   }
-  const int64_t count = m["steps"]["count"].get<int64_t>();
+  const int64_t count = m.steps.count;
   if (static_cast<int64_t>(b.steps.records.size()) != count) {
     return Fail("steps.jsonl holds " + std::to_string(b.steps.records.size()) +
                 " step records; manifest.json says " + std::to_string(count));
@@ -254,7 +254,7 @@ Check CheckSteps(Bundle& b) {
     }
     prev = r.hash;
   }
-  if (Hex(prev) != m["final"]["step_hash"].get<std::string>()) {
+  if (Hex(prev) != m.final.step_hash) {
     return Fail("steps.jsonl line " + std::to_string(b.steps.records.size() + 1) +
                 ": the last record's field \"hash\" differs from manifest.json's "
                 "\"final.step_hash\"");
@@ -282,7 +282,7 @@ Check CheckSteps(Bundle& b) {
   }
   // A complete run has every step, and its last record's roots are the final state's; a
   // stopped one has fewer (the final roots are checked against the replayed state).
-  const int64_t planned = m["run"]["steps"].get<int64_t>();
+  const int64_t planned = m.run.steps;
   if (b.stopped ? count >= planned : count != planned) {
     return Fail(std::string("manifest.json says the run ") +
                 (b.stopped ? "stopped" : "is complete") + ", but steps.jsonl holds " +
@@ -292,9 +292,9 @@ Check CheckSteps(Bundle& b) {
   if (!b.stopped) {
     if (b.steps.records.empty()) return Fail("the bundle has no step records");
     const StepRecord& last = b.steps.records.back();
-    const bool params = last.params_root.has_value() &&
-                        Hex(*last.params_root) == m["final"]["params_root"].get<std::string>();
-    if (!params || Hex(*last.optimizer_root) != m["final"]["optimizer_root"].get<std::string>()) {
+    const bool params =
+        last.params_root.has_value() && Hex(*last.params_root) == m.final.params_root;
+    if (!params || Hex(*last.optimizer_root) != m.final.optimizer_root) {
       return Fail(
           "manifest.json's final params_root or optimizer_root differs from the roots in the "
           "record of step " +
@@ -306,12 +306,22 @@ Check CheckSteps(Bundle& b) {
   return std::nullopt;
 }
 
+// The IR type of a state tensor's safetensors dtype (a state is f32 or s32; schemas/bundle.md).
+std::optional<ir::ElementType> StateType(const SafeTensor& t) {
+  std::optional<ir::ElementType> type = ir::ElementTypeFromSafetensors(t.dtype);
+  if (type != ir::ElementType::kF32 && type != ir::ElementType::kS32) return std::nullopt;
+  return type;
+}
+
 Result<Digest256> RootsOfFile(const SafetensorsFile& f, ThreadPool* pool) {
   std::vector<attest::TensorView> views;
   for (const SafeTensor& t : f.tensors) {
+    std::optional<ir::ElementType> type = StateType(t);
+    if (!type.has_value())
+      return DataLoss("tensor \"" + t.name + "\" is " + t.dtype + ", not F32 or I32");
     attest::TensorView v;
     v.name = t.name;
-    v.dtype = t.dtype == "I32" ? "s32" : "f32";
+    v.dtype = ir::ElementTypeName(*type);
     v.shape = t.shape;
     v.data = t.data;
     views.push_back(v);
@@ -365,8 +375,8 @@ Result<std::map<std::string, std::string>> SafetensorsMetadata(const std::string
 // Integrity: the bundle holds exactly the checkpoints the schedule writes (after every
 // checkpoint_every steps, before the last), and each one's name, metadata and step record agree.
 Check CheckCheckpoints(Bundle& b) {
-  const int64_t every = b.manifest["run"]["checkpoint_every"].get<int64_t>();
-  const int64_t planned = b.manifest["run"]["steps"].get<int64_t>();
+  const int64_t every = b.manifest.run.checkpoint_every;
+  const int64_t planned = b.manifest.run.steps;
   const int64_t count = static_cast<int64_t>(b.steps.records.size());
   if (every > 0) {
     for (int64_t done = every; done <= count && done < planned; done += every) {
@@ -452,13 +462,38 @@ Check CheckCheckpointState(const Bundle& b, int64_t done, const runtime::TrainSt
                            ThreadPool* pool) {
   const std::string& path = b.checkpoints.at(done);
   const StepRecord& r = b.steps.records[static_cast<size_t>(done - 1)];
-  Result<std::pair<Digest256, Digest256>> roots = bundle::StateRoots(state, pool);
+  Result<std::pair<Digest256, Digest256>> roots = runtime::StateRoots(state, pool);
   if (!roots.ok()) return FailStatus(roots.status(), path);
   if (roots->first != *r.params_root || roots->second != *r.optimizer_root) {
     return Fail(path + ": its tensors are not the state step " + std::to_string(done - 1) +
                 "'s record names (SHA-256 roots differ)");
   }
   return std::nullopt;
+}
+
+Status BundleRun::LoadCheckpoint(int64_t steps_done, runtime::TrainState* state) const {
+  auto it = b_.checkpoints.find(steps_done);
+  if (it == b_.checkpoints.end()) {
+    return NotFound("no checkpoint after " + std::to_string(steps_done) + " steps");
+  }
+  const std::string& path = it->second;
+  DETRAIN_ASSIGN_OR_RETURN(SafetensorsFile f, ReadCheckpoint(b_, path));
+  if (Status s = runtime::LoadState(f, state); !s.ok()) {
+    return DataLoss(path + ": " + std::string(s.message()));
+  }
+  ThreadPool pool(1);
+  if (Check c = CheckCheckpointState(b_, steps_done, *state, &pool)) return DataLoss(c->message);
+  return Status::Ok();
+}
+
+std::vector<int64_t> BundleRun::Checkpoints() const {
+  std::vector<int64_t> done;
+  for (const auto& [k, path] : b_.checkpoints) done.push_back(k);
+  return done;
+}
+
+Digest256 BundleRun::HashBefore(int64_t t) const {
+  return t == 0 ? b_.steps.genesis : b_.steps.records[static_cast<size_t>(t - 1)].hash;
 }
 
 // The first metadata entry or tensor where two safetensors files differ, for messages ("" when
@@ -498,10 +533,10 @@ Check CheckFinalWeights(Bundle& b) {
   if (!bytes.ok()) return FailStatus(bytes.status());
   Result<SafetensorsFile> f = ParseSafetensors(*bytes);
   if (!f.ok()) return FailStatus(f.status(), bundle::kFinalWeights);
-  const json& fin = b.manifest["final"];
+  const Manifest::Final& fin = b.manifest.final;
   ThreadPool pool(std::max(1u, std::thread::hardware_concurrency()));
   Result<Digest256> root = RootsOfFile(*f, &pool);
-  if (!root.ok() || Hex(*root) != fin["params_root"].get<std::string>()) {
+  if (!root.ok() || Hex(*root) != fin.params_root) {
     return Fail(std::string(bundle::kFinalWeights) +
                 ": its tensors are not the final parameters (SHA-256 root differs)");
   }
@@ -510,17 +545,18 @@ Check CheckFinalWeights(Bundle& b) {
   for (const SafeTensor& t : f->tensors) {
     runtime::StateTensor s;
     s.name = t.name;
-    s.role = codegen::ParamRole::kParameter;
-    s.value = ir::Literal(
-        ir::Shape(t.dtype == "I32" ? ir::ElementType::kS32 : ir::ElementType::kF32, t.shape));
+    s.role = plan::ParamRole::kParameter;
+    std::optional<ir::ElementType> type = StateType(t);
+    if (!type.has_value()) return Fail("final weights: bad tensor dtype");
+    s.value = ir::Literal(ir::Shape(*type, t.shape));
     if (s.value.bytes().size() != t.data.size()) return Fail("final weights: bad tensor size");
     s.value.mutable_bytes() = t.data;
     params.push_back(std::move(s));
   }
   bundle::FinalState fs;
-  fs.steps_done = fin["steps_done"].get<int64_t>();
-  attest::ParseDigestHex(fin["step_hash"].get<std::string>(), &fs.step_hash);
-  attest::ParseDigestHex(fin["params_root"].get<std::string>(), &fs.params_root);
+  fs.steps_done = fin.steps_done;
+  attest::ParseDigestHex(fin.step_hash, &fs.step_hash);
+  attest::ParseDigestHex(fin.params_root, &fs.params_root);
   Result<std::string> expected = bundle::FinalWeightsBytes(params, fs, b.root_digest);
   if (!expected.ok() || *expected != *bytes) {
     return Fail(std::string(bundle::kFinalWeights) +
@@ -547,7 +583,7 @@ Check CheckSplit(Bundle& b) {
       validation->dtype != "I64") {
     return Fail(std::string(bundle::kSplitFile) + ": no I64 train_index and validation_index");
   }
-  const int64_t rows = b.manifest["data"]["rows"].get<int64_t>();
+  const int64_t rows = b.manifest.data_rows;
   // Before allocating one flag per row: `rows` comes from the manifest and may be huge.
   if (rows < 0 ||
       static_cast<uint64_t>(rows) != (train->data.size() + validation->data.size()) / 8) {
@@ -630,27 +666,28 @@ Check Integrity(Bundle& b, const VerifyOptions& o) {
   if (!text.ok()) return FailStatus(text.status(), "manifest.json");
   Result<json> manifest = attest::ParseJson(*text);
   if (!manifest.ok()) return FailStatus(manifest.status(), "manifest.json");
-  b.manifest = std::move(*manifest);
-  if (Status s = CheckFormatVersion(b.manifest); !s.ok()) {
+  Result<Manifest> typed = ReadManifest(std::move(*manifest));
+  if (!typed.ok()) {
+    const Status& s = typed.status();
     return s.code() == StatusCode::kInvalidArgument ? InputError(std::string(s.message()))
-                                                    : FailStatus(s);
+                                                    : FailStatus(s, "manifest.json");
   }
-  if (Status s = CheckManifest(b.manifest); !s.ok()) return FailStatus(s, "manifest.json");
+  b.manifest = std::move(*typed);
   // The writer writes canonical JSON; any other spelling of the same values is an edit.
-  if (Result<std::string> canonical = attest::CanonicalJson(b.manifest);
+  if (Result<std::string> canonical = attest::CanonicalJson(b.manifest.json);
       !canonical.ok() || *canonical + "\n" != *text) {
     return Fail("manifest.json is not in canonical form (it was edited): " +
                 NonCanonicalAt(*text, canonical.ok() ? *canonical + "\n" : ""));
   }
-  Result<std::string> root = bundle::ManifestRootDigest(b.manifest);
+  Result<std::string> root = bundle::ManifestRootDigest(b.manifest.json);
   if (!root.ok()) return FailStatus(root.status(), "manifest.json");
   b.root_digest = *root;
-  if (*root != b.manifest["root_digest"].get<std::string>()) {
+  if (*root != b.manifest.root_digest) {
     return Fail(
         "manifest.json: its root digest is not the SHA-256 of its contents (the manifest "
         "was edited)");
   }
-  b.stopped = b.manifest["status"] == "stopped";
+  b.stopped = b.manifest.stopped;
   if (Check c = CheckFiles(b, o)) return c;
   if (Check c = CheckSteps(b)) return c;
   if (Check c = CheckCheckpoints(b)) return c;
@@ -663,7 +700,9 @@ Check Integrity(Bundle& b, const VerifyOptions& o) {
   Result<json> dj = attest::ParseJson(*data);
   if (!dj.ok()) return FailStatus(dj.status(), bundle::kDataRecord);
   b.data_record = std::move(*dj);
-  if (Status s = CheckDataRecord(b.data_record); !s.ok()) return FailStatus(s, bundle::kDataRecord);
+  Result<std::vector<DataFileRecord>> data_files = ReadDataFiles(b.data_record);
+  if (!data_files.ok()) return FailStatus(data_files.status(), bundle::kDataRecord);
+  b.data_files = std::move(*data_files);
   return std::nullopt;
 }
 

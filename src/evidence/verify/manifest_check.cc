@@ -235,4 +235,62 @@ Status CheckDataRecord(const json& d) {
   return Status::Ok();
 }
 
+Result<Manifest> ReadManifest(json m) {
+  DETRAIN_RETURN_IF_ERROR(CheckFormatVersion(m));
+  DETRAIN_RETURN_IF_ERROR(CheckManifest(m));
+  Manifest r;
+  r.stopped = m["status"] == "stopped";
+  if (r.stopped) r.stop_reason = m["stop"]["reason"].get<std::string>();
+  r.program_path = m["program"]["path"].get<std::string>();
+  const json& run = m["run"];
+  r.run.steps = run["steps"].get<int64_t>();
+  r.run.checkpoint_every = run["checkpoint_every"].get<int64_t>();
+  r.run.eval_every = run["eval_every"].get<int64_t>();
+  r.run.embed_data = run["embed_data"].get<bool>();
+  r.run.backend = run["backend"].get<std::string>();
+  r.data_rows = m["data"]["rows"].get<int64_t>();
+  if (m["data"].contains("files") && m["data"]["files"].is_array()) {
+    for (const json& f : m["data"]["files"]) {
+      if (f.is_object() && f.contains("path") && f["path"].is_string()) {
+        r.data_files.push_back(f["path"].get<std::string>());
+      }
+    }
+  }
+  r.steps.count = m["steps"]["count"].get<int64_t>();
+  r.steps.genesis = m["steps"]["genesis"].get<std::string>();
+  r.steps.state_digest = m["steps"]["state_digest"].get<std::string>();
+  const json& fin = m["final"];
+  r.final.steps_done = fin["steps_done"].get<int64_t>();
+  r.final.step_hash = fin["step_hash"].get<std::string>();
+  r.final.params_root = fin["params_root"].get<std::string>();
+  r.final.optimizer_root = fin["optimizer_root"].get<std::string>();
+  for (const json& f : m["files"]) {
+    r.files.push_back({f["path"].get<std::string>(), f["size"].get<uint64_t>(),
+                       f["merkle_root"].get<std::string>()});
+  }
+  r.root_digest = m["root_digest"].get<std::string>();
+  for (const json& s : m["stages"]) {
+    if (!s.is_object() || s.value("stage", "") != "opt-hlo" || !s.contains("transform")) continue;
+    const json& t = s["transform"];
+    if (t.is_object() && t.contains("options") && t["options"].is_object() &&
+        t["options"].contains("pipeline") && t["options"]["pipeline"].is_string()) {
+      r.pipeline = t["options"]["pipeline"].get<std::string>();
+    }
+  }
+  r.has_executables = m.contains("executables");
+  r.json = std::move(m);
+  return r;
+}
+
+Result<std::vector<DataFileRecord>> ReadDataFiles(const json& d) {
+  DETRAIN_RETURN_IF_ERROR(CheckDataRecord(d));
+  std::vector<DataFileRecord> files;
+  for (const json& f : d["files"]) {
+    files.push_back({f["path"].get<std::string>(), f["sha256"].get<std::string>(),
+                     f["size"].get<uint64_t>(),
+                     f.contains("embedded") ? f["embedded"].get<std::string>() : ""});
+  }
+  return files;
+}
+
 }  // namespace detrain::verify

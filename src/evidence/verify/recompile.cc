@@ -39,30 +39,23 @@ Check ResolveData(const Bundle& b, const VerifyOptions& o,
                   std::map<std::string, std::string>* out) {
   // The files the record lists are the ones manifest.json's data names (which recompiling then
   // checks against the program).
-  std::set<std::string> named;
-  if (b.manifest["data"].contains("files") && b.manifest["data"]["files"].is_array()) {
-    for (const json& f : b.manifest["data"]["files"]) {
-      if (f.is_object() && f.contains("path") && f["path"].is_string()) {
-        named.insert(f["path"].get<std::string>());
-      }
-    }
-  }
-  const json& files = b.data_record["files"];
+  const std::set<std::string> named(b.manifest.data_files.begin(), b.manifest.data_files.end());
+  const std::vector<DataFileRecord>& files = b.data_files;
   if (files.size() != named.size()) {
     return Fail(std::string(bundle::kDataRecord) + ": field \"files\" lists " +
                 std::to_string(files.size()) + " files; manifest.json's \"data.files\" names " +
                 std::to_string(named.size()));
   }
   for (size_t i = 0; i < files.size(); ++i) {
-    const json& f = files[i];
+    const DataFileRecord& f = files[i];
     const std::string field =
         std::string(bundle::kDataRecord) + ": field \"files[" + std::to_string(i) + "].";
-    if (named.count(f["path"].get<std::string>()) == 0) {
-      return Fail(field + "path\": \"" + f["path"].get<std::string>() +
+    if (named.count(f.path) == 0) {
+      return Fail(field + "path\": \"" + f.path +
                   "\" is not a file manifest.json's \"data.files\" names");
     }
-    const std::string written = f["path"].get<std::string>();
-    const std::string want = f["sha256"].get<std::string>();
+    const std::string& written = f.path;
+    const std::string& want = f.sha256;
     std::vector<std::string> candidates;
     if (auto given = o.data_files.find(written); given != o.data_files.end()) {
       Result<std::string> bytes = ReadFile(given->second);
@@ -77,9 +70,7 @@ Check ResolveData(const Bundle& b, const VerifyOptions& o,
     }
     std::vector<std::string> dirs;
     if (!o.data_dir.empty()) dirs.push_back(o.data_dir);
-    for (std::string& c : DataFileCandidates(
-             b.dir, written, f.contains("embedded") ? f["embedded"].get<std::string>() : "", hint,
-             dirs)) {
+    for (std::string& c : DataFileCandidates(b.dir, written, f.embedded, hint, dirs)) {
       candidates.push_back(std::move(c));
     }
     std::string found, looked;
@@ -131,30 +122,24 @@ std::string FieldDifference(const std::string& rel, const std::string& have,
 // by integrity, and its root digest): no field of either can say something the run did not.
 Check CheckStaticsAndManifest(const Bundle& b, const Replayable& r,
                               const std::map<std::string, std::string>& data_files) {
-  const json& run = b.manifest["run"];
-  if (!run.contains("embed_data") || !run["embed_data"].is_boolean()) {
-    return Fail("manifest.json: field \"run.embed_data\": expected true or false");
-  }
-  bundle::RunOptions options;
-  options.program = b.manifest["program"]["path"].get<std::string>();
-  options.embed_data = run["embed_data"].get<bool>();
-  options.executor.backend = r.backend;
-  for (size_t i = 0; i < b.data_record["files"].size(); ++i) {
-    const json& f = b.data_record["files"][i];
-    if (f.contains("embedded") != options.embed_data) {
+  bundle::BundleStatics statics;
+  statics.program = b.manifest.program_path;
+  statics.embed_data = b.manifest.run.embed_data;
+  statics.backend = r.backend;
+  for (size_t i = 0; i < b.data_files.size(); ++i) {
+    const DataFileRecord& f = b.data_files[i];
+    if (f.embedded.empty() == statics.embed_data) {
       return Fail(std::string("manifest.json: field \"run.embed_data\" is ") +
-                  (options.embed_data ? "true" : "false") +
+                  (statics.embed_data ? "true" : "false") +
                   ", but data/data.json's field \"files[" + std::to_string(i) + "].embedded\" is " +
-                  (options.embed_data ? "missing" : "present") + " (" +
-                  f["path"].get<std::string>() + ")");
+                  (statics.embed_data ? "missing" : "present") + " (" + f.path + ")");
     }
   }
-  bundle::BundleStatics statics;
-  statics.options = &options;
+  const runtime::RunSession& s = *r.session;
   // With the bundle's PTX and cubins where they were not compiled again (recompile_stages.cc).
-  statics.compiled = r.as_recorded.has_value() ? &*r.as_recorded : &r.compiled;
-  statics.data = r.data.get();
-  statics.schedule = &r.schedule;
+  statics.compiled = r.as_recorded.has_value() ? &*r.as_recorded : &s.compiled();
+  statics.data = &s.data();
+  statics.schedule = &s.schedule();
   statics.data_files = data_files;
   Result<std::vector<std::pair<std::string, std::string>>> files = bundle::StaticFiles(statics);
   if (!files.ok()) return FailStatus(files.status());
@@ -175,17 +160,17 @@ Check CheckStaticsAndManifest(const Bundle& b, const Replayable& r,
     }
   }
   bundle::FinalState fin;
-  const json& f = b.manifest["final"];
-  fin.steps_done = f["steps_done"].get<int64_t>();
-  attest::ParseDigestHex(f["step_hash"].get<std::string>(), &fin.step_hash);
-  attest::ParseDigestHex(f["params_root"].get<std::string>(), &fin.params_root);
-  attest::ParseDigestHex(f["optimizer_root"].get<std::string>(), &fin.optimizer_root);
+  const Manifest::Final& f = b.manifest.final;
+  fin.steps_done = f.steps_done;
+  attest::ParseDigestHex(f.step_hash, &fin.step_hash);
+  attest::ParseDigestHex(f.params_root, &fin.params_root);
+  attest::ParseDigestHex(f.optimizer_root, &fin.optimizer_root);
   fin.genesis = b.steps.genesis;
   fin.stopped = b.stopped;
-  if (b.stopped) fin.stop_reason = b.manifest["stop"]["reason"].get<std::string>();
-  Result<json> expected = bundle::ManifestJson(statics, fin, b.manifest["files"]);
+  if (b.stopped) fin.stop_reason = b.manifest.stop_reason;
+  Result<json> expected = bundle::ManifestJson(statics, fin, b.manifest.json["files"]);
   if (!expected.ok()) return FailStatus(expected.status());
-  json have = b.manifest;
+  json have = b.manifest.json;
   have.erase("root_digest");
   if (have != *expected) {
     return Fail("manifest.json: " + JsonDifference(have, *expected, ""));
@@ -194,8 +179,8 @@ Check CheckStaticsAndManifest(const Bundle& b, const Replayable& r,
   std::set<std::string> want = {bundle::kSteps, bundle::kLineage};
   for (const auto& [rel, bytes] : *files) want.insert(rel);
   for (const auto& [done, path] : b.checkpoints) want.insert(path);  // the schedule's (integrity)
-  for (const json& entry : b.manifest["files"]) {
-    const std::string path = entry["path"].get<std::string>();
+  for (const Manifest::File& entry : b.manifest.files) {
+    const std::string& path = entry.path;
     if (want.erase(path) == 0)
       return Fail("manifest.json lists " + path + ", not a file of this run");
   }
@@ -236,49 +221,44 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   if (Check c = ResolveData(b, o, &copts.data_files)) return c;
   // The pass pipeline the run used (its stage-3 record), so that a later detrain whose default
   // pipeline gained a pass still reproduces this bundle's stages (schemas/bundle.md §9).
-  for (const json& s : b.manifest["stages"]) {
-    if (!s.is_object() || s.value("stage", "") != "opt-hlo" || !s.contains("transform")) continue;
-    const json& t = s["transform"];
-    if (t.is_object() && t.contains("options") && t["options"].is_object() &&
-        t["options"].contains("pipeline") && t["options"]["pipeline"].is_string()) {
-      copts.pipeline = t["options"]["pipeline"].get<std::string>();
-    }
-  }
-  const std::string program = JoinPath(b.dir, b.manifest["program"]["path"].get<std::string>());
+  if (b.manifest.pipeline.has_value()) copts.pipeline = *b.manifest.pipeline;
+  const std::string program = JoinPath(b.dir, b.manifest.program_path);
   if (!RegularFileSize(program).ok()) {
-    return Fail("manifest.json: field \"program.path\": \"" +
-                b.manifest["program"]["path"].get<std::string>() +
+    return Fail("manifest.json: field \"program.path\": \"" + b.manifest.program_path +
                 "\" is not a file of the bundle");
   }
-  if (Check c = CompileStages(b, program, copts, r)) return c;
-  frontend::RunConfig& cfg = *r->compiled.config;
-  const json& run = b.manifest["run"];
-  cfg.train.steps = run["steps"].get<int64_t>();
-  if (r->as_recorded.has_value()) r->as_recorded->config->train.steps = cfg.train.steps;
-  r->seed = cfg.train.seed;
-  r->schedule.steps = run["steps"].get<int64_t>();
-  r->schedule.checkpoint_every = run["checkpoint_every"].get<int64_t>();
-  r->schedule.eval_every = run["eval_every"].get<int64_t>();
-  r->schedule.policy = b.steps.policy;
-  if (r->schedule.checkpoint_every != cfg.train.checkpoint_every) {
+  driver::CompileResult compiled;
+  if (Check c = CompileStages(b, program, copts, r, &compiled)) return c;
+  const Manifest::Run& run = b.manifest.run;
+  const int64_t steps = run.steps;
+  if (r->as_recorded.has_value()) r->as_recorded->config->train.steps = steps;
+  runtime::StepSchedule recorded;
+  recorded.checkpoint_every = run.checkpoint_every;
+  recorded.eval_every = run.eval_every;
+  const frontend::TrainConfig& train = compiled.config->train;
+  if (recorded.checkpoint_every != train.checkpoint_every) {
     return Fail("manifest.json: field \"run.checkpoint_every\": recorded " +
-                std::to_string(r->schedule.checkpoint_every) + ", the program's is " +
-                std::to_string(cfg.train.checkpoint_every));
+                std::to_string(recorded.checkpoint_every) + ", the program's is " +
+                std::to_string(train.checkpoint_every));
   }
-  if (r->schedule.eval_every != cfg.train.eval_every) {
+  if (recorded.eval_every != train.eval_every) {
     return Fail("manifest.json: field \"run.eval_every\": recorded " +
-                std::to_string(r->schedule.eval_every) + ", the program's is " +
-                std::to_string(cfg.train.eval_every));
+                std::to_string(recorded.eval_every) + ", the program's is " +
+                std::to_string(train.eval_every));
   }
+  // The session: the data split and standardized with the run's split key, the schedule of the
+  // recorded step count and digest policy, a trainer.
+  runtime::SessionOptions so;
+  so.executor = o.executor;
+  so.steps = steps;
+  so.step_digest = b.steps.policy;
+  Result<std::unique_ptr<runtime::RunSession>> session =
+      runtime::RunSession::Open(std::move(compiled), so);
+  if (!session.ok()) return FailStatus(session.status());
+  r->session = std::move(*session);
+  runtime::RunSession& s = *r->session;
   // The data: split and statistics recomputed, then the records compared byte for byte.
-  runtime::RunKeys keys(cfg.train.seed, cfg.train.prng, cfg.train.shards);
-  Result<prng::Key> split_key = keys.SplitKey();
-  if (!split_key.ok()) return FailStatus(split_key.status());
-  Result<runtime::TrainingData> data =
-      runtime::TrainingData::Prepare(cfg, *r->compiled.dataset, *split_key);
-  if (!data.ok()) return FailStatus(data.status());
-  r->data = std::make_unique<runtime::TrainingData>(std::move(*data));
-  Result<std::string> split = bundle::SplitFileBytes(*r->data);
+  Result<std::string> split = bundle::SplitFileBytes(s.data());
   Result<std::string> bundled_split = ReadFile(JoinPath(b.dir, bundle::kSplitFile));
   if (!split.ok() || !bundled_split.ok() || *split != *bundled_split) {
     return Fail(std::string(bundle::kSplitFile) +
@@ -290,9 +270,9 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   }
   std::vector<std::pair<std::string, uint64_t>> sizes;
   std::vector<std::string> embedded;
-  for (const json& f : b.data_record["files"]) {
-    sizes.emplace_back(f["path"].get<std::string>(), f["size"].get<uint64_t>());
-    embedded.push_back(f.contains("embedded") ? f["embedded"].get<std::string>() : "");
+  for (const DataFileRecord& f : b.data_files) {
+    sizes.emplace_back(f.path, f.size);
+    embedded.push_back(f.embedded);
   }
   for (size_t i = 0; i < sizes.size(); ++i) {
     Result<uint64_t> size = RegularFileSize(copts.data_files[sizes[i].first]);
@@ -302,7 +282,7 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
                   sizes[i].first + " has " + std::to_string(*size) + " bytes");
     }
   }
-  Result<json> dj = bundle::DataJson(cfg, *r->compiled.dataset, *r->data, sizes, embedded);
+  Result<json> dj = bundle::DataJson(s.config(), *s.compiled().dataset, s.data(), sizes, embedded);
   if (!dj.ok()) return FailStatus(dj.status());
   if (*dj != b.data_record) {
     Result<std::string> a = attest::CanonicalJson(b.data_record), c = attest::CanonicalJson(*dj);
@@ -311,17 +291,10 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
                 FirstDifference(a.ok() ? *a : "", c.ok() ? *c : "", true));
   }
   // Genesis: the stage chain and the initial state.
-  Result<std::unique_ptr<runtime::Trainer>> trainer =
-      runtime::Trainer::Create(r->compiled, r->data.get(), o.executor);
-  if (!trainer.ok()) return FailStatus(trainer.status());
-  Result<runtime::TrainState> init = (*trainer)->InitialState(&keys);
+  Result<runtime::TrainState> init = s.InitialState();
   if (!init.ok()) return FailStatus(init.status());
-  r->layout = (*trainer)->StateLayout();
-  Result<std::string> chain = attest::CanonicalJson(driver::StageChainJson(r->compiled.stages));
-  if (!chain.ok()) return FailStatus(chain.status());
-  r->stage_chain = *chain;
   ThreadPool pool(1);
-  Result<Digest256> genesis = bundle::Genesis(r->stage_chain, *init, &pool);
+  Result<Digest256> genesis = s.Genesis(*init, &pool);
   if (!genesis.ok()) return FailStatus(genesis.status());
   if (*genesis != b.steps.genesis) {
     return Fail(
@@ -329,19 +302,16 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
         "the program gives");
   }
   // The key lineage: recorded keys recomputed from their parents, and the whole log equal to
-  // the one this run derives.
-  const int64_t spe = r->data->split().steps_per_epoch;
-  // A stopped run also derived (and recorded) the key of the step that stopped it, which has no
-  // record; replay confirms the stop with that key.
+  // the one this run derives. A stopped run also derived (and recorded) the key of the step that
+  // stopped it, which has no record; replay confirms the stop with that key.
   const int64_t derived = static_cast<int64_t>(b.steps.records.size()) + (b.stopped ? 1 : 0);
-  for (int64_t t = 0; t < derived; ++t) {
-    if (!keys.BeginStep(t, spe).ok())
-      return Fail("cannot derive the key of step " + std::to_string(t));
+  if (!s.DeriveKeysBefore(derived).ok()) {
+    return Fail("cannot derive the key of step " + std::to_string(derived - 1));
   }
   // (Integrity parsed and replayed it.)
   Result<std::string> lineage = ReadBounded(JoinPath(b.dir, bundle::kLineage), kMaxJsonFile * 16);
   if (!lineage.ok()) return FailStatus(lineage.status());
-  const std::string expected = keys.lineage().ToJsonl();
+  const std::string expected = s.keys().lineage().ToJsonl();
   if (expected != *lineage) return Fail(LineageDifference(*lineage, expected));
   return CheckStaticsAndManifest(b, *r, copts.data_files);
 }
@@ -353,8 +323,8 @@ Check CheckAllCheckpoints(const Bundle& b, const Replayable& r) {
   for (const auto& [done, path] : b.checkpoints) {
     Result<SafetensorsFile> f = ReadCheckpoint(b, path);
     if (!f.ok()) return FailStatus(f.status());
-    runtime::TrainState state = r.layout;
-    if (Status s = bundle::LoadState(*f, &state); !s.ok()) return FailStatus(s, path);
+    runtime::TrainState state = r.session->StateLayout();
+    if (Status s = runtime::LoadState(*f, &state); !s.ok()) return FailStatus(s, path);
     if (Check c = CheckCheckpointState(b, done, state, &pool)) return c;
   }
   return std::nullopt;

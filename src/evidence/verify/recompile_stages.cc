@@ -27,14 +27,14 @@ constexpr uint64_t kMaxStageFile = uint64_t{1} << 30;
 
 // The backend run.backend names; a CUDA run (and only one) records "executables.cuda".
 Check BundleBackend(const Bundle& b, runtime::Backend* out) {
-  const std::string name = b.manifest["run"]["backend"].get<std::string>();
+  const std::string& name = b.manifest.run.backend;
   Result<runtime::Backend> backend = runtime::ParseBackend(name);
   if (!backend.ok()) {
     return Fail("manifest.json: field \"run.backend\": \"" + name +
                 "\" is not a backend this detrain knows (cpu, cuda)");
   }
   const bool cuda = *backend == runtime::Backend::kCuda;
-  if (cuda != b.manifest.contains("executables")) {
+  if (cuda != b.manifest.has_executables) {
     return Fail(cuda ? "manifest.json: field \"run.backend\" is \"cuda\", but there is no "
                        "\"executables.cuda\" (the CUDA run's stages)"
                      : "manifest.json: field \"executables\": a run on the cpu backend records "
@@ -53,7 +53,7 @@ bool IsCudaSource(const std::string& stage) {
 // from stages/ by their stage's file name, with their recorded transform options.
 Check RecordedToolchainStages(const Bundle& b,
                               std::map<std::string, driver::CompileOptions::RecordedStage>* out) {
-  const json& records = b.manifest["executables"][driver::kBackendCuda];
+  const json& records = b.manifest.json["executables"][driver::kBackendCuda];
   for (size_t i = 0; i < records.size(); ++i) {
     const std::string field = "manifest.json: field \"executables.cuda[" + std::to_string(i) + "]";
     const std::string name = records[i]["stage"].get<std::string>();
@@ -130,7 +130,7 @@ std::string StageMismatch(const Bundle& b, const std::string& at, const json& s,
            rec.file_name.compare(rec.file_name.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   const bool text = !ends_with(".pb") && !ends_with(".cubin");
-  const std::string file = rec.number == 0 ? b.manifest["program"]["path"].get<std::string>()
+  const std::string file = rec.number == 0 ? b.manifest.program_path
                                            : std::string(bundle::kStagesDir) + "/" + rec.file_name;
   return file + ": stage " + std::to_string(rec.number) + " (" + rec.name +
          ") differs: recorded sha256 " + s["sha256"].get<std::string>() + ", recompiled " +
@@ -176,15 +176,15 @@ Result<driver::CompileResult> WithoutBackendStages(const driver::CompileResult& 
 // in: compiled again when the toolchain is the recorded one, otherwise noted.
 Check CheckToolchainStages(const Bundle& b, const std::string& program,
                            driver::CompileOptions copts, driver::CompileResult standing,
-                           Replayable* r) {
-  const json& listed = b.manifest["executables"][driver::kBackendCuda];
+                           Replayable* r, driver::CompileResult* out) {
+  const json& listed = b.manifest.json["executables"][driver::kBackendCuda];
   const std::string gap = ToolchainGap(listed);
   if (!gap.empty()) {
     r->notes.push_back("CUDA PTX and cubins not recompiled: " + gap +
                        "; only their digests vouch for them");
     Result<driver::CompileResult> runnable = WithoutBackendStages(standing);
     if (!runnable.ok()) return FailStatus(runnable.status());
-    r->compiled = std::move(*runnable);
+    *out = std::move(*runnable);
     r->as_recorded = std::move(standing);
     return std::nullopt;
   }
@@ -195,14 +195,14 @@ Check CheckToolchainStages(const Bundle& b, const std::string& program,
                               RecordsOf(*compiled, driver::kBackendCuda), {})) {
     return c;
   }
-  r->compiled = std::move(*compiled);
+  *out = std::move(*compiled);
   return std::nullopt;
 }
 
 }  // namespace
 
 Check CompileStages(const Bundle& b, const std::string& program, driver::CompileOptions copts,
-                    Replayable* r) {
+                    Replayable* r, driver::CompileResult* out) {
   if (Check c = BundleBackend(b, &r->backend)) return c;
   const bool cuda = r->backend == runtime::Backend::kCuda;
   std::set<std::string> standins;
@@ -220,19 +220,20 @@ Check CompileStages(const Bundle& b, const std::string& program, driver::Compile
                              "(manifest.json's \"executables.cuda\")"
                            : "recompiling the bundled program");
   }
-  if (Check c = CompareStages(b, "stages", b.manifest["stages"], RecordsOf(*compiled, ""), {})) {
+  if (Check c =
+          CompareStages(b, "stages", b.manifest.json["stages"], RecordsOf(*compiled, ""), {})) {
     return c;
   }
   if (!cuda) {
-    r->compiled = std::move(*compiled);
+    *out = std::move(*compiled);
     return std::nullopt;
   }
   if (Check c =
-          CompareStages(b, "executables.cuda", b.manifest["executables"][driver::kBackendCuda],
+          CompareStages(b, "executables.cuda", b.manifest.json["executables"][driver::kBackendCuda],
                         RecordsOf(*compiled, driver::kBackendCuda), standins)) {
     return c;
   }
-  return CheckToolchainStages(b, program, std::move(copts), std::move(*compiled), r);
+  return CheckToolchainStages(b, program, std::move(copts), std::move(*compiled), r, out);
 }
 
 }  // namespace detrain::verify::internal

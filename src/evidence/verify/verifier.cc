@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "attest/canonical_json.h"
+#include "base/exit_code.h"
 #include "base/fs.h"
 #include "evidence/verify/verifier_internal.h"
 
@@ -117,36 +118,16 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
     out.message = std::move(m);
     return out;
   };
-  runtime::TrainingData data = *r.data;
-  Result<std::unique_ptr<runtime::Trainer>> trainer =
-      runtime::Trainer::Create(r.compiled, &data, o.executor);
-  if (!trainer.ok()) return fail(seg.begin, std::string(trainer.status().message()));
-  runtime::TrainState state;
-  if (seg.begin == 0) {
-    runtime::RunKeys keys(r.seed, r.compiled.config->train.prng, r.compiled.config->train.shards);
-    (void)keys.SplitKey();
-    Result<runtime::TrainState> init = (*trainer)->InitialState(&keys);
-    if (!init.ok()) return fail(0, std::string(init.status().message()));
-    state = std::move(*init);
-  } else {
-    state = (*trainer)->StateLayout();
-    const std::string& path = b.checkpoints.at(seg.begin);
-    Result<SafetensorsFile> f = ReadCheckpoint(b, path);
-    if (!f.ok()) return fail(seg.begin, std::string(f.status().message()));
-    if (Status s = bundle::LoadState(*f, &state); !s.ok()) {
-      return fail(seg.begin, path + ": " + std::string(s.message()));
-    }
-  }
+  Result<std::unique_ptr<runtime::Replica>> replica = r.session->NewReplica(o.executor);
+  if (!replica.ok()) return fail(seg.begin, std::string(replica.status().message()));
+  const BundleRun run(b);
+  Result<runtime::TrainState> start = (*replica)->StartState(seg.begin, run);
+  if (!start.ok()) return fail(seg.begin, std::string(start.status().message()));
+  runtime::TrainState state = std::move(*start);
   ThreadPool pool(1);
-  if (seg.begin > 0) {
-    if (Check c = CheckCheckpointState(b, seg.begin, state, &pool))
-      return fail(seg.begin, c->message);
-  }
   const std::vector<StepRecord>& recs = b.steps.records;
   for (int64_t t = seg.begin; t < seg.end; ++t) {
-    const Digest256 prev = t == 0 ? b.steps.genesis : recs[static_cast<size_t>(t - 1)].hash;
-    Result<bundle::StepOutcome> step = bundle::RunStep(
-        **trainer, r.schedule, t, runtime::StepKeyOf(r.seed, t), prev, &state, &pool);
+    Result<runtime::StepOutcome> step = (*replica)->Step(t, run.HashBefore(t), &state, &pool);
     if (!step.ok())
       return fail(t, "step " + std::to_string(t) + ": " + std::string(step.status().message()));
     if (!step->finite) {
@@ -167,10 +148,10 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
   if (seg.end == static_cast<int64_t>(recs.size())) {
     // The state after the last step is the one manifest.json's final roots (and so the final
     // weights) name.
-    Result<std::pair<Digest256, Digest256>> roots = bundle::StateRoots(state, &pool);
-    const json& fin = b.manifest["final"];
-    if (!roots.ok() || Hex(roots->first) != fin["params_root"].get<std::string>() ||
-        Hex(roots->second) != fin["optimizer_root"].get<std::string>()) {
+    Result<std::pair<Digest256, Digest256>> roots = runtime::StateRoots(state, &pool);
+    const Manifest::Final& fin = b.manifest.final;
+    if (!roots.ok() || Hex(roots->first) != fin.params_root ||
+        Hex(roots->second) != fin.optimizer_root) {
       return fail(seg.end - 1,
                   "the replayed final state is not manifest.json's (final "
                   "params_root or optimizer_root differ)");
@@ -178,19 +159,16 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
   }
   if (confirm_stop) {
     const int64_t t = seg.end;
-    const Digest256 prev = t == 0 ? b.steps.genesis : recs[static_cast<size_t>(t - 1)].hash;
-    Result<bundle::StepOutcome> step = bundle::RunStep(
-        **trainer, r.schedule, t, runtime::StepKeyOf(r.seed, t), prev, &state, &pool);
+    Result<runtime::StepOutcome> step = (*replica)->Step(t, run.HashBefore(t), &state, &pool);
     if (!step.ok() || step->finite) {
       return fail(t, "step " + std::to_string(t) +
                          ": the bundle says the run stopped on a non-finite loss here, but the "
                          "replayed loss is finite");
     }
     const std::string reason = "step " + std::to_string(t) + ": " + step->nonfinite;
-    if (reason != b.manifest["stop"]["reason"].get<std::string>()) {
-      return fail(t, "manifest.json's stop reason is \"" +
-                         b.manifest["stop"]["reason"].get<std::string>() + "\"; replay gives \"" +
-                         reason + "\"");
+    if (reason != b.manifest.stop_reason) {
+      return fail(t, "manifest.json's stop reason is \"" + b.manifest.stop_reason +
+                         "\"; replay gives \"" + reason + "\"");
     }
   }
   return out;
@@ -301,12 +279,14 @@ Status internal::ReadSegmentVerdicts(std::string_view text, size_t rank, size_t 
 int VerifyReport::ExitCode() const {
   switch (outcome) {
     case Outcome::kVerified:
-      return 0;
+      return ToInt(detrain::ExitCode::kOk);
     case Outcome::kInputError:
-      return 2;
-    default:
-      return 1;
+      return ToInt(detrain::ExitCode::kUsage);
+    case Outcome::kFailed:
+    case Outcome::kIncomplete:
+      return ToInt(detrain::ExitCode::kFailed);
   }
+  return ToInt(detrain::ExitCode::kFailed);
 }
 
 namespace {
@@ -392,8 +372,8 @@ VerifyReport VerifyOnRank(const VerifyOptions& o,
   if (!run_phase("integrity", [&] { return Integrity(b, o); })) return report;
   report.steps = static_cast<int64_t>(b.steps.records.size());
   report.root_digest = b.root_digest;
-  report.final_step_hash = b.manifest["final"]["step_hash"].get<std::string>();
-  report.status = b.manifest["status"].get<std::string>();
+  report.final_step_hash = b.manifest.final.step_hash;
+  report.status = b.manifest.stopped ? "stopped" : "complete";
   if (!o.trusted_keys.empty() || PathExists(JoinPath(b.dir, sign::kAttestationDir))) {
     std::vector<std::string> signature_notes;
     if (!run_phase(
@@ -432,14 +412,13 @@ VerifyReport VerifyOnRank(const VerifyOptions& o,
     }
   }
   report.outcome = Outcome::kVerified;
-  report.message = "verified: " + std::to_string(report.steps) + " steps" +
-                   (o.replay      ? ", " + std::to_string(report.steps_replayed) + " replayed"
-                    : o.recompile ? ", recompiled, not replayed"
-                                  : ", integrity only (not recompiled, not replayed)") +
-                   (report.status == "stopped"
-                        ? "; the run stopped: " + b.manifest["stop"]["reason"].get<std::string>()
-                        : "") +
-                   "; final step hash " + report.final_step_hash + notes;
+  report.message =
+      "verified: " + std::to_string(report.steps) + " steps" +
+      (o.replay      ? ", " + std::to_string(report.steps_replayed) + " replayed"
+       : o.recompile ? ", recompiled, not replayed"
+                     : ", integrity only (not recompiled, not replayed)") +
+      (report.status == "stopped" ? "; the run stopped: " + b.manifest.stop_reason : "") +
+      "; final step hash " + report.final_step_hash + notes;
   return report;
 }
 

@@ -19,10 +19,9 @@
 #include "base/status.h"
 #include "driver/compile.h"
 #include "evidence/bundle/bundle_format.h"
-#include "evidence/bundle/step_runner.h"
+#include "evidence/verify/manifest_check.h"
 #include "evidence/verify/verifier.h"
-#include "runtime/train/trainer.h"
-#include "runtime/train/training_data.h"
+#include "runtime/train/session.h"
 
 namespace detrain::verify::internal {
 
@@ -63,8 +62,9 @@ std::string FloatText(uint32_t bits);
 
 struct Bundle {
   std::string dir;
-  json manifest;
+  Manifest manifest;
   json data_record;
+  std::vector<DataFileRecord> data_files;  // data_record's "files", typed
   bundle::ParsedSteps steps;
   std::string root_digest;
   std::map<int64_t, std::string> checkpoints;  // steps_done -> relative path
@@ -73,17 +73,28 @@ struct Bundle {
 
 // What the recompile phase builds and the replay phase uses.
 struct Replayable {
-  driver::CompileResult compiled;
-  std::unique_ptr<runtime::TrainingData> data;
-  bundle::StepSchedule schedule;
-  std::string stage_chain;
-  int64_t seed = 0;
-  runtime::TrainState layout;                         // the state's names and shapes
+  // The recompiled run (runtime/train/session.h): the compile result, the data, the schedule
+  // (the manifest's step count and digest policy), the keys and a trainer.
+  std::unique_ptr<runtime::RunSession> session;
   runtime::Backend backend = runtime::Backend::kCpu;  // the run's (run.backend)
   // A CUDA run whose PTX and cubins were not compiled again: the stages with the recorded ones
-  // standing in (what the bundle must hold), while `compiled` (what replay runs) has none.
+  // standing in (what the bundle must hold), while the session's (what replay runs) has none.
   std::optional<driver::CompileResult> as_recorded;
   std::vector<std::string> notes;  // what the phase did not check, for the report
+};
+
+// A bundle's checkpoints and step log, for replay (runtime::RecordedRun): a checkpoint is read
+// exactly as the writer wrote it (ReadCheckpoint) and must hold the state its record's roots
+// name (CheckCheckpointState).
+class BundleRun : public runtime::RecordedRun {
+ public:
+  explicit BundleRun(const Bundle& b) : b_(b) {}
+  Status LoadCheckpoint(int64_t steps_done, runtime::TrainState* state) const override;
+  std::vector<int64_t> Checkpoints() const override;
+  Digest256 HashBefore(int64_t t) const override;
+
+ private:
+  const Bundle& b_;
 };
 
 // A follower rank's replay verdicts, as rank 0 receives them (`mpirun -np P detrain verify`):
@@ -112,10 +123,10 @@ std::vector<std::string> DataFileCandidates(const std::string& bundle_dir,
 Check Integrity(Bundle& b, const VerifyOptions& o);
 Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r);
 // Recompile's first step (recompile_stages.cc): `program` compiled with `copts` (and a CUDA run's
-// executable), every stage record compared with the manifest's; sets r->compiled, r->backend,
-// r->as_recorded and r->notes.
+// executable), every stage record compared with the manifest's; sets *out (what replay runs),
+// r->backend, r->as_recorded and r->notes.
 Check CompileStages(const Bundle& b, const std::string& program, driver::CompileOptions copts,
-                    Replayable* r);
+                    Replayable* r, driver::CompileResult* out);
 // Without replay: every checkpoint's tensors against its record's roots.
 Check CheckAllCheckpoints(const Bundle& b, const Replayable& r);
 

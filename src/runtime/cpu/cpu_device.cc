@@ -6,49 +6,8 @@
 #include <cstring>
 
 #include "base/budget.h"
-#include "compiler/codegen/common/kernel_spec.h"
-#include "runtime/cpu/checked.h"
 
 namespace detrain::runtime::cpu {
-
-// Arenas above this are refused rather than attempted (a plan is a file and can lie).
-constexpr int64_t kMaxArenaBytes = int64_t{64} << 30;
-
-Result<std::vector<ArrayRef>> CheckBuffers(const plan::v2::Plan& plan) {
-  if (plan.arena_bytes() < 0 || plan.arena_bytes() > kMaxArenaBytes) {
-    return InvalidArgument("plan: arena of " + std::to_string(plan.arena_bytes()) + " bytes");
-  }
-  // Kernels access elements through typed pointers: every buffer must be aligned to at least 8.
-  const int64_t align = plan.alignment();
-  if (align < 8 || align > 4096 || (align & (align - 1)) != 0) {
-    return InvalidArgument("plan: buffer alignment " + std::to_string(align) +
-                           " (a power of two from 8 to 4096)");
-  }
-  DETRAIN_RETURN_IF_ERROR(CheckTotalBytes(plan.arena_bytes(), "the plan's buffer arena"));
-  std::vector<ArrayRef> out;
-  for (int i = 0; i < plan.buffers_size(); ++i) {
-    const plan::v2::Buffer& b = plan.buffers(i);
-    ArrayRef a;
-    a.id = i;
-    if (b.id() != i)
-      return InvalidArgument("plan: buffer ids out of order at " + std::to_string(i));
-    DETRAIN_ASSIGN_OR_RETURN(a.type, codegen::FromPlanType(b.type()));
-    a.dims.assign(b.dims().begin(), b.dims().end());
-    DETRAIN_ASSIGN_OR_RETURN(a.elements, CheckedElementCount(a.dims));
-    int size = ir::ElementTypeByteSize(a.type);
-    if (a.elements > kMaxArenaBytes / size)
-      return InvalidArgument("plan: buffer " + std::to_string(i) + " is too large");
-    a.bytes = a.elements * size;
-    a.offset = b.offset();
-    DETRAIN_RETURN_IF_ERROR(CheckTensorBytes(a.bytes, "plan: buffer " + std::to_string(i)));
-    if (b.size() != a.bytes || a.offset < 0 || a.offset % align != 0 ||
-        a.offset > plan.arena_bytes() - a.bytes) {
-      return InvalidArgument("plan: buffer " + std::to_string(i) + " does not fit the arena");
-    }
-    out.push_back(std::move(a));
-  }
-  return out;
-}
 
 CpuDevice::CpuDevice(int index, ThreadPool* pool, Isa isa, bool whole_plan)
     : index_(index), whole_plan_(whole_plan) {
@@ -63,18 +22,17 @@ CpuDevice::~CpuDevice() {
 
 std::string CpuDevice::Name() const { return "cpu:" + std::to_string(index_); }
 
-Status CpuDevice::Load(const plan::v2::Plan& plan) {
-  plan_ = &plan;
-  DETRAIN_ASSIGN_OR_RETURN(buffers_, CheckBuffers(plan));
+Status CpuDevice::Load(const plan::ValidatedPlan& plan) {
+  buffers_ = plan.buffers();
   std::free(arena_);
-  size_t bytes = static_cast<size_t>((plan.arena_bytes() + 63) / 64 * 64 + 64);
+  size_t bytes = static_cast<size_t>((plan.proto().arena_bytes() + 63) / 64 * 64 + 64);
   arena_ = static_cast<uint8_t*>(std::aligned_alloc(64, bytes));
   if (arena_ == nullptr)
     return FailedPrecondition("cannot allocate a " + std::to_string(bytes) + "-byte arena");
   std::memset(arena_, 0, bytes);
   kernels_.clear();
   int64_t scratch = 0;
-  DETRAIN_ASSIGN_OR_RETURN(kernels_, PrepareKernels(plan, buffers_, whole_plan_, &folds_));
+  DETRAIN_ASSIGN_OR_RETURN(kernels_, PrepareKernels(plan, whole_plan_, &folds_));
   for (const auto& kernel : kernels_) {
     if (kernel) scratch = std::max(scratch, kernel->ScratchBytes());
   }
@@ -123,6 +81,39 @@ Status CpuDevice::Launch(int32_t id) {
     return InvalidArgument(Name() + ": no kernel " + std::to_string(id));
   const auto& kernel = kernels_[static_cast<size_t>(id)];
   return kernel ? kernel->Run(arena_, ctx_) : Status::Ok();
+}
+
+namespace {
+
+class CpuDevices : public DeviceFactory {
+ public:
+  CpuDevices(const plan::ValidatedPlan& plan, const DeviceOptions& options)
+      : plan_(plan),
+        options_(options),
+        pool_(std::make_unique<ThreadPool>(static_cast<size_t>(options.threads))) {}
+
+  Result<std::unique_ptr<Device>> MakeDevice(int index, bool whole_plan) override {
+    auto device = std::make_unique<CpuDevice>(index, pool_.get(), options_.isa, whole_plan);
+    DETRAIN_RETURN_IF_ERROR(device->Load(plan_));
+    return std::unique_ptr<Device>(std::move(device));
+  }
+
+  std::vector<std::string> Describe() const override {
+    return {"cpu (" + std::string(IsaName(options_.isa)) + ", " + std::to_string(options_.threads) +
+            " threads)"};
+  }
+
+ private:
+  const plan::ValidatedPlan& plan_;
+  DeviceOptions options_;
+  std::unique_ptr<ThreadPool> pool_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<DeviceFactory>> OpenCpuDevices(const plan::ValidatedPlan& plan,
+                                                      const DeviceOptions& options) {
+  return std::unique_ptr<DeviceFactory>(new CpuDevices(plan, options));
 }
 
 }  // namespace detrain::runtime::cpu

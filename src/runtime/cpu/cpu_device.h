@@ -1,5 +1,6 @@
 // The CPU device: one arena of the plan's size, the plan's kernels prepared for it
-// (cpu/kernels.h), run synchronously on a shared thread pool with a chosen ISA path.
+// (cpu/kernels.h), run synchronously on a shared thread pool with a chosen ISA path; and the CPU
+// backend's factory (device_factory.h), which owns that pool.
 //
 // Determinism: kernels split work between threads only between output elements, in fixed
 // blocks, and every ISA path gives the same bits; so neither the pool's size nor the ISA
@@ -24,24 +25,18 @@ class CpuDevice : public Device {
   ~CpuDevice() override;
 
   std::string Name() const override;
-  Status Load(const plan::v2::Plan& plan) override;
+  Status Load(const plan::ValidatedPlan& plan) override;
   Status CopyIn(int32_t id, const void* src, int64_t bytes) override;
   Status CopyOut(int32_t id, void* dst, int64_t bytes) override;
   Status Launch(int32_t id) override;
   Status Synchronize() override { return Status::Ok(); }
   Status SendBuffer(int32_t id, Device* to) override;
-
-  // The checked buffers of the loaded plan (also used by the executor's all-reduce).
-  const std::vector<ArrayRef>& buffers() const { return buffers_; }
-  uint8_t* arena() { return arena_; }
-  // The exact rewrites PrepareKernels made for the loaded plan.
-  const FoldCounts& folds() const { return folds_; }
+  LoadRewrites Rewrites() const override { return {folds_.transposes, folds_.dot_trees}; }
 
  private:
   int index_;
   bool whole_plan_;
   ExecContext ctx_;
-  const plan::v2::Plan* plan_ = nullptr;
   uint8_t* arena_ = nullptr;
   uint8_t* scratch_ = nullptr;  // ctx_.scratch: the kernels' shared scratch space
   std::vector<ArrayRef> buffers_;
@@ -49,8 +44,9 @@ class CpuDevice : public Device {
   FoldCounts folds_;
 };
 
-// Checks every buffer of `plan` (types, dims, sizes, placement inside the arena) and returns them.
-Result<std::vector<ArrayRef>> CheckBuffers(const plan::v2::Plan& plan);
+// The CPU backend: devices on `options.isa` sharing one pool of `options.threads` threads.
+Result<std::unique_ptr<DeviceFactory>> OpenCpuDevices(const plan::ValidatedPlan& plan,
+                                                      const DeviceOptions& options);
 
 }  // namespace detrain::runtime::cpu
 

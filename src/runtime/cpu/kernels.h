@@ -1,6 +1,8 @@
-// The CPU kernels: one class per spec kind of schemas/cpu_plan.proto, prepared once when a plan
-// is loaded (specs checked against the buffers they read and write, scalar programs decoded)
-// and then run any number of times in an arena.
+// The CPU kernels: one class per spec kind of schemas/plan.proto, prepared once when a plan is
+// loaded and then run any number of times in an arena. A plan reaches them validated
+// (compiler/plan/reader.h: every spec checked against the buffers it reads and writes, its scalar
+// programs decoded), so a maker only builds; what it still refuses is its own limit (a rank its
+// index arrays cannot hold, a table it will not allocate).
 //
 // Determinism: every kernel writes each output element with the canonical order of its op
 // (DESIGN.md §2) whatever the thread count or ISA path: work is split across threads only
@@ -18,7 +20,7 @@
 #include "base/thread_pool.h"
 #include "compiler/ir/element_type.h"
 #include "runtime/cpu/program.h"
-#include "schemas/cpu_plan.pb.h"
+#include "schemas/plan.pb.h"
 
 namespace detrain::runtime::cpu {
 
@@ -35,16 +37,6 @@ struct ExecContext {
   int64_t* loop_iterations = nullptr;
 };
 
-// A checked array buffer of the plan.
-struct ArrayRef {
-  int32_t id = 0;
-  ir::ElementType type = ir::ElementType::kF32;
-  std::vector<int64_t> dims;
-  int64_t offset = 0;
-  int64_t elements = 0;
-  int64_t bytes = 0;
-};
-
 class CpuKernel {
  public:
   virtual ~CpuKernel() = default;
@@ -53,68 +45,38 @@ class CpuKernel {
   virtual int64_t ScratchBytes() const { return 0; }
 };
 
-// Checks `kernel` against `buffers` and prepares it. Alias kernels (parameters, tuples) and
-// all-reduce (run by the executor across replicas) return nullptr. A `while` kernel needs its
-// plan: PrepareKernels prepares it (MakeWhile).
-Result<std::unique_ptr<CpuKernel>> PrepareKernel(const plan::v2::Kernel& kernel,
-                                                 const std::vector<ArrayRef>& buffers);
+// Prepares one kernel of a validated plan. Alias kernels (parameters, tuples) and all-reduce
+// (run by the executor across replicas) return nullptr.
+Result<std::unique_ptr<CpuKernel>> PrepareKernel(const plan::CheckedKernel& kernel);
 
-// Every kernel of `plan` prepared (PrepareKernel), with one exact rewrite: a 2-D transpose of a
-// dot's result that nothing else reads runs inside the dot, which writes the transposed layout
-// directly (FoldDotTranspose; the transpose's kernel becomes nullptr). Each element is the
-// same chain with the defined NaN rule (gemm.h), so no value changes; the dot's own buffer is
-// never written, which nothing can observe.
-//
-// With `whole_plan` (the device runs every kernel: one device, or one replica), a second: an
-// elementwise kernel that is an add tree over f32 dot results nothing else reads (the shard tree
-// of per-shard weight gradients) runs as one GemmTree (gemm.h) over the dots' operands, tile by
-// tile, and the dots' kernels become nullptr (FoldDotTree). Same bits: each leaf element is the
-// dot's chain and each sum the tree's addition.
+// The exact rewrites PrepareKernels made (plan_folds.h).
 struct FoldCounts {
   int64_t transposes = 0;
   int64_t dot_trees = 0;
 };
-// `depth`: how many loops hold `plan` (0 for a whole plan; a loop's condition and body are
-// plans of their own, kernels_while.cc).
-Result<std::vector<std::unique_ptr<CpuKernel>>> PrepareKernels(const plan::v2::Plan& plan,
-                                                               const std::vector<ArrayRef>& buffers,
+
+// Every kernel of `plan` prepared (PrepareKernel), then rewritten by the load-time folds
+// (plan_folds.h): a dot writes a transpose of its result that nothing else reads, and — with
+// `whole_plan` (the device runs every kernel: one device, or one replica) — an add tree of dots
+// runs as one GemmTree. Neither changes a bit.
+Result<std::vector<std::unique_ptr<CpuKernel>>> PrepareKernels(const plan::ValidatedPlan& plan,
                                                                bool whole_plan,
-                                                               FoldCounts* folds = nullptr,
-                                                               int depth = 0);
-
-// Whether kernel `transpose` of `plan` was folded into its dot (kernels_linalg.cc).
-bool FoldDotTranspose(const plan::v2::Plan& plan, const std::vector<ArrayRef>& buffers,
-                      const std::vector<std::unique_ptr<CpuKernel>>& kernels, int32_t transpose);
-
-// Whether elementwise kernel `tree` of `plan` was rewritten into a GemmTree over the dots it adds
-// (kernels_linalg.cc). Their operands are then read at `tree`'s place in the schedule: only when
-// nothing that still runs writes them in between, and only a contiguous slice of rows is read in
-// place of its copy.
-bool FoldDotTree(const plan::v2::Plan& plan, const std::vector<ArrayRef>& buffers,
-                 std::vector<std::unique_ptr<CpuKernel>>& kernels, int32_t tree);
+                                                               FoldCounts* folds = nullptr);
 
 // Runs fn(block) for block in [0, blocks) on the pool (inline when there is one block).
 void ForBlocks(const ExecContext& ctx, int64_t blocks, const std::function<void(int64_t)>& fn);
 
-// Kernel makers, one per file.
-Result<std::unique_ptr<CpuKernel>> MakeElementwise(const plan::v2::Kernel& k,
-                                                   std::vector<ArrayRef> in, ArrayRef out);
-Result<std::unique_ptr<CpuKernel>> MakeDot(const plan::v2::Kernel& k, ArrayRef lhs, ArrayRef rhs,
-                                           ArrayRef out);
-Result<std::unique_ptr<CpuKernel>> MakeConvolution(const plan::v2::Kernel& k, ArrayRef in,
-                                                   ArrayRef kernel, ArrayRef out);
-Result<std::unique_ptr<CpuKernel>> MakeReduce(const plan::v2::Kernel& k, ArrayRef in, ArrayRef init,
-                                              ArrayRef out);
-Result<std::unique_ptr<CpuKernel>> MakeReduceWindow(const plan::v2::Kernel& k, ArrayRef in,
-                                                    ArrayRef init, ArrayRef out);
-Result<std::unique_ptr<CpuKernel>> MakeMovement(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
-                                                ArrayRef out);
-Result<std::unique_ptr<CpuKernel>> MakeIndexing(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
-                                                ArrayRef out);
-Result<std::unique_ptr<CpuKernel>> MakeWhile(const plan::v2::Kernel& k, const plan::v2::Plan& plan,
-                                             const std::vector<ArrayRef>& buffers, int depth);
-Result<std::unique_ptr<CpuKernel>> MakeThreefry(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
-                                                std::vector<ArrayRef> out);
+// Kernel makers, one per family of specs (kernels_*.cc), each given a validated kernel.
+using KernelResult = Result<std::unique_ptr<CpuKernel>>;
+KernelResult MakeElementwise(const plan::CheckedKernel& k);
+KernelResult MakeDot(const plan::CheckedKernel& k);
+KernelResult MakeConvolution(const plan::CheckedKernel& k);
+KernelResult MakeReduce(const plan::CheckedKernel& k);
+KernelResult MakeReduceWindow(const plan::CheckedKernel& k);
+KernelResult MakeMovement(const plan::CheckedKernel& k);
+KernelResult MakeIndexing(const plan::CheckedKernel& k);  // gather and scatter
+KernelResult MakeWhile(const plan::CheckedKernel& k);
+KernelResult MakeThreefry(const plan::CheckedKernel& k);
 
 }  // namespace detrain::runtime::cpu
 

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <optional>
 
-#include "runtime/cpu/checked.h"
 #include "runtime/cpu/isa_kernels.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/reduce_core.h"
@@ -168,70 +167,24 @@ class ElementwiseKernel : public CpuKernel {
   mutable std::vector<uint64_t> scalars_;
 };
 
-// Every INPUT of `p` must hold `space` elements or be a scalar.
-Status CheckInputs(const plan::v2::Kernel& k, const DecodedProgram& p,
-                   const std::vector<ArrayRef>& in, int64_t space) {
-  for (const DecodedOp& op : p.ops) {
-    if (op.kind != plan::v2::ScalarOp::INPUT) continue;
-    int64_t n = in[static_cast<size_t>(op.input)].elements;
-    if (n != 1 && n != space) {
-      return InvalidArgument("plan: kernel " + k.name() + ": input " + std::to_string(op.input) +
-                             " has " + std::to_string(n) + " elements, its index space " +
-                             std::to_string(space));
-    }
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
-Result<std::unique_ptr<CpuKernel>> MakeElementwise(const plan::v2::Kernel& k,
-                                                   std::vector<ArrayRef> in, ArrayRef out) {
+Result<std::unique_ptr<CpuKernel>> MakeElementwise(const plan::CheckedKernel& k) {
   auto kernel = std::make_unique<ElementwiseKernel>();
-  std::vector<ir::ElementType> types;
-  for (const ArrayRef& a : in) {
-    types.push_back(a.type);
-    kernel->input_elements_.push_back(a.elements);
-  }
-  const plan::v2::ElementwiseSpec& spec = k.elementwise();
-  int64_t space = out.elements;
-  DecodedProgram program;
+  for (const ArrayRef& a : k.in) kernel->input_elements_.push_back(a.elements);
+  const plan::v2::ElementwiseSpec& spec = k.spec->elementwise();
   if (spec.has_reduce()) {
-    if (spec.pre().ops_size() == 0)
-      return InvalidArgument("plan: a reduction fusion without its pre program");
-    DETRAIN_ASSIGN_OR_RETURN(DecodedProgram pre, DecodeProgram(spec.pre(), types));
-    DETRAIN_ASSIGN_OR_RETURN(kernel->init_, DecodeProgram(spec.init(), types));
-    ir::ElementType rtype = pre.ops[static_cast<size_t>(pre.result)].type;
-    if (kernel->init_.ops[static_cast<size_t>(kernel->init_.result)].type != rtype) {
-      return InvalidArgument("plan: reduction init of the wrong type");
-    }
-    DETRAIN_ASSIGN_OR_RETURN(ReduceCore core, ReduceCore::Make(spec.reduce(), rtype));
-    if (core.output_elements() != out.elements)
-      return InvalidArgument("plan: reduction fusion output size mismatch");
-    DETRAIN_ASSIGN_OR_RETURN(program, DecodeProgram(spec.program(), types, true, rtype));
+    const ir::ElementType rtype = k.pre.ops[static_cast<size_t>(k.pre.result)].type;
+    kernel->reduce_ = ReduceCore::Make(spec.reduce(), rtype, k.combiner);
     kernel->type_size_ = ir::ElementTypeByteSize(rtype);
-    space = core.operand_elements();
-    kernel->reduce_ = std::move(core);
-    DETRAIN_RETURN_IF_ERROR(CheckInputs(k, pre, in, space));
-    kernel->pre_.Prepare(std::move(pre), kernel->input_elements_);
-    for (const DecodedOp& op : kernel->init_.ops) {
-      if (op.kind == plan::v2::ScalarOp::INPUT && in[static_cast<size_t>(op.input)].elements < 1) {
-        return InvalidArgument("plan: kernel " + k.name() + ": an empty reduction init");
-      }
-    }
-  } else {
-    DETRAIN_ASSIGN_OR_RETURN(program, DecodeProgram(spec.program(), types));
+    kernel->init_ = k.init;
+    kernel->pre_.Prepare(k.pre, kernel->input_elements_);
   }
-  DETRAIN_RETURN_IF_ERROR(CheckInputs(k, program, in, out.elements));
-  if (program.ops[static_cast<size_t>(program.result)].type != out.type) {
-    return InvalidArgument("plan: kernel " + k.name() +
-                           ": the program's result type is not the output's");
-  }
-  kernel->program_.Prepare(std::move(program), kernel->input_elements_);
-  kernel->inputs_.assign(in.size(), nullptr);
-  kernel->scalars_.assign(in.size(), 0);
-  kernel->in_ = std::move(in);
-  kernel->out_ = out;
+  kernel->program_.Prepare(k.program, kernel->input_elements_);
+  kernel->inputs_.assign(k.in.size(), nullptr);
+  kernel->scalars_.assign(k.in.size(), 0);
+  kernel->in_ = k.in;
+  kernel->out_ = k.out[0];
   return std::unique_ptr<CpuKernel>(std::move(kernel));
 }
 

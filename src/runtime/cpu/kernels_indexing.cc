@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include "attest/prng/threefry.h"
-#include "runtime/cpu/checked.h"
 #include "runtime/cpu/copy.h"
 #include "runtime/cpu/kernels.h"
 
@@ -203,114 +202,58 @@ class ThreefryKernel : public CpuKernel {
   }
 };
 
-Status Bad(const plan::v2::Kernel& k, const std::string& what) {
-  return InvalidArgument("plan: kernel " + k.name() + ": " + what);
-}
-
-bool AllInRange(const std::vector<int64_t>& v, int64_t rank) {
-  for (int64_t x : v) {
-    if (x < 0 || x >= rank) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
-Result<std::unique_ptr<CpuKernel>> MakeIndexing(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
-                                                ArrayRef out) {
+Result<std::unique_ptr<CpuKernel>> MakeIndexing(const plan::CheckedKernel& c) {
+  const plan::v2::Kernel& k = *c.spec;
+  const ArrayRef& out = c.out[0];
   if (k.has_gather()) {
     const auto& g = k.gather();
-    if (in.size() != 2 || in[0].type != out.type || !ir::IsInteger(in[1].type))
-      return Bad(k, "gather operands");
     auto kernel = std::make_unique<GatherKernel>();
     kernel->offset_dims_.assign(g.offset_dims().begin(), g.offset_dims().end());
     kernel->start_map_.assign(g.start_index_map().begin(), g.start_index_map().end());
     kernel->sizes_.assign(g.slice_sizes().begin(), g.slice_sizes().end());
     kernel->ivd_ = g.index_vector_dim();
-    std::vector<int64_t> collapsed(g.collapsed_slice_dims().begin(),
-                                   g.collapsed_slice_dims().end());
-    const int64_t rank = static_cast<int64_t>(in[0].dims.size());
-    for (int64_t d = 0; d < rank; ++d) {
+    const std::vector<int64_t> collapsed(g.collapsed_slice_dims().begin(),
+                                         g.collapsed_slice_dims().end());
+    for (int64_t d = 0; d < static_cast<int64_t>(c.in[0].dims.size()); ++d) {
       if (!Contains(collapsed, d)) kernel->window_dims_.push_back(d);
     }
-    const int64_t irank = static_cast<int64_t>(in[1].dims.size());
-    int64_t vec_len = kernel->ivd_ == irank ? 1
-                                            : (kernel->ivd_ >= 0 && kernel->ivd_ < irank
-                                                   ? in[1].dims[static_cast<size_t>(kernel->ivd_)]
-                                                   : -1);
-    bool ok = kernel->sizes_.size() == in[0].dims.size() && AllInRange(kernel->start_map_, rank) &&
-              AllInRange(collapsed, rank) &&
-              AllInRange(kernel->offset_dims_, static_cast<int64_t>(out.dims.size())) &&
-              vec_len == static_cast<int64_t>(kernel->start_map_.size()) &&
-              kernel->offset_dims_.size() == kernel->window_dims_.size() &&
-              out.dims.size() == kernel->offset_dims_.size() +
-                                     static_cast<size_t>(irank - (kernel->ivd_ == irank ? 0 : 1));
-    for (size_t d = 0; ok && d < kernel->sizes_.size(); ++d)
-      ok = kernel->sizes_[d] >= 0 && kernel->sizes_[d] <= in[0].dims[d];
-    for (size_t k2 = 0; ok && k2 < kernel->offset_dims_.size(); ++k2) {
-      ok = out.dims[static_cast<size_t>(kernel->offset_dims_[k2])] <=
-           kernel->sizes_[static_cast<size_t>(kernel->window_dims_[k2])];
-    }
-    if (!ok) return Bad(k, "inconsistent gather spec");
     kernel->size_ = ir::ElementTypeByteSize(out.type);
-    kernel->in_ = in[0];
-    kernel->indices_ = in[1];
+    kernel->in_ = c.in[0];
+    kernel->indices_ = c.in[1];
     kernel->out_ = out;
     return std::unique_ptr<CpuKernel>(std::move(kernel));
   }
   const auto& s = k.scatter();
-  if (in.size() != 3 || in[0].dims != out.dims || in[0].type != out.type ||
-      in[2].type != out.type || !ir::IsInteger(in[1].type)) {
-    return Bad(k, "scatter operands");
-  }
   auto kernel = std::make_unique<ScatterKernel>();
   kernel->update_window_dims_.assign(s.update_window_dims().begin(), s.update_window_dims().end());
   kernel->to_operand_.assign(s.scatter_dims_to_operand_dims().begin(),
                              s.scatter_dims_to_operand_dims().end());
-  std::vector<int64_t> inserted(s.inserted_window_dims().begin(), s.inserted_window_dims().end());
+  const std::vector<int64_t> inserted(s.inserted_window_dims().begin(),
+                                      s.inserted_window_dims().end());
   kernel->ivd_ = s.index_vector_dim();
   const int64_t rank = static_cast<int64_t>(out.dims.size());
   kernel->window_sizes_.assign(out.dims.size(), 1);
   for (int64_t d = 0; d < rank; ++d) {
     if (!Contains(inserted, d)) kernel->window_operand_dims_.push_back(d);
   }
-  const int64_t irank = static_cast<int64_t>(in[1].dims.size());
-  int64_t vec_len = kernel->ivd_ == irank ? 1
-                                          : (kernel->ivd_ >= 0 && kernel->ivd_ < irank
-                                                 ? in[1].dims[static_cast<size_t>(kernel->ivd_)]
-                                                 : -1);
-  bool ok = AllInRange(kernel->to_operand_, rank) && AllInRange(inserted, rank) &&
-            AllInRange(kernel->update_window_dims_, static_cast<int64_t>(in[2].dims.size())) &&
-            vec_len == static_cast<int64_t>(kernel->to_operand_.size()) &&
-            kernel->update_window_dims_.size() <= kernel->window_operand_dims_.size();
-  for (size_t i = 0; ok && i < kernel->update_window_dims_.size(); ++i) {
+  for (size_t i = 0; i < kernel->update_window_dims_.size(); ++i) {
     kernel->window_sizes_[static_cast<size_t>(kernel->window_operand_dims_[i])] =
-        in[2].dims[static_cast<size_t>(kernel->update_window_dims_[i])];
+        c.in[2].dims[static_cast<size_t>(kernel->update_window_dims_[i])];
   }
-  if (!ok) return Bad(k, "inconsistent scatter spec");
-  DETRAIN_ASSIGN_OR_RETURN(kernel->combiner_,
-                           DecodeProgram(s.combiner().program(), {out.type, out.type}));
-  kernel->in_ = in[0];
-  kernel->indices_ = in[1];
-  kernel->updates_ = in[2];
+  kernel->combiner_ = c.combiner;
+  kernel->in_ = c.in[0];
+  kernel->indices_ = c.in[1];
+  kernel->updates_ = c.in[2];
   kernel->out_ = out;
   return std::unique_ptr<CpuKernel>(std::move(kernel));
 }
 
-Result<std::unique_ptr<CpuKernel>> MakeThreefry(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
-                                                std::vector<ArrayRef> out) {
-  if (in.size() != 4 || out.size() != 2 || out[0].elements != out[1].elements)
-    return Bad(k, "threefry operands");
-  for (const ArrayRef& a : in) {
-    if (a.type != ir::ElementType::kU32 || (a.elements != 1 && a.elements != out[0].elements))
-      return Bad(k, "threefry operand shapes");
-  }
-  for (const ArrayRef& a : out) {
-    if (a.type != ir::ElementType::kU32) return Bad(k, "threefry result types");
-  }
+Result<std::unique_ptr<CpuKernel>> MakeThreefry(const plan::CheckedKernel& c) {
   auto kernel = std::make_unique<ThreefryKernel>();
-  kernel->in_ = std::move(in);
-  kernel->out_ = std::move(out);
+  kernel->in_ = c.in;
+  kernel->out_ = c.out;
   return std::unique_ptr<CpuKernel>(std::move(kernel));
 }
 

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "runtime/cpu/checked.h"
 #include "runtime/cpu/copy.h"
 #include "runtime/cpu/isa_kernels.h"
 #include "runtime/cpu/kernels.h"
@@ -330,70 +329,40 @@ class ConstantKernel : public CpuKernel {
   int64_t offset_ = 0;
 };
 
-Status Bad(const plan::v2::Kernel& k, const std::string& what) {
-  return InvalidArgument("plan: kernel " + k.name() + ": " + what);
-}
-
-Result<std::unique_ptr<CpuKernel>> MakeAffine(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
-                                              ArrayRef out) {
+// broadcast, transpose, slice, reverse, dynamic-slice: one affine copy of in[0].
+Result<std::unique_ptr<CpuKernel>> MakeAffine(const plan::CheckedKernel& c) {
+  const plan::v2::Kernel& k = *c.spec;
   auto kernel = std::make_unique<AffineCopyKernel>();
-  const ArrayRef& src = in[0];
+  const ArrayRef& src = c.in[0];
+  const ArrayRef& out = c.out[0];
   const size_t rank = out.dims.size();
-  if (src.type != out.type) return Bad(k, "operand and result types differ");
   auto strides = RowMajorStrides(src.dims);
   kernel->step_.assign(rank, 0);
   if (k.has_broadcast()) {
     const auto& dims = k.broadcast().dimensions();
-    if (dims.size() != static_cast<int>(src.dims.size())) return Bad(k, "broadcast dimensions");
-    for (int i = 0; i < dims.size(); ++i) {
-      int64_t d = dims[i];
-      if (d < 0 || d >= static_cast<int64_t>(rank) ||
-          out.dims[static_cast<size_t>(d)] != src.dims[static_cast<size_t>(i)]) {
-        return Bad(k, "broadcast dimensions");
-      }
-      kernel->step_[static_cast<size_t>(d)] = strides[static_cast<size_t>(i)];
-    }
+    for (int i = 0; i < dims.size(); ++i)
+      kernel->step_[static_cast<size_t>(dims[i])] = strides[static_cast<size_t>(i)];
   } else if (k.has_transpose()) {
-    std::vector<int64_t> perm(k.transpose().permutation().begin(),
-                              k.transpose().permutation().end());
-    if (!IsPermutation(perm, src.dims.size()) || rank != src.dims.size())
-      return Bad(k, "transpose permutation");
-    for (size_t i = 0; i < rank; ++i) {
-      if (out.dims[i] != src.dims[static_cast<size_t>(perm[i])]) return Bad(k, "transpose shape");
-      kernel->step_[i] = strides[static_cast<size_t>(perm[i])];
-    }
+    const auto& perm = k.transpose().permutation();
+    for (size_t i = 0; i < rank; ++i)
+      kernel->step_[i] = strides[static_cast<size_t>(perm[static_cast<int>(i)])];
   } else if (k.has_slice()) {
     const auto& s = k.slice();
-    if (s.starts_size() != static_cast<int>(rank) || s.limits_size() != static_cast<int>(rank) ||
-        s.strides_size() != static_cast<int>(rank) || src.dims.size() != rank) {
-      return Bad(k, "slice rank");
-    }
     for (size_t d = 0; d < rank; ++d) {
-      int64_t start = s.starts(static_cast<int>(d)), stride = s.strides(static_cast<int>(d));
-      if (start < 0 || stride < 1 ||
-          (out.dims[d] > 0 && (out.dims[d] - 1 > (src.dims[d] - 1 - start) / stride))) {
-        return Bad(k, "slice outside its operand");
-      }
-      kernel->base_ += start * strides[d];
-      kernel->step_[d] = strides[d] * stride;
+      kernel->base_ += s.starts(static_cast<int>(d)) * strides[d];
+      kernel->step_[d] = strides[d] * s.strides(static_cast<int>(d));
     }
   } else if (k.has_reverse()) {
-    if (src.dims != out.dims) return Bad(k, "reverse shape");
     for (size_t d = 0; d < rank; ++d) kernel->step_[d] = strides[d];
     for (int64_t d : k.reverse().dimensions()) {
-      if (d < 0 || d >= static_cast<int64_t>(rank)) return Bad(k, "reverse dimensions");
       if (kernel->step_[static_cast<size_t>(d)] < 0) continue;
       kernel->base_ += (src.dims[static_cast<size_t>(d)] - 1) * strides[static_cast<size_t>(d)];
       kernel->step_[static_cast<size_t>(d)] = -strides[static_cast<size_t>(d)];
     }
   } else {  // dynamic-slice
-    if (src.dims.size() != rank || in.size() != rank + 1) return Bad(k, "dynamic-slice operands");
     for (size_t d = 0; d < rank; ++d) {
-      if (out.dims[d] > src.dims[d] || in[d + 1].elements != 1 || !ir::IsInteger(in[d + 1].type)) {
-        return Bad(k, "dynamic-slice sizes");
-      }
       kernel->step_[d] = strides[d];
-      kernel->dynamic_.push_back(in[d + 1]);
+      kernel->dynamic_.push_back(c.in[d + 1]);
     }
   }
   kernel->size_ = ir::ElementTypeByteSize(out.type);
@@ -405,86 +374,49 @@ Result<std::unique_ptr<CpuKernel>> MakeAffine(const plan::v2::Kernel& k, std::ve
 
 }  // namespace
 
-Result<std::unique_ptr<CpuKernel>> MakeMovement(const plan::v2::Kernel& k, std::vector<ArrayRef> in,
-                                                ArrayRef out) {
+Result<std::unique_ptr<CpuKernel>> MakeMovement(const plan::CheckedKernel& c) {
+  const plan::v2::Kernel& k = *c.spec;
+  const ArrayRef& out = c.out[0];
   if (k.has_constant()) {
-    if (static_cast<int64_t>(k.constant().size()) != out.bytes)
-      return Bad(k, "constant of the wrong size");
     auto kernel = std::make_unique<ConstantKernel>();
     kernel->bytes_ = k.constant();
     kernel->offset_ = out.offset;
     return std::unique_ptr<CpuKernel>(std::move(kernel));
   }
   if (k.has_iota()) {
-    if (k.iota() < 0 || k.iota() >= static_cast<int64_t>(out.dims.size()))
-      return Bad(k, "iota dimension");
     auto kernel = std::make_unique<IotaKernel>();
     kernel->out_ = out;
     kernel->dim_ = k.iota();
     return std::unique_ptr<CpuKernel>(std::move(kernel));
   }
   if (k.has_copy()) {
-    if (in.size() != 1 || in[0].bytes != out.bytes) return Bad(k, "reshape sizes");
     auto kernel = std::make_unique<CopyKernel>();
-    kernel->in_ = in[0].offset;
+    kernel->in_ = c.in[0].offset;
     kernel->out_ = out.offset;
     kernel->bytes_ = out.bytes;
     return std::unique_ptr<CpuKernel>(std::move(kernel));
   }
   if (k.has_broadcast() || k.has_transpose() || k.has_slice() || k.has_reverse() ||
       k.has_dynamic_slice()) {
-    if (in.empty()) return Bad(k, "no operand");
-    return MakeAffine(k, std::move(in), std::move(out));
+    return MakeAffine(c);
   }
   auto kernel = std::make_unique<PlaceKernel>();
   const size_t rank = out.dims.size();
-  for (const ArrayRef& a : in) {
-    if (a.type != out.type && !(k.has_dynamic_update_slice() && &a - in.data() >= 2))
-      return Bad(k, "operand types");
-  }
   if (k.has_pad()) {
-    const auto& p = k.pad();
-    if (in.size() != 2 || in[1].elements != 1 || p.lo_size() != static_cast<int>(rank) ||
-        p.interior_size() != static_cast<int>(rank) || in[0].dims.size() != rank) {
-      return Bad(k, "pad spec");
-    }
     kernel->kind_ = PlaceKernel::kPad;
     for (size_t d = 0; d < rank; ++d) {
-      if (p.interior(static_cast<int>(d)) < 0) return Bad(k, "negative interior padding");
-      kernel->lo_.push_back(p.lo(static_cast<int>(d)));
-      kernel->interior_.push_back(p.interior(static_cast<int>(d)));
+      kernel->lo_.push_back(k.pad().lo(static_cast<int>(d)));
+      kernel->interior_.push_back(k.pad().interior(static_cast<int>(d)));
     }
   } else if (k.has_concatenate()) {
     kernel->kind_ = PlaceKernel::kConcatenate;
     kernel->dim_ = k.concatenate();
-    if (kernel->dim_ < 0 || kernel->dim_ >= static_cast<int64_t>(rank))
-      return Bad(k, "concatenate dimension");
-    int64_t total = 0;
-    for (const ArrayRef& a : in) {
-      if (a.dims.size() != rank) return Bad(k, "concatenate ranks");
-      for (size_t d = 0; d < rank; ++d) {
-        if (static_cast<int64_t>(d) != kernel->dim_ && a.dims[d] != out.dims[d])
-          return Bad(k, "concatenate shapes");
-      }
-      total += a.dims[static_cast<size_t>(kernel->dim_)];
-    }
-    if (total != out.dims[static_cast<size_t>(kernel->dim_)]) return Bad(k, "concatenate sizes");
-  } else if (k.has_dynamic_update_slice()) {
-    kernel->kind_ = PlaceKernel::kDynamicUpdateSlice;
-    if (in.size() != rank + 2 || in[0].dims != out.dims || in[1].dims.size() != rank)
-      return Bad(k, "dynamic-update-slice operands");
-    for (size_t d = 0; d < rank; ++d) {
-      if (in[1].dims[d] > out.dims[d] || in[2 + d].elements != 1 ||
-          !ir::IsInteger(in[2 + d].type)) {
-        return Bad(k, "dynamic-update-slice sizes");
-      }
-    }
   } else {
-    return Bad(k, "no movement spec");
+    kernel->kind_ = PlaceKernel::kDynamicUpdateSlice;
   }
   kernel->size_ = ir::ElementTypeByteSize(out.type);
-  kernel->in_ = std::move(in);
-  kernel->out_ = std::move(out);
+  kernel->in_ = c.in;
+  kernel->out_ = out;
   return std::unique_ptr<CpuKernel>(std::move(kernel));
 }
 

@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "compiler/semantics/semantics.h"
-#include "runtime/cpu/checked.h"
 #include "runtime/cpu/copy.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/reduce_core.h"
@@ -213,43 +212,28 @@ class ReduceWindowKernel : public CpuKernel {
 
 }  // namespace
 
-Result<std::unique_ptr<CpuKernel>> MakeReduce(const plan::v2::Kernel& k, ArrayRef in, ArrayRef init,
-                                              ArrayRef out) {
-  if (in.type != init.type || in.type != out.type || init.elements != 1) {
-    return InvalidArgument("plan: kernel " + k.name() + ": reduce operand types");
-  }
-  DETRAIN_ASSIGN_OR_RETURN(ReduceCore core, ReduceCore::Make(k.reduce(), in.type));
-  if (core.operand_elements() != in.elements || core.output_elements() != out.elements) {
-    return InvalidArgument("plan: kernel " + k.name() + ": reduce sizes do not match its buffers");
-  }
-  auto kernel = std::make_unique<ReduceKernel>(std::move(core));
-  kernel->in_ = std::move(in);
-  kernel->init_ = std::move(init);
-  kernel->out_ = std::move(out);
+Result<std::unique_ptr<CpuKernel>> MakeReduce(const plan::CheckedKernel& k) {
+  auto kernel =
+      std::make_unique<ReduceKernel>(ReduceCore::Make(k.spec->reduce(), k.in[0].type, k.combiner));
+  kernel->in_ = k.in[0];
+  kernel->init_ = k.in[1];
+  kernel->out_ = k.out[0];
   return std::unique_ptr<CpuKernel>(std::move(kernel));
 }
 
-Result<std::unique_ptr<CpuKernel>> MakeReduceWindow(const plan::v2::Kernel& k, ArrayRef in,
-                                                    ArrayRef init, ArrayRef out) {
-  const auto& s = k.reduce_window();
-  bool ok = in.type == init.type && in.type == out.type && init.elements == 1 &&
-            s.window_size() == static_cast<int>(in.dims.size()) &&
-            out.dims.size() == in.dims.size();
+Result<std::unique_ptr<CpuKernel>> MakeReduceWindow(const plan::CheckedKernel& k) {
+  const plan::v2::ReduceWindowSpec& s = k.spec->reduce_window();
   auto kernel = std::make_unique<ReduceWindowKernel>();
-  for (int d = 0; ok && d < s.window_size(); ++d) {
-    const auto& w = s.window(d);
-    ok = w.size() >= 1 && w.stride() >= 1 && w.lhs_dilate() >= 1 && w.rhs_dilate() >= 1 &&
-         w.size() <= (int64_t{1} << 20);
+  kernel->taps_ = 1;
+  for (const plan::v2::WindowDim& w : s.window()) {
     kernel->taps_dims_.push_back(w.size());
+    kernel->taps_ *= w.size();  // the reader checked the product
   }
-  if (!ok) return InvalidArgument("plan: kernel " + k.name() + ": inconsistent reduce-window spec");
-  DETRAIN_ASSIGN_OR_RETURN(kernel->taps_, CheckedElementCount(kernel->taps_dims_));
-  DETRAIN_ASSIGN_OR_RETURN(kernel->combiner_,
-                           DecodeProgram(s.combiner().program(), {in.type, in.type}));
+  kernel->combiner_ = k.combiner;
   kernel->window_.assign(s.window().begin(), s.window().end());
-  kernel->in_ = std::move(in);
-  kernel->init_ = std::move(init);
-  kernel->out_ = std::move(out);
+  kernel->in_ = k.in[0];
+  kernel->init_ = k.in[1];
+  kernel->out_ = k.out[0];
   DETRAIN_RETURN_IF_ERROR(kernel->Prepare());
   return std::unique_ptr<CpuKernel>(std::move(kernel));
 }

@@ -1,23 +1,16 @@
-// The `while` kernel (cpu_plan.proto WhileSpec): a loop whose trip count depends on the data. Its
-// condition and body are plans of their own, prepared like the plan that holds them, whose
-// arenas lie at the spec's region of the enclosing arena. The kernel moves the state between
-// the enclosing arena and theirs: it never computes a value itself, so the loop's bits are its
-// sub-plans' kernels' bits, whatever the thread count or ISA path.
+// The `while` kernel (plan.proto WhileSpec): a loop whose trip count depends on the data. Its
+// condition and body are plans of their own, validated by the plan reader with the loop (state,
+// region, results, nesting) and prepared like the plan that holds them; their arenas lie at the
+// spec's region of the enclosing arena. The kernel moves the state between the enclosing arena
+// and theirs: it never computes a value itself, so the loop's bits are its sub-plans' kernels'
+// bits, whatever the thread count or ISA path.
 #include <cstring>
 
-#include "compiler/codegen/common/kernel_spec.h"
 #include "compiler/interp/interpreter.h"
-#include "runtime/cpu/cpu_device.h"
 #include "runtime/cpu/kernels.h"
 
 namespace detrain::runtime::cpu {
 namespace {
-
-namespace pb = plan::v2;
-
-Status Bad(const pb::Kernel& k, const std::string& what) {
-  return InvalidArgument("plan: kernel " + std::to_string(k.id()) + " (" + k.name() + "): " + what);
-}
 
 // One sub-plan, prepared: its buffers, kernels, the buffers of its one (tuple) parameter and
 // its outputs.
@@ -36,51 +29,20 @@ struct SubPlan {
   }
 };
 
-// Whether two lists of arrays have the same types and shapes, pairwise.
-bool SameArrays(const std::vector<ArrayRef>& a, const std::vector<ArrayRef>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].type != b[i].type || a[i].dims != b[i].dims) return false;
-  }
-  return true;
-}
-
-// The buffers `ids` names; `what` prefixes the error ("" or "condition: ").
-Result<std::vector<ArrayRef>> Pick(const pb::Kernel& k, const std::vector<ArrayRef>& buffers,
-                                   const google::protobuf::RepeatedField<int32_t>& ids,
-                                   const std::string& what) {
+// The arrays `ids` names among `buffers` (the reader checked each exists).
+std::vector<ArrayRef> Pick(const std::vector<ArrayRef>& buffers,
+                           const google::protobuf::RepeatedField<int32_t>& ids) {
   std::vector<ArrayRef> out;
-  for (int32_t id : ids) {
-    if (id < 0 || id >= static_cast<int32_t>(buffers.size()))
-      return Bad(k, what + "buffer " + std::to_string(id) + " out of range");
-    out.push_back(buffers[static_cast<size_t>(id)]);
-  }
+  for (int32_t id : ids) out.push_back(buffers[static_cast<size_t>(id)]);
   return out;
 }
 
-Result<SubPlan> PrepareSubPlan(const pb::Kernel& k, const pb::Plan& plan, const char* what,
-                               const std::vector<ArrayRef>& state, int depth) {
+Result<SubPlan> PrepareSubPlan(const plan::ValidatedPlan& plan) {
   SubPlan sub;
-  auto bad = [&](const std::string& why) { return Bad(k, std::string(what) + ": " + why); };
-  Result<std::vector<ArrayRef>> buffers = CheckBuffers(plan);
-  if (!buffers.ok()) return bad(std::string(buffers.status().message()));
-  sub.buffers = std::move(*buffers);
-  if (plan.replicated()) return bad("a loop holds no all-reduce");
-  for (const pb::Kernel& x : plan.kernels()) {
-    if (x.has_all_reduce()) return bad("a loop holds no all-reduce");
-  }
-  if (plan.parameters_size() != 1 ||
-      plan.parameters(0).buffers_size() != static_cast<int>(state.size())) {
-    return bad("expected one parameter, the loop's state of " + std::to_string(state.size()) +
-               " arrays");
-  }
-  const std::string prefix = std::string(what) + ": ";
-  DETRAIN_ASSIGN_OR_RETURN(sub.state_in,
-                           Pick(k, sub.buffers, plan.parameters(0).buffers(), prefix));
-  if (!SameArrays(sub.state_in, state)) return bad("its parameter is not the loop's state");
-  DETRAIN_ASSIGN_OR_RETURN(sub.out, Pick(k, sub.buffers, plan.outputs(), prefix));
-  DETRAIN_ASSIGN_OR_RETURN(sub.kernels,
-                           PrepareKernels(plan, sub.buffers, /*whole_plan=*/true, nullptr, depth));
+  sub.buffers = plan.buffers();
+  sub.state_in = Pick(sub.buffers, plan.proto().parameters(0).buffers());
+  sub.out = Pick(sub.buffers, plan.proto().outputs());
+  DETRAIN_ASSIGN_OR_RETURN(sub.kernels, PrepareKernels(plan, /*whole_plan=*/true));
   for (const auto& kernel : sub.kernels) {
     if (kernel) sub.scratch = std::max(sub.scratch, kernel->ScratchBytes());
   }
@@ -142,33 +104,11 @@ class WhileKernel : public CpuKernel {
 
 }  // namespace
 
-Result<std::unique_ptr<CpuKernel>> MakeWhile(const pb::Kernel& k, const pb::Plan& plan,
-                                             const std::vector<ArrayRef>& buffers, int depth) {
-  if (depth >= codegen::kMaxLoopNesting)
-    return Bad(k, "loops nested more than " + std::to_string(codegen::kMaxLoopNesting) + " deep");
-  if (k.operands_size() != 1) return Bad(k, "expected one operand, the initial state");
-  DETRAIN_ASSIGN_OR_RETURN(std::vector<ArrayRef> init,
-                           Pick(k, buffers, k.operands(0).buffers(), ""));
-  DETRAIN_ASSIGN_OR_RETURN(std::vector<ArrayRef> state, Pick(k, buffers, k.outputs(), ""));
-  if (!SameArrays(init, state)) return Bad(k, "its state and initial state differ");
-  const pb::WhileSpec& w = k.while_loop();
-  const int64_t region = w.region();
-  for (const pb::Plan* sub : {&w.condition(), &w.body()}) {
-    if (region < 0 || plan.alignment() <= 0 || region % plan.alignment() != 0 ||
-        region > plan.arena_bytes() || sub->arena_bytes() > plan.arena_bytes() - region) {
-      return Bad(k, "its loop's arena does not fit the plan's");
-    }
-  }
-  DETRAIN_ASSIGN_OR_RETURN(SubPlan condition,
-                           PrepareSubPlan(k, w.condition(), "condition", state, depth + 1));
-  if (condition.out.size() != 1 || condition.out[0].type != ir::ElementType::kPred ||
-      condition.out[0].elements != 1) {
-    return Bad(k, "condition: expected one pred result");
-  }
-  DETRAIN_ASSIGN_OR_RETURN(SubPlan body, PrepareSubPlan(k, w.body(), "body", state, depth + 1));
-  if (!SameArrays(body.out, state)) return Bad(k, "body: its result is not the loop's state");
-  return std::unique_ptr<CpuKernel>(new WhileKernel(k.name(), std::move(init), std::move(state),
-                                                    region, std::move(condition), std::move(body)));
+Result<std::unique_ptr<CpuKernel>> MakeWhile(const plan::CheckedKernel& k) {
+  DETRAIN_ASSIGN_OR_RETURN(SubPlan condition, PrepareSubPlan(*k.condition));
+  DETRAIN_ASSIGN_OR_RETURN(SubPlan body, PrepareSubPlan(*k.body));
+  return std::unique_ptr<CpuKernel>(new WhileKernel(
+      k.name(), k.in, k.out, k.spec->while_loop().region(), std::move(condition), std::move(body)));
 }
 
 }  // namespace detrain::runtime::cpu

@@ -1,53 +1,25 @@
-// A plan's ScalarProgram, decoded once at load (codegen/common/scalar_program.h), evaluated by the
-// CPU kernels: vectorized over chunks of an index space (elementwise kernels) or on scalars
-// (combiners, a fused reduction's initial value). Every op's meaning comes from
-// src/compiler/semantics/.
+// The validated plan's pieces as the CPU kernels name them: a checked buffer (plan::Array, here
+// ArrayRef) and decoded scalar programs with their host evaluation (compiler/plan/). The CPU
+// kernels evaluate programs vectorized over chunks of an index space (isa_kernels.h) or, for
+// combiners and a fused reduction's initial value, on scalars (plan::EvalScalar, plan::Combine).
 //
-// Thread safety: a decoded program is immutable; evaluation functions are pure.
+// Thread safety: the types are immutable once made; the functions are pure.
 #ifndef DETRAIN_RUNTIME_CPU_PROGRAM_H_
 #define DETRAIN_RUNTIME_CPU_PROGRAM_H_
 
-#include <cstdint>
-#include <cstring>
-#include <vector>
-
-#include "base/status.h"
-#include "compiler/codegen/common/scalar_program.h"
-#include "compiler/ir/element_type.h"
-#include "compiler/semantics/semantics.h"
-#include "schemas/cpu_plan.pb.h"
+#include "compiler/plan/reader.h"
+#include "compiler/plan/scalar_eval.h"
+#include "compiler/plan/scalar_program.h"
 
 namespace detrain::runtime::cpu {
 
-using codegen::DecodedOp;
-using codegen::DecodedProgram;
-using codegen::DecodeProgram;
-using codegen::UniformOps;
-
-// Evaluates a program on scalar inputs (bits zero-extended to 64); returns the result's bits.
-uint64_t EvalScalar(const DecodedProgram& program, const uint64_t* inputs);
-
-// Evaluates the ops with uniform[i] set (their arguments are uniform too) on scalar inputs:
-// values[i] gets op i's bits. Other entries of `values` are left as they are.
-void EvalUniform(const DecodedProgram& program, const std::vector<uint8_t>& uniform,
-                 const uint64_t* inputs, uint64_t* values);
-
-// A reduction combiner (a program of inputs 0 = accumulator, 1 = element) applied to typed
-// scalars: the op itself when the program is one binary op of its two inputs, else EvalScalar.
-template <typename T>
-T Combine(const DecodedProgram& combiner, T acc, T x) {
-  if (combiner.direct) {
-    return combiner.swapped ? semantics::ApplyBinary<T>(combiner.direct_op, x, acc)
-                            : semantics::ApplyBinary<T>(combiner.direct_op, acc, x);
-  }
-  uint64_t in[2] = {0, 0};
-  std::memcpy(&in[0], &acc, sizeof(T));
-  std::memcpy(&in[1], &x, sizeof(T));
-  uint64_t r = EvalScalar(combiner, in);
-  T v;
-  std::memcpy(&v, &r, sizeof(T));
-  return v;
-}
+using ArrayRef = plan::Array;  // a buffer of the validated plan
+using plan::Combine;
+using plan::DecodedOp;
+using plan::DecodedProgram;
+using plan::EvalScalar;
+using plan::EvalUniform;
+using plan::UniformOps;
 
 }  // namespace detrain::runtime::cpu
 

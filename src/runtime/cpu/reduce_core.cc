@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "compiler/semantics/semantics.h"
-#include "runtime/cpu/checked.h"
 #include "runtime/cpu/isa_kernels.h"
 
 namespace detrain::runtime::cpu {
@@ -32,28 +31,22 @@ T Load(const uint8_t* p, int64_t i) {
 
 }  // namespace
 
-Result<ReduceCore> ReduceCore::Make(const plan::v2::ReduceSpec& spec, ir::ElementType type) {
+ReduceCore ReduceCore::Make(const plan::v2::ReduceSpec& spec, ir::ElementType type,
+                            DecodedProgram combiner) {
   ReduceCore r;
   r.type_ = type;
-  DETRAIN_ASSIGN_OR_RETURN(r.combiner_, DecodeProgram(spec.combiner().program(), {type, type}));
-  if (r.combiner_.ops[static_cast<size_t>(r.combiner_.result)].type != type) {
-    return InvalidArgument("plan: reduce combiner of the wrong type");
-  }
+  r.combiner_ = std::move(combiner);
   if (type == ir::ElementType::kF32 && r.combiner_.direct && !r.combiner_.swapped) {
     if (r.combiner_.direct_op == BinaryOp::kAdd) r.lanes_op_ = kReduceAdd;
     if (r.combiner_.direct_op == BinaryOp::kMaximum) r.lanes_op_ = kReduceMax;
     if (r.combiner_.direct_op == BinaryOp::kMinimum) r.lanes_op_ = kReduceMin;
   }
+  // The reader checked the dims (ascending, inside the rank) and both element counts.
   std::vector<int64_t> dims(spec.operand_dims().begin(), spec.operand_dims().end());
-  DETRAIN_ASSIGN_OR_RETURN(r.operand_elements_, CheckedElementCount(dims));
+  r.operand_elements_ = 1;
+  for (int64_t d : dims) r.operand_elements_ *= d;
   std::vector<bool> reduced(dims.size(), false);
-  int64_t last = -1;
-  for (int64_t d : spec.dimensions()) {
-    if (d <= last || d >= static_cast<int64_t>(dims.size()))
-      return InvalidArgument("plan: bad reduce dimensions");
-    reduced[static_cast<size_t>(d)] = true;
-    last = d;
-  }
+  for (int64_t d : spec.dimensions()) reduced[static_cast<size_t>(d)] = true;
   std::vector<int64_t> strides(dims.size(), 1);
   for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
   std::vector<int64_t> red_dims, red_strides;

@@ -1,6 +1,7 @@
 // The canonical reduce (pairwise-64, semantics/orders.h) over arrays in an arena, shared by the
-// reduce kernel and by reduction fusions: a checked description of which operand elements map
-// to each output, and the combiner applied with its fast path for `op(p0, p1)` combiners.
+// reduce kernel and by reduction fusions: a description (from a spec the plan reader checked)
+// of which operand elements map to each output, and the combiner applied with its fast path for
+// `op(p0, p1)` combiners.
 //
 // Determinism: each output is one CanonicalReduce in row-major order of the reduced dims, from
 // init; threads split only the outputs. Thread safety: Run is const.
@@ -15,7 +16,7 @@
 #include "compiler/semantics/semantics.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/program.h"
-#include "schemas/cpu_plan.pb.h"
+#include "schemas/plan.pb.h"
 
 namespace detrain::runtime::cpu {
 
@@ -43,8 +44,10 @@ void WithCombiner(const DecodedProgram& c, Body&& body) {
 
 class ReduceCore {
  public:
-  // `spec` as in the plan; `type` the element type of operand, init and result.
-  static Result<ReduceCore> Make(const plan::v2::ReduceSpec& spec, ir::ElementType type);
+  // `spec` as in the validated plan; `type` the element type of operand, init and result;
+  // `combiner` the spec's, decoded.
+  static ReduceCore Make(const plan::v2::ReduceSpec& spec, ir::ElementType type,
+                         DecodedProgram combiner);
 
   int64_t operand_elements() const { return operand_elements_; }
   int64_t output_elements() const { return output_elements_; }

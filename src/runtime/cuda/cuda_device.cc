@@ -8,7 +8,6 @@
 
 namespace detrain::runtime::cuda {
 
-namespace pb = plan::v2;
 using Step = codegen::cuda::Launch;
 
 CudaDevice::CudaDevice(int index, std::shared_ptr<GpuSystem> system, int gpu,
@@ -25,13 +24,13 @@ std::string CudaDevice::Name() const {
   return "cuda:" + std::to_string(index_) + " (gpu " + std::to_string(gpu_) + ")";
 }
 
-Status CudaDevice::Load(const pb::Plan& plan) {
-  if (program_->launches.size() != static_cast<size_t>(plan.kernels_size()))
+Status CudaDevice::Load(const plan::ValidatedPlan& plan) {
+  if (program_->launches.size() != plan.kernels().size())
     return Internal("the CUDA program was not generated from this plan");
   plan_ = &plan;
-  // Sizes are checked by the executor (cpu::CheckBuffers) before any device is loaded.
-  DETRAIN_ASSIGN_OR_RETURN(arena_,
-                           system_->Allocate(gpu_, std::max<int64_t>(plan.arena_bytes(), 1)));
+  // Sizes were checked by the plan reader (compiler/plan/reader.h).
+  DETRAIN_ASSIGN_OR_RETURN(
+      arena_, system_->Allocate(gpu_, std::max<int64_t>(plan.proto().arena_bytes(), 1)));
   DETRAIN_ASSIGN_OR_RETURN(scratch_,
                            system_->Allocate(gpu_, std::max<int64_t>(program_->scratch_bytes, 1)));
   std::vector<long long> args;
@@ -56,8 +55,8 @@ Status CudaDevice::Load(const pb::Plan& plan) {
 }
 
 Status CudaDevice::CheckBuffer(int32_t id, int64_t bytes) const {
-  if (plan_ == nullptr || id < 0 || id >= plan_->buffers_size() ||
-      plan_->buffers(id).size() != bytes) {
+  if (plan_ == nullptr || id < 0 || id >= static_cast<int32_t>(plan_->buffers().size()) ||
+      plan_->buffer(id).bytes != bytes) {
     return InvalidArgument(Name() + ": buffer " + std::to_string(id) + " of the wrong size");
   }
   return Status::Ok();
@@ -66,14 +65,14 @@ Status CudaDevice::CheckBuffer(int32_t id, int64_t bytes) const {
 Status CudaDevice::CopyIn(int32_t id, const void* src, int64_t bytes) {
   DETRAIN_RETURN_IF_ERROR(CheckBuffer(id, bytes));
   if (bytes == 0) return Status::Ok();
-  return system_->ToDevice(gpu_, arena_ + static_cast<DevicePtr>(plan_->buffers(id).offset()), src,
+  return system_->ToDevice(gpu_, arena_ + static_cast<DevicePtr>(plan_->buffer(id).offset), src,
                            bytes);
 }
 
 Status CudaDevice::CopyOut(int32_t id, void* dst, int64_t bytes) {
   DETRAIN_RETURN_IF_ERROR(CheckBuffer(id, bytes));
   if (bytes == 0) return Status::Ok();
-  return system_->ToHost(gpu_, dst, arena_ + static_cast<DevicePtr>(plan_->buffers(id).offset()),
+  return system_->ToHost(gpu_, dst, arena_ + static_cast<DevicePtr>(plan_->buffer(id).offset),
                          bytes);
 }
 
@@ -139,7 +138,7 @@ Status CudaDevice::RunSteps(const std::vector<Step>& steps, int64_t* iterations)
 }
 
 Status CudaDevice::Launch(int32_t id) {
-  if (plan_ == nullptr || id < 0 || id >= plan_->kernels_size())
+  if (plan_ == nullptr || id < 0 || id >= static_cast<int32_t>(plan_->kernels().size()))
     return InvalidArgument(Name() + ": no kernel " + std::to_string(id));
   return RunSteps(program_->launches[static_cast<size_t>(id)], nullptr);
 }
@@ -147,10 +146,10 @@ Status CudaDevice::Launch(int32_t id) {
 Status CudaDevice::Synchronize() { return system_->Synchronize(gpu_); }
 
 Status CudaDevice::SendBuffer(int32_t id, Device* to) {
-  if (plan_ == nullptr || id < 0 || id >= plan_->buffers_size())
+  if (plan_ == nullptr || id < 0 || id >= static_cast<int32_t>(plan_->buffers().size()))
     return InvalidArgument(Name() + ": no buffer " + std::to_string(id));
-  const int64_t bytes = plan_->buffers(id).size();
-  const DevicePtr offset = static_cast<DevicePtr>(plan_->buffers(id).offset());
+  const int64_t bytes = plan_->buffer(id).bytes;
+  const DevicePtr offset = static_cast<DevicePtr>(plan_->buffer(id).offset);
   auto* peer = dynamic_cast<CudaDevice*>(to);
   if (peer == nullptr || peer->system_ != system_) {
     std::string staged(static_cast<size_t>(bytes), '\0');

@@ -28,7 +28,7 @@ class CudaDevice : public Device {
   ~CudaDevice() override;
 
   std::string Name() const override;
-  Status Load(const plan::v2::Plan& plan) override;
+  Status Load(const plan::ValidatedPlan& plan) override;
   Status CopyIn(int32_t id, const void* src, int64_t bytes) override;
   Status CopyOut(int32_t id, void* dst, int64_t bytes) override;
   Status Launch(int32_t id) override;
@@ -50,7 +50,7 @@ class CudaDevice : public Device {
   std::shared_ptr<GpuSystem> system_;
   int gpu_;
   const codegen::cuda::CudaProgram* program_;
-  const plan::v2::Plan* plan_ = nullptr;
+  const plan::ValidatedPlan* plan_ = nullptr;
   DevicePtr arena_ = 0, scratch_ = 0, args_ = 0, constants_ = 0;
   // Per launch step of the program (loops' included): where its arguments start in args_ (in
   // long longs), or where its constant's bytes are in constants_. Looked up, never iterated.

@@ -22,16 +22,6 @@
 
 namespace detrain::runtime::cuda {
 
-Result<CudaImages> CompileImages(const codegen::cuda::CudaProgram& program) {
-  CudaImages images;
-  DETRAIN_ASSIGN_OR_RETURN(images.ptx, codegen::cuda::CompilePtx(program.source));
-  for (const char* arch : codegen::cuda::kCubinArchs) {
-    DETRAIN_ASSIGN_OR_RETURN(std::string cubin, codegen::cuda::LinkCubin(images.ptx, arch));
-    images.cubins.emplace_back(arch, std::move(cubin));
-  }
-  return images;
-}
-
 #ifdef DETRAIN_HAVE_CUDA
 
 namespace {

@@ -22,15 +22,12 @@
 
 #include "base/status.h"
 #include "compiler/codegen/cuda/cuda_program.h"
+#include "compiler/codegen/cuda/toolchain.h"
 
 namespace detrain::runtime::cuda {
 
-// The compiled forms of one generated program (the stages ptx and cubin-*): a GPU loads the
-// cubin of its architecture, or JIT-compiles the PTX where none matches.
-struct CudaImages {
-  std::string ptx;
-  std::vector<std::pair<std::string, std::string>> cubins;  // ("sm_90", bytes), ...
-};
+// The program's compiled forms (the stages ptx and cubin-*), as the toolchain makes them.
+using codegen::cuda::CudaImages;
 
 using DevicePtr = uint64_t;
 
@@ -65,9 +62,6 @@ Result<std::shared_ptr<GpuSystem>> OpenDriverSystem(const codegen::cuda::CudaPro
 // How many GPUs the driver sees: a cheap check before a run compiles for them. An error says why
 // there are none (no CUDA in this build, no driver, no GPU).
 Result<int> CountDriverGpus();
-
-// Compiles images for every architecture detrain ships (codegen/cuda/toolchain.h).
-Result<CudaImages> CompileImages(const codegen::cuda::CudaProgram& program);
 
 }  // namespace detrain::runtime::cuda
 

@@ -1,62 +1,20 @@
 // See trainer.h.
 #include "runtime/train/trainer.h"
 
-#include <charconv>
 #include <cmath>
 #include <cstring>
 
 #include "attest/canonical_json.h"
 #include "attest/prng/initializers.h"
-#include "frontend/schedule.h"
+#include "compiler/plan/schema.h"
+#include "runtime/cuda/cuda_backend.h"
+#include "runtime/train/learning_rate.h"
 
 namespace detrain::runtime {
 namespace {
 
-using codegen::ParamRole;
 using frontend::InitializerKind;
-
-ParamRole RoleOf(plan::v2::ParamRole role) {
-  switch (role) {
-    case plan::v2::PARAMETER:
-      return ParamRole::kParameter;
-    case plan::v2::OPTIMIZER_STATE:
-      return ParamRole::kOptimizerState;
-    case plan::v2::STEP:
-      return ParamRole::kStep;
-    case plan::v2::LEARNING_RATE:
-      return ParamRole::kLearningRate;
-    case plan::v2::BATCH:
-      return ParamRole::kBatch;
-    case plan::v2::LABELS:
-      return ParamRole::kLabels;
-    case plan::v2::KEY:
-      return ParamRole::kKey;
-    default:
-      return ParamRole::kInput;
-  }
-}
-
-// "f32[30,64]" -> {30, 64}; "f32[]" -> {}.
-Result<std::vector<int64_t>> DimsOfType(const std::string& type) {
-  size_t open = type.find('['), close = type.rfind(']');
-  if (type.rfind("f32[", 0) != 0 || close != type.size() - 1) {
-    return InvalidArgument("parameter type " + type + ": expected f32[...]");
-  }
-  std::vector<int64_t> dims;
-  std::string_view body(type.data() + open + 1, close - open - 1);
-  while (!body.empty()) {
-    size_t comma = body.find(',');
-    std::string_view d = body.substr(0, comma);
-    int64_t v = 0;
-    auto r = std::from_chars(d.data(), d.data() + d.size(), v);
-    if (r.ec != std::errc() || r.ptr != d.data() + d.size() || v < 0) {
-      return InvalidArgument("parameter type " + type + ": bad dimension");
-    }
-    dims.push_back(v);
-    body = comma == std::string_view::npos ? std::string_view() : body.substr(comma + 1);
-  }
-  return dims;
-}
+using plan::ParamRole;
 
 Status Initialize(const frontend::InitializerConfig& init, const prng::Key& key,
                   const std::vector<int64_t>& dims, ir::Literal* out) {
@@ -81,85 +39,48 @@ Status Initialize(const frontend::InitializerConfig& init, const prng::Key& key,
   }
 }
 
-// The compiled images of a plan's CUDA stages (prefix "" or "eval-"), when the compile made them.
-std::shared_ptr<const cuda::CudaImages> ImagesOf(const driver::CompileResult& compiled,
-                                                 const std::string& prefix) {
-  const driver::StageRecord* ptx = compiled.stages.Find(prefix + driver::kStagePtx);
-  if (ptx == nullptr) return nullptr;
-  auto images = std::make_shared<cuda::CudaImages>();
-  images->ptx = ptx->bytes;
-  const std::string cubin = prefix + driver::kStageCubinPrefix;
-  for (const driver::StageRecord& r : compiled.stages.records()) {
-    if (r.name.rfind(cubin, 0) == 0)
-      images->cubins.emplace_back(r.name.substr(cubin.size()), r.bytes);
-  }
-  return images;
+// `options` with the CUDA executable the compile made for a plan stage (prefix "" or "eval-"),
+// when it made one: the backend runs it instead of generating the program again.
+ExecutorOptions WithCompiled(const ExecutorOptions& options, const driver::CompileResult& compiled,
+                             const std::string& prefix) {
+  auto it = compiled.cuda.find(prefix);
+  if (it == compiled.cuda.end()) return options;
+  return cuda::WithCompiledCuda(options, it->second.program, it->second.images);
 }
 
 }  // namespace
 
-std::string DTypeName(const ir::Literal& literal) {
-  return std::string(ir::ElementTypeName(literal.shape().type()));
-}
-
 Result<std::unique_ptr<Trainer>> Trainer::Create(const driver::CompileResult& compiled,
                                                  TrainingData* data,
                                                  const ExecutorOptions& options) {
-  if (!compiled.config.has_value() || !compiled.config->train.steps.has_value()) {
+  if (!compiled.config.has_value() || !compiled.config->train.steps.has_value() ||
+      compiled.state.empty()) {
     return InvalidArgument("only a .dt program can be trained (an HLO module has no data)");
   }
   const driver::StageRecord* plan = compiled.stages.Find(driver::kStagePlan);
   const driver::StageRecord* init = compiled.stages.Find(driver::kStageInit);
   if (plan == nullptr || init == nullptr) return Internal("trainer: no plan or init stage");
   std::unique_ptr<Trainer> t(new Trainer());
-  t->config_ = *compiled.config;
+  t->params_ = compiled.config->params;
+  t->learning_rate_ = compiled.config->optimizer.learning_rate;
   t->init_plan_ = init->bytes;
   t->data_ = data;
-  // On the CUDA backend, the programs the compile made (stages ptx and cubin-*), if it made them.
-  ExecutorOptions step_options = options;
-  if (options.backend == Backend::kCuda && options.cuda_images == nullptr)
-    step_options.cuda_images = ImagesOf(compiled, "");
+  // On the CUDA backend, the programs the compile made (stages cuda, ptx and cubin-*).
+  ExecutorOptions step_options = WithCompiled(options, compiled, "");
   DETRAIN_ASSIGN_OR_RETURN(t->step_, Executor::Create(plan->bytes, step_options));
   if (const driver::StageRecord* eval = compiled.stages.Find(driver::kStageEvalPlan)) {
-    ExecutorOptions eval_options = options;
+    ExecutorOptions eval_options = WithCompiled(options, compiled, driver::kEvalPrefix);
     eval_options.devices = 1;        // one shard: the validation split is not sharded
     eval_options.cluster = nullptr;  // on rank 0 alone
-    if (options.backend == Backend::kCuda && options.cuda_images == nullptr)
-      eval_options.cuda_images = ImagesOf(compiled, driver::kEvalPrefix);
     DETRAIN_ASSIGN_OR_RETURN(t->eval_, Executor::Create(eval->bytes, eval_options));
     DETRAIN_ASSIGN_OR_RETURN(Batch v, data->Validation());
     t->validation_ = std::move(v);
   }
 
-  if (compiled.initial_state != nullptr) {
-    // A run spec: the state is the initial state's tensors, in entry order (the plan's state
-    // parameters are the spec's state entries, in the same order).
-    t->initial_state_ = compiled.initial_state;
-    for (const driver::InitialTensor& s : *compiled.initial_state) {
-      t->layout_.push_back({s.name, s.role, ir::Literal(s.value.shape())});
-    }
-    return t;
-  }
-  // The state layout, from the plan's entry signature and the parameters' declared types.
-  std::map<std::string, std::vector<int64_t>> dims;
-  for (const frontend::ParamConfig& p : t->config_.params) {
-    DETRAIN_ASSIGN_OR_RETURN(dims[p.name], DimsOfType(p.type));
-  }
-  for (const plan::v2::EntryParameter& p : t->step_->plan().parameters()) {
-    ParamRole role = RoleOf(p.role());
-    StateTensor s{p.name(), role, {}};
-    if (role == ParamRole::kParameter || role == ParamRole::kOptimizerState) {
-      std::string owner = p.name();
-      if (role == ParamRole::kOptimizerState) owner = owner.substr(0, owner.rfind("_s"));
-      auto it = dims.find(owner);
-      if (it == dims.end()) return Internal("trainer: no parameter '" + owner + "'");
-      s.value = ir::Literal(ir::Shape(ir::ElementType::kF32, it->second));
-    } else if (role == ParamRole::kStep) {
-      s.value = ir::Literal(ir::Shape(ir::ElementType::kS32, {}));
-    } else {
-      continue;
-    }
-    t->layout_.push_back(std::move(s));
+  t->layout_ = runtime::StateLayout(compiled.state);
+  t->initial_state_ = compiled.initial_state;  // a run spec's; null for a .dt program
+  if (t->initial_state_ != nullptr && t->initial_state_->size() != t->layout_.size()) {
+    return Internal("trainer: the initial state does not match the state");
   }
   return t;
 }
@@ -178,26 +99,24 @@ Result<int64_t> Trainer::Follow() {
 }
 
 Result<TrainState> Trainer::InitialState(RunKeys* keys) const {
-  if (initial_state_ != nullptr) {
-    TrainState state = layout_;
-    for (size_t i = 0; i < state.size(); ++i) state[i].value = (*initial_state_)[i].value;
-    return state;
-  }
+  if (initial_state_ != nullptr) return *initial_state_;
   DETRAIN_ASSIGN_OR_RETURN(nlohmann::json plan, attest::ParseJson(init_plan_));
   TrainState state = layout_;
-  uint32_t index = 0;
-  for (const frontend::ParamConfig& p : config_.params) {
-    DETRAIN_ASSIGN_OR_RETURN(prng::Key key, keys->InitKey(index, p.name));
+  // The parameters lead the state, in declaration order (driver::StateSpec).
+  if (params_.size() > state.size()) return Internal("init plan: more parameters than state");
+  for (size_t index = 0; index < params_.size(); ++index) {
+    const frontend::ParamConfig& p = params_[index];
+    StateTensor& s = state[index];
+    if (s.name != p.name || s.role != ParamRole::kParameter) {
+      return Internal("trainer: state entry " + std::to_string(index) + " is not parameter " +
+                      p.name);
+    }
+    DETRAIN_ASSIGN_OR_RETURN(prng::Key key, keys->InitKey(static_cast<uint32_t>(index), p.name));
     const nlohmann::json& recorded = plan["params"][index]["key"];
     if (recorded != nlohmann::json::array({key.hi, key.lo})) {
       return Internal("init plan: the key of " + p.name + " differs from the run's derivation");
     }
-    ++index;
-    for (StateTensor& s : state) {
-      if (s.name != p.name) continue;
-      DETRAIN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, DimsOfType(p.type));
-      DETRAIN_RETURN_IF_ERROR(Initialize(p.init, key, dims, &s.value));
-    }
+    DETRAIN_RETURN_IF_ERROR(Initialize(p.init, key, s.value.shape().dims(), &s.value));
   }
   return state;
 }
@@ -206,7 +125,7 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
   StepResult r;
   r.key = step_key;
   DETRAIN_ASSIGN_OR_RETURN(r.batch, data_->BatchOf(t));
-  r.learning_rate = frontend::LearningRateAt(config_.optimizer.learning_rate, t);
+  r.learning_rate = LearningRateAt(learning_rate_, t);
   // The state is passed in place (borrowed) and the results land in literals kept between
   // steps, swapped into the state afterwards: a step copies and allocates no state.
   const ir::Literal learning_rate =
@@ -216,7 +135,7 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
   std::vector<const ir::Literal*> args;
   size_t next_state = 0;
   for (const plan::v2::EntryParameter& p : step_->plan().parameters()) {
-    switch (RoleOf(p.role())) {
+    switch (plan::FromPlanRole(p.role())) {
       case ParamRole::kParameter:
       case ParamRole::kOptimizerState:
       case ParamRole::kStep:

@@ -1,13 +1,13 @@
 // The training loop's step machine (DESIGN.md §9 "training loop"): the initial state from the
 // init plan, one train step on the executor, and the evaluation program. The loop itself — how
-// many steps, what is recorded after each, checkpoints — belongs to the caller (the bundle
-// writer in src/evidence/bundle, the verifier's replay), which is why this class has no notion of
-// files or digests.
+// many steps, what is recorded after each, checkpoints — belongs to the run session
+// (session.h), which is why this class has no notion of files or digests.
 //
-// The state is the train step's carried values in entry order: the parameters (declaration
-// order), the optimizer slots (parameter-major, named NAME_s0, NAME_s1) and the update counter
-// `count`. Step t takes the state, the learning rate LearningRateAt(schedule, t) (frontend/
-// schedule.h), the batch of step t and the step key, and returns the new state and the loss.
+// The state is the train step's carried values in entry order, as the compile result types them
+// (driver::StateSpec; train_state.h): the parameters (declaration order), the optimizer slots and
+// the update counter. Step t takes the state, the learning rate LearningRateAt(schedule, t)
+// (learning_rate.h), the batch of step t and the step key, and returns the new state and the
+// loss.
 //
 // Thread safety: one Step or Evaluate at a time per trainer. Determinism: every result is a
 // function of the compiled stages, the data and t — never of the executor's threads, devices or
@@ -22,22 +22,15 @@
 #include <vector>
 
 #include "base/status.h"
-#include "compiler/codegen/common/entry_signature.h"
 #include "compiler/ir/literal.h"
+#include "compiler/plan/entry_signature.h"
 #include "driver/compile.h"
 #include "runtime/executor.h"
 #include "runtime/train/run_keys.h"
+#include "runtime/train/train_state.h"
 #include "runtime/train/training_data.h"
 
 namespace detrain::runtime {
-
-struct StateTensor {
-  std::string name;
-  codegen::ParamRole role = codegen::ParamRole::kParameter;  // parameter, optimizer-state, step
-  ir::Literal value;
-};
-
-using TrainState = std::vector<StateTensor>;
 
 struct StepResult {
   float loss = 0;
@@ -55,14 +48,10 @@ struct EvalResult {
   std::optional<float> accuracy;
 };
 
-// The XLA spelling of a literal's element type ("f32", "s32", ...).
-std::string DTypeName(const ir::Literal& literal);
-
 class Trainer {
  public:
-  // `compiled` must hold stages "plan" and "init" and a configuration; "eval-plan" is optional.
-  // A run spec's state is its initial state's tensors (CompileResult::initial_state).
-  // `data` must outlive the trainer.
+  // `compiled` must hold stages "plan" and "init", a configuration and the typed state;
+  // "eval-plan" is optional. `data` must outlive the trainer.
   static Result<std::unique_ptr<Trainer>> Create(const driver::CompileResult& compiled,
                                                  TrainingData* data,
                                                  const ExecutorOptions& options);
@@ -87,8 +76,6 @@ class Trainer {
   bool has_eval() const { return eval_ != nullptr; }
   Result<EvalResult> Evaluate(const TrainState& state);
 
-  const frontend::RunConfig& config() const { return config_; }
-  int64_t steps() const { return *config_.train.steps; }
   Isa isa() const;
   // What runs the train step (ExecutorStats::devices): the CPU, or each GPU with its image.
   const std::vector<std::string>& devices() const;
@@ -96,7 +83,8 @@ class Trainer {
  private:
   Trainer() = default;
 
-  frontend::RunConfig config_;
+  std::vector<frontend::ParamConfig> params_;  // a .dt program's: each parameter's initializer
+  frontend::ScheduleConfig learning_rate_;
   std::string init_plan_;
   TrainingData* data_ = nullptr;
   std::unique_ptr<Executor> step_;
@@ -104,7 +92,7 @@ class Trainer {
   std::unique_ptr<Executor> eval_;
   TrainState layout_;
   // A run spec's initial state (driver::CompileResult::initial_state); null for a .dt program.
-  std::shared_ptr<const std::vector<driver::InitialTensor>> initial_state_;
+  std::shared_ptr<const TrainState> initial_state_;
   std::optional<Batch> validation_;
 };
 

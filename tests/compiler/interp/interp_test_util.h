@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/interp/interpreter.h"
@@ -40,17 +42,27 @@ inline std::vector<uint32_t> Bits(const Literal& lit) {
 }
 inline uint32_t BitsOf(float f) { return std::bit_cast<uint32_t>(f); }
 
-// Parses, verifies and evaluates `entry_body` (the instructions of ENTRY main) with `args`.
-// `extra` holds computations placed before ENTRY. Fails the test on any error.
-inline Literal RunHlo(const std::string& entry_body, std::vector<Literal> args,
-                      const std::string& extra = "") {
+// A parser and verifier of module text: ir::ParseAndVerify, or the XLA importer's
+// (tests/compiler/xla_import/xla_test_util.h).
+using ParseFn = Result<std::unique_ptr<ir::Module>> (*)(std::string_view);
+
+// Parses and verifies `entry_body` (the instructions of ENTRY main) with `parse`, and evaluates
+// it with `args`. `extra` holds computations placed before ENTRY. Fails the test on any error.
+inline Literal RunText(ParseFn parse, const std::string& entry_body, std::vector<Literal> args,
+                       const std::string& extra) {
   std::string text = "HloModule test\n\n" + extra + "\nENTRY main {\n" + entry_body + "}\n";
-  auto module = ir::ParseAndVerify(text);
+  auto module = parse(text);
   EXPECT_TRUE(module.ok()) << module.status().message() << "\n" << text;
   if (!module.ok()) return Literal();
   auto result = interp::Evaluate(**module, args);
   EXPECT_TRUE(result.ok()) << result.status().message();
   return result.ok() ? *result : Literal();
+}
+
+// RunText with the IR's own parser.
+inline Literal RunHlo(const std::string& entry_body, std::vector<Literal> args,
+                      const std::string& extra = "") {
+  return RunText(&ir::ParseAndVerify, entry_body, std::move(args), extra);
 }
 
 inline const std::string kAddF32 =

@@ -10,6 +10,7 @@
 #include "../ir/test_util.h"
 #include "base/npy.h"
 #include "compiler/ir/literal_npy.h"
+#include "compiler/xla_import/import.h"
 #include "interp_test_util.h"
 
 namespace detrain::testing {
@@ -25,10 +26,11 @@ Literal LoadNpy(const fs::path& path) {
   return *lit;
 }
 
-// Interprets jax/<name>/module.hlo on in/p<i>.npy; returns the outputs with JAX's expectations.
+// Imports (xla_import) and interprets jax/<name>/module.hlo on in/p<i>.npy; returns the outputs
+// with JAX's expectations.
 std::vector<std::pair<Literal, Literal>> RunCase(const std::string& name) {
   fs::path dir = JaxTestdata() / name;
-  auto module = ir::ParseAndVerify(ReadTextFile(dir / "module.hlo"));
+  auto module = xla_import::ParseAndVerifyHloText(ReadTextFile(dir / "module.hlo"));
   EXPECT_TRUE(module.ok()) << module.status().message();
   if (!module.ok()) return {};
   std::vector<Literal> args;

@@ -1,4 +1,4 @@
-// Small helpers shared by the IR and interpreter tests. Test-only.
+// Small helpers shared by the IR, XLA importer and interpreter tests. Test-only.
 #ifndef DETRAIN_TESTS_COMPILER_IR_TEST_UTIL_H_
 #define DETRAIN_TESTS_COMPILER_IR_TEST_UTIL_H_
 
@@ -35,6 +35,9 @@ inline std::vector<std::filesystem::path> FilesEndingWith(const std::filesystem:
 
 inline std::filesystem::path IrTestdata() {
   return std::filesystem::path(DETRAIN_SOURCE_DIR) / "tests/compiler/ir/testdata";
+}
+inline std::filesystem::path XlaImportTestdata() {
+  return std::filesystem::path(DETRAIN_SOURCE_DIR) / "tests/compiler/xla_import/testdata";
 }
 inline std::filesystem::path JaxTestdata() {
   return std::filesystem::path(DETRAIN_SOURCE_DIR) / "tests/compiler/interp/testdata/jax";

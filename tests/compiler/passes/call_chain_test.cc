@@ -14,6 +14,7 @@
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/xla_import/import.h"
 
 namespace detrain::passes {
 namespace {
@@ -80,7 +81,7 @@ TEST(XlaFusions, AreInlinedAndRegroupedWithTheSameBits) {
     return s.str();
   }();
   ASSERT_NE(text.find("kind=kCustom"), std::string::npos);
-  auto module = ir::ParseAndVerify(text);
+  auto module = xla_import::ParseAndVerifyHloText(text);
   ASSERT_TRUE(module.ok()) << module.status().message();
   std::vector<ir::Literal> args;
   for (const ir::Instruction* p : (*module)->entry()->Parameters()) {
@@ -113,7 +114,7 @@ namespace {
 // is-finite (jax.nn.logsumexp, optax) is read as compare(x - x, 0, EQ): the same pred for every
 // kind of float, on the interpreter and after the pipeline.
 TEST(XlaOps, IsFiniteIsExact) {
-  auto module = ir::ParseAndVerify(
+  auto module = xla_import::ParseAndVerifyHloText(
       "HloModule f\nENTRY main {\n  x = f32[9]{0} parameter(0)\n"
       "  ROOT y = pred[9]{0} is-finite(x)\n}\n");
   ASSERT_TRUE(module.ok()) << module.status().message();

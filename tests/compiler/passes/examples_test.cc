@@ -60,8 +60,6 @@ TEST_P(ExamplePipeline, OptimizedTrainStepComputesTheSameBits) {
   for (const ir::Instruction* instr : *order) fusions += instr->opcode == ir::Opcode::kFusion;
   RecordProperty("fusions", fusions);
   EXPECT_GT(fusions, 0);
-  EXPECT_GT(result->peak_bytes, 0);
-  EXPECT_LT(result->peak_bytes, result->total_bytes);
   auto args = RealisticArguments(*module, 1);
   auto a = interp::Evaluate(*module, args);
   ASSERT_TRUE(a.ok()) << a.status().message();

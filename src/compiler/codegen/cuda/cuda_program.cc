@@ -1,12 +1,10 @@
-// See cuda_program.h. The plan's buffers are checked (inside the arena, sized by their dims),
-// every kernel goes to the emitter of its spec (emit_*.cc) in schedule order, and the header —
+// See cuda_program.h. Every kernel of the validated plan goes to the emitter of its spec
+// (emit_*.cc) in schedule order, and the header —
 // format line, device headers with their digests, the launch plan — is written last above the
 // functions, since the launch plan is known only then.
 #include "compiler/codegen/cuda/cuda_program.h"
 
 #include "attest/sha256.h"
-#include "base/checked.h"
-#include "compiler/codegen/common/kernel_spec.h"
 #include "compiler/codegen/cuda/writer.h"
 
 namespace detrain::codegen::cuda {
@@ -34,37 +32,9 @@ __device__ __forceinline__ long long Clamp(long long x, long long lo, long long 
 }  // namespace dt
 )";
 
-Result<std::vector<Array>> CheckedArrays(const pb::Plan& plan) {
-  std::vector<Array> arrays;
-  for (int i = 0; i < plan.buffers_size(); ++i) {
-    const pb::Buffer& b = plan.buffers(i);
-    Array a;
-    a.id = i;
-    DETRAIN_ASSIGN_OR_RETURN(a.type, FromPlanType(b.type()));
-    a.dims.assign(b.dims().begin(), b.dims().end());
-    a.offset = b.offset();
-    int64_t elements = 1;
-    for (int64_t d : a.dims) {
-      if (d < 0 || !CheckedMul(elements, d, &elements))
-        return InvalidArgument("plan: buffer " + std::to_string(i) + " has bad dimensions");
-    }
-    a.elements = elements;
-    int64_t bytes = 0;
-    if (!CheckedMul(elements, int64_t{ir::ElementTypeByteSize(a.type)}, &bytes) ||
-        bytes != b.size() || a.offset < 0 || a.offset > plan.arena_bytes() ||
-        bytes > plan.arena_bytes() - a.offset) {
-      return InvalidArgument("plan: buffer " + std::to_string(i) + " does not fit the arena");
-    }
-    a.bytes = bytes;
-    arrays.push_back(std::move(a));
-  }
-  return arrays;
-}
-
 Status EmitKernel(KernelWriter& w) {
   const pb::Kernel& k = w.kernel();
   if (k.has_threefry()) return internal::EmitThreefry(w);
-  if (w.out().size() != 1) return internal::BadSpec(w, "expected one result array");
   switch (k.spec_case()) {
     case pb::Kernel::kElementwise:
       return internal::EmitElementwise(w);
@@ -127,85 +97,56 @@ std::string LaunchText(const std::vector<Launch>& launches) {
   return line;
 }
 
-Status GenerateKernels(const pb::Plan& plan, int64_t base, int depth, internal::ProgramText* body,
+Status GenerateKernels(const plan::ValidatedPlan& plan, int64_t base, internal::ProgramText* body,
                        CudaProgram* program, std::vector<std::vector<Launch>>* launches);
 
-// The copies of `from` to `to`, array by array (checked to be the same arrays).
-Status AddCopies(const pb::Kernel& k, const std::vector<Array>& from, const std::vector<Array>& to,
-                 std::vector<Launch>* out) {
-  if (from.size() != to.size())
-    return InvalidArgument("plan: kernel " + k.name() + ": its loop's state does not match");
+// The copies of `from` to `to`, array by array (the reader checked they are the same arrays),
+// `from` at `from_base` and `to` at `to_base` of the device's arena.
+void AddCopies(const std::vector<Array>& from, int64_t from_base, const std::vector<Array>& to,
+               int64_t to_base, std::vector<Launch>* out) {
   for (size_t i = 0; i < from.size(); ++i) {
-    if (from[i].type != to[i].type || from[i].dims != to[i].dims)
-      return InvalidArgument("plan: kernel " + k.name() + ": its loop's state does not match");
     if (from[i].bytes == 0) continue;
     Launch l;
     l.kind = Launch::Kind::kCopy;
-    l.src = from[i].offset;
-    l.dst = to[i].offset;
+    l.src = from_base + from[i].offset;
+    l.dst = to_base + to[i].offset;
     l.bytes = from[i].bytes;
     out->push_back(std::move(l));
   }
-  return Status::Ok();
 }
 
-// The arrays `ids` name in a sub-plan's `arrays`.
-Result<std::vector<Array>> Pick(const pb::Kernel& k, const std::vector<Array>& arrays,
-                                const google::protobuf::RepeatedField<int32_t>& ids) {
+// The arrays `ids` names among `plan`'s buffers.
+std::vector<Array> Pick(const plan::ValidatedPlan& plan,
+                        const google::protobuf::RepeatedField<int32_t>& ids) {
   std::vector<Array> out;
-  for (int32_t id : ids) {
-    if (id < 0 || id >= static_cast<int32_t>(arrays.size()))
-      return InvalidArgument("plan: kernel " + k.name() + " names a missing buffer");
-    out.push_back(arrays[static_cast<size_t>(id)]);
-  }
+  for (int32_t id : ids) out.push_back(plan.buffer(id));
   return out;
 }
 
 // A while kernel: the copies of the initial state to the state, then a kLoop step whose
 // condition and body are the sub-plans' launches at base + region.
-Status EmitWhile(const pb::Kernel& k, const pb::Plan& plan, const std::vector<Array>& init,
-                 const std::vector<Array>& state, int64_t base, int depth,
-                 internal::ProgramText* text, CudaProgram* program, std::vector<Launch>* out) {
-  if (depth >= kMaxLoopNesting) {
-    return InvalidArgument("plan: kernel " + k.name() + ": loops nested more than " +
-                           std::to_string(kMaxLoopNesting) + " deep");
-  }
-  const pb::WhileSpec& w = k.while_loop();
-  for (const pb::Plan* sub : {&w.condition(), &w.body()}) {
-    if (w.region() < 0 || w.region() > plan.arena_bytes() || sub->arena_bytes() < 0 ||
-        sub->arena_bytes() > plan.arena_bytes() - w.region() || sub->parameters_size() != 1) {
-      return InvalidArgument("plan: kernel " + k.name() + ": its loop's plans do not fit");
-    }
-    if (sub->replicated()) return InvalidArgument("plan: kernel " + k.name() + ": all-reduce");
-  }
-  const int64_t region = base + w.region();
-  DETRAIN_RETURN_IF_ERROR(AddCopies(k, init, state, out));
+Status EmitWhile(const plan::CheckedKernel& k, int64_t base, internal::ProgramText* text,
+                 CudaProgram* program, std::vector<Launch>* out) {
+  const int64_t region = base + k.spec->while_loop().region();
+  AddCopies(k.in, base, k.out, base, out);
   const size_t index = program->loops.size();
   program->loops.emplace_back();
   Loop loop;
   loop.name = k.name();
-  for (const pb::Plan* sub : {&w.condition(), &w.body()}) {
-    const bool is_body = sub == &w.body();
-    DETRAIN_ASSIGN_OR_RETURN(std::vector<Array> arrays, CheckedArrays(*sub));
-    for (Array& a : arrays) a.offset += region;
-    DETRAIN_ASSIGN_OR_RETURN(std::vector<Array> params,
-                             Pick(k, arrays, sub->parameters(0).buffers()));
-    DETRAIN_ASSIGN_OR_RETURN(std::vector<Array> results, Pick(k, arrays, sub->outputs()));
+  for (const plan::ValidatedPlan* sub : {k.condition.get(), k.body.get()}) {
+    const bool is_body = sub == k.body.get();
     std::vector<Launch>& steps = is_body ? loop.body : loop.condition;
-    DETRAIN_RETURN_IF_ERROR(AddCopies(k, state, params, &steps));
+    AddCopies(k.out, base, Pick(*sub, sub->proto().parameters(0).buffers()), region, &steps);
     std::vector<std::vector<Launch>> launches;
-    DETRAIN_RETURN_IF_ERROR(GenerateKernels(*sub, region, depth + 1, text, program, &launches));
+    DETRAIN_RETURN_IF_ERROR(GenerateKernels(*sub, region, text, program, &launches));
     for (auto& kernel : launches) {
       for (Launch& l : kernel) steps.push_back(std::move(l));
     }
+    const std::vector<Array> results = Pick(*sub, sub->proto().outputs());
     if (is_body) {
-      DETRAIN_RETURN_IF_ERROR(AddCopies(k, results, state, &steps));
+      AddCopies(results, region, k.out, base, &steps);
     } else {
-      if (results.size() != 1 || results[0].type != ir::ElementType::kPred ||
-          results[0].elements != 1) {
-        return InvalidArgument("plan: kernel " + k.name() + ": its condition is not one pred");
-      }
-      loop.predicate = results[0].offset;
+      loop.predicate = region + results[0].offset;
     }
   }
   program->loops[index] = std::move(loop);
@@ -218,36 +159,18 @@ Status EmitWhile(const pb::Kernel& k, const pb::Plan& plan, const std::vector<Ar
 
 // Every kernel of `plan`, its buffers at `base` of the device's arena (0 for the whole plan; a
 // loop's sub-plans at their region), in schedule order: launches[i] gets kernel i's steps.
-Status GenerateKernels(const pb::Plan& plan, int64_t base, int depth, internal::ProgramText* body,
+Status GenerateKernels(const plan::ValidatedPlan& plan, int64_t base, internal::ProgramText* body,
                        CudaProgram* program, std::vector<std::vector<Launch>>* launches) {
-  DETRAIN_ASSIGN_OR_RETURN(std::vector<Array> arrays, CheckedArrays(plan));
-  for (Array& a : arrays) a.offset += base;
-  launches->resize(static_cast<size_t>(plan.kernels_size()));
-  for (int i = 0; i < plan.kernels_size(); ++i) {
-    const pb::Kernel& k = plan.kernels(i);
-    if (k.id() != i)
-      return InvalidArgument("plan: kernel ids out of order at " + std::to_string(i));
-    if (k.has_alias()) continue;
-    if (k.has_all_reduce()) {
-      if (depth > 0) return InvalidArgument("plan: kernel " + k.name() + ": all-reduce in a loop");
-      continue;  // across devices: the runtime's (docs/cuda.md)
-    }
-    std::vector<Array> in, out;
-    for (const pb::Operand& op : k.operands()) {
-      if (op.buffers_size() != 1 && !k.has_while_loop())
-        return InvalidArgument("plan: kernel " + k.name() + ": an operand that is not one array");
-      DETRAIN_ASSIGN_OR_RETURN(std::vector<Array> leaves, Pick(k, arrays, op.buffers()));
-      in.insert(in.end(), leaves.begin(), leaves.end());
-    }
-    DETRAIN_ASSIGN_OR_RETURN(out, Pick(k, arrays, k.outputs()));
-    std::vector<Launch>& steps = (*launches)[static_cast<size_t>(i)];
-    if (k.has_while_loop()) {
-      if (k.operands_size() != 1)
-        return InvalidArgument("plan: kernel " + k.name() + ": expected one operand");
-      DETRAIN_RETURN_IF_ERROR(EmitWhile(k, plan, in, out, base, depth, body, program, &steps));
+  launches->resize(plan.kernels().size());
+  for (const plan::CheckedKernel& k : plan.kernels()) {
+    std::vector<Launch>& steps = (*launches)[static_cast<size_t>(k.id())];
+    // Aliases do no work; an all-reduce runs across devices (the runtime's, docs/cuda.md).
+    if (k.spec->has_alias() || k.spec->has_all_reduce()) continue;
+    if (k.spec->has_while_loop()) {
+      DETRAIN_RETURN_IF_ERROR(EmitWhile(k, base, body, program, &steps));
       continue;
     }
-    KernelWriter w(k, std::move(in), std::move(out), body, &steps, &program->scratch_bytes);
+    KernelWriter w(k, base, body, &steps, &program->scratch_bytes);
     DETRAIN_RETURN_IF_ERROR(EmitKernel(w));
   }
   return Status::Ok();
@@ -256,19 +179,15 @@ Status GenerateKernels(const pb::Plan& plan, int64_t base, int depth, internal::
 }  // namespace
 
 Result<CudaProgram> GenerateCuda(std::string_view plan_bytes) {
-  pb::Plan plan;
-  if (plan_bytes.size() > static_cast<size_t>(INT32_MAX) ||
-      !plan.ParseFromArray(plan_bytes.data(), static_cast<int>(plan_bytes.size()))) {
-    return InvalidArgument("not a serialized detrain.plan.v2.Plan (" +
-                           std::to_string(plan_bytes.size()) + " bytes)");
-  }
+  DETRAIN_ASSIGN_OR_RETURN(plan::ValidatedPlan plan, plan::ReadPlan(plan_bytes));
   return GenerateCuda(plan);
 }
 
-Result<CudaProgram> GenerateCuda(const pb::Plan& plan) {
+Result<CudaProgram> GenerateCuda(const plan::ValidatedPlan& validated) {
+  const pb::Plan& plan = validated.proto();
   CudaProgram program;
   internal::ProgramText body;
-  DETRAIN_RETURN_IF_ERROR(GenerateKernels(plan, 0, 0, &body, &program, &program.launches));
+  DETRAIN_RETURN_IF_ERROR(GenerateKernels(validated, 0, &body, &program, &program.launches));
   std::string& text = program.source;
   text = "// detrain CUDA source v" + std::to_string(kCudaSourceVersion) + ": stage 4 of module " +
          plan.module_name() + " (opt-hlo sha256 " + plan.module_sha256() + ").\n";

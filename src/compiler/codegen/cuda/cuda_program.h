@@ -1,5 +1,5 @@
 // The CUDA executable's source (stage 4, docs/cuda.md): a plan's kernel specs (the very specs
-// the CPU runs, codegen/common/kernel_spec.h) written out as one CUDA C++ translation unit, and
+// the CPU runs, compiler/plan/kernel_spec.h) written out as one CUDA C++ translation unit, and
 // the launch plan that runs it — for every plan kernel, the device functions to launch (grid,
 // block) or the bytes to copy, in order.
 //
@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "schemas/cpu_plan.pb.h"
+#include "compiler/plan/reader.h"
 
 namespace detrain::codegen::cuda {
 
@@ -58,7 +58,7 @@ struct Launch {
   int32_t loop = -1;     // kLoop
 };
 
-// A plan's while kernel (cpu_plan.proto WhileSpec), its sub-plans' arenas placed at its region
+// A plan's while kernel (plan.proto WhileSpec), its sub-plans' arenas placed at its region
 // of the device's arena: the host runs `condition` (which starts by copying the state into the
 // condition's parameter buffers), reads the pred at `predicate`, and while it is true runs
 // `body` (which copies the state in, runs the body, and copies its result back to the state).
@@ -77,11 +77,11 @@ struct CudaProgram {
   int64_t scratch_bytes = 0;                  // device scratch the launches need (0: none)
 };
 
-// The CUDA program of a serialized detrain.plan.v2.Plan that detrain built (codegen/cpu/plan.h)
-// or checked (runtime::Executor). A spec the generator has no device code for is an
-// Unimplemented error naming the kernel.
+// The CUDA program of a plan, validated by the plan reader (compiler/plan/reader.h): the bytes
+// are read there first. A spec the generator has no device code for is an Unimplemented error
+// naming the kernel.
 Result<CudaProgram> GenerateCuda(std::string_view plan_bytes);
-Result<CudaProgram> GenerateCuda(const plan::v2::Plan& plan);
+Result<CudaProgram> GenerateCuda(const plan::ValidatedPlan& plan);
 
 // The device headers the generated source includes, embedded in detrain at build time: the
 // only files besides the source that a compiler of it needs (no CUDA toolkit header is one).

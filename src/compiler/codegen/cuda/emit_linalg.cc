@@ -12,9 +12,9 @@
 // columns are output features; the input reads +0 at padding and dilation holes.
 #include <algorithm>
 
-#include "compiler/codegen/common/dot_view.h"
 #include "compiler/codegen/cuda/writer.h"
 #include "compiler/ir/shape.h"
+#include "compiler/plan/dot_view.h"
 
 namespace detrain::codegen::cuda::internal {
 namespace {
@@ -150,7 +150,7 @@ void WriteGemm(KernelWriter& w, const Gemm& g, const std::function<void(KernelWr
 std::string ViewOffset(KernelWriter& w, const Array& a, const std::vector<int64_t>& perm,
                        const std::array<int64_t, 3>& sizes, const std::string& x0,
                        const std::string& x1, const std::string& x2) {
-  if (auto s = DotGroupStrides(a.dims, perm, sizes)) {
+  if (auto s = plan::DotGroupStrides(a.dims, perm, sizes)) {
     return Ravel({x0, x1, x2}, {(*s)[0], (*s)[1], (*s)[2]});
   }
   // The general view: the linear view index unravelled over the permuted dims.
@@ -165,27 +165,15 @@ std::string ViewOffset(KernelWriter& w, const Array& a, const std::vector<int64_
   return Ravel(Unravel(w, linear, permuted, "v"), strides);
 }
 
-bool InRange(int64_t d, size_t rank) { return d >= 0 && d < static_cast<int64_t>(rank); }
-
 }  // namespace
 
 Status EmitDot(KernelWriter& w) {
   const pb::DotSpec& s = w.kernel().dot();
-  if (w.in().size() != 2) return BadSpec(w, "dot operands");
   const Array& lhs = w.in()[0];
   const Array& rhs = w.in()[1];
   const Array& out = w.out()[0];
   std::vector<int64_t> lp(s.lhs_permutation().begin(), s.lhs_permutation().end());
   std::vector<int64_t> rp(s.rhs_permutation().begin(), s.rhs_permutation().end());
-  if (!ir::IsPermutation(lp, lhs.dims.size()) || !ir::IsPermutation(rp, rhs.dims.size()))
-    return BadSpec(w, "bad dot permutations");
-  if (lhs.type != out.type || rhs.type != out.type || out.type == ir::ElementType::kPred)
-    return BadSpec(w, "dot element types");
-  if (s.batch() < 0 || s.m() < 0 || s.n() < 0 || s.k() < 0 ||
-      s.batch() * s.m() * s.k() != lhs.elements || s.batch() * s.k() * s.n() != rhs.elements ||
-      s.batch() * s.m() * s.n() != out.elements) {
-    return BadSpec(w, "dot sizes do not match its buffers");
-  }
   if (out.elements == 0) return Status::Ok();
   Gemm g;
   g.batch = s.batch();
@@ -194,8 +182,8 @@ Status EmitDot(KernelWriter& w) {
   g.k = s.k();
   g.type = out.type;
   const std::array<int64_t, 3> ls{s.batch(), s.m(), s.k()}, rs{s.batch(), s.k(), s.n()};
-  const auto lstrides = DotGroupStrides(lhs.dims, lp, ls);
-  const auto rstrides = DotGroupStrides(rhs.dims, rp, rs);
+  const auto lstrides = plan::DotGroupStrides(lhs.dims, lp, ls);
+  const auto rstrides = plan::DotGroupStrides(rhs.dims, rp, rs);
   if (lstrides && rstrides) {
     // Both operands are strided views: one function for every dot of this element type, its
     // sizes and strides arguments.
@@ -245,34 +233,11 @@ Status EmitDot(KernelWriter& w) {
 
 Status EmitConvolution(KernelWriter& w) {
   const pb::ConvolutionSpec& s = w.kernel().convolution();
-  if (w.in().size() != 2) return BadSpec(w, "convolution operands");
   const Array& in = w.in()[0];
   const Array& kernel = w.in()[1];
   const Array& out = w.out()[0];
   const size_t rank = in.dims.size();
   const size_t ns = static_cast<size_t>(s.window_size());
-  bool ok = in.type == ir::ElementType::kF32 && kernel.type == in.type && out.type == in.type &&
-            kernel.dims.size() == rank && out.dims.size() == rank && rank == ns + 2 &&
-            s.in_spatial_size() == static_cast<int>(ns) &&
-            s.k_spatial_size() == static_cast<int>(ns) &&
-            s.out_spatial_size() == static_cast<int>(ns);
-  for (int64_t d :
-       {s.in_batch(), s.in_feature(), s.k_in(), s.k_out(), s.out_batch(), s.out_feature()})
-    ok = ok && InRange(d, rank);
-  for (size_t i = 0; ok && i < ns; ++i) {
-    const int si = static_cast<int>(i);
-    const pb::WindowDim& wd = s.window(si);
-    ok = InRange(s.in_spatial(si), rank) && InRange(s.k_spatial(si), rank) &&
-         InRange(s.out_spatial(si), rank) && wd.size() >= 1 && wd.stride() >= 1 &&
-         wd.lhs_dilate() >= 1 && wd.rhs_dilate() >= 1 &&
-         wd.size() == kernel.dims[static_cast<size_t>(s.k_spatial(si))];
-  }
-  ok = ok &&
-       in.dims[static_cast<size_t>(s.in_feature())] == kernel.dims[static_cast<size_t>(s.k_in())] &&
-       out.dims[static_cast<size_t>(s.out_feature())] ==
-           kernel.dims[static_cast<size_t>(s.k_out())] &&
-       out.dims[static_cast<size_t>(s.out_batch())] == in.dims[static_cast<size_t>(s.in_batch())];
-  if (!ok) return BadSpec(w, "inconsistent convolution spec");
   if (out.elements == 0) return Status::Ok();
   // Rows: (batch, output spatial...) row-major; k: (taps..., feature); columns: output features.
   std::vector<int64_t> row_dims{out.dims[static_cast<size_t>(s.out_batch())]};

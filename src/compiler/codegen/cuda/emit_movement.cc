@@ -74,20 +74,12 @@ void DynamicStarts(KernelWriter& w, size_t first, const std::vector<int64_t>& di
 
 Status EmitAffine(KernelWriter& w) {
   const pb::Kernel& k = w.kernel();
-  if (w.in().empty()) return BadSpec(w, "no operand");
   const Array& src = w.in()[0];
   const Array& out = w.out()[0];
   const size_t rank = out.dims.size();
-  if (src.type != out.type) return BadSpec(w, "operand and result types differ");
   const std::vector<int64_t> strides = ir::RowMajorStrides(src.dims);
   if (k.has_broadcast()) {
     const auto& dims = k.broadcast().dimensions();
-    if (dims.size() != static_cast<int>(src.dims.size())) return BadSpec(w, "broadcast dimensions");
-    for (int i = 0; i < dims.size(); ++i) {
-      if (dims[i] < 0 || dims[i] >= static_cast<int64_t>(rank) ||
-          out.dims[static_cast<size_t>(dims[i])] != src.dims[static_cast<size_t>(i)])
-        return BadSpec(w, "broadcast dimensions");
-    }
     PerOutput(w, 1, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
       std::vector<std::string> from;
       for (int64_t d : dims) from.push_back(idx[static_cast<size_t>(d)]);
@@ -98,12 +90,6 @@ Status EmitAffine(KernelWriter& w) {
   if (k.has_transpose()) {
     std::vector<int64_t> perm(k.transpose().permutation().begin(),
                               k.transpose().permutation().end());
-    if (!ir::IsPermutation(perm, src.dims.size()) || rank != src.dims.size())
-      return BadSpec(w, "transpose permutation");
-    for (size_t i = 0; i < rank; ++i) {
-      if (out.dims[i] != src.dims[static_cast<size_t>(perm[i])])
-        return BadSpec(w, "transpose shape");
-    }
     PerOutput(w, 1, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
       std::vector<std::string> from(rank);
       for (size_t i = 0; i < rank; ++i) from[static_cast<size_t>(perm[i])] = idx[i];
@@ -113,15 +99,6 @@ Status EmitAffine(KernelWriter& w) {
   }
   if (k.has_slice()) {
     const pb::SliceSpec& s = k.slice();
-    if (s.starts_size() != static_cast<int>(rank) || s.limits_size() != static_cast<int>(rank) ||
-        s.strides_size() != static_cast<int>(rank) || src.dims.size() != rank)
-      return BadSpec(w, "slice rank");
-    for (size_t d = 0; d < rank; ++d) {
-      const int64_t start = s.starts(static_cast<int>(d)), stride = s.strides(static_cast<int>(d));
-      if (start < 0 || stride < 1 ||
-          (out.dims[d] > 0 && out.dims[d] - 1 > (src.dims[d] - 1 - start) / stride))
-        return BadSpec(w, "slice outside its operand");
-    }
     PerOutput(w, 1, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
       std::vector<std::string> from(rank);
       int64_t base = 0;
@@ -136,12 +113,8 @@ Status EmitAffine(KernelWriter& w) {
     return Status::Ok();
   }
   if (k.has_reverse()) {
-    if (src.dims != out.dims) return BadSpec(w, "reverse shape");
     std::vector<bool> reversed(rank, false);
-    for (int64_t d : k.reverse().dimensions()) {
-      if (d < 0 || d >= static_cast<int64_t>(rank)) return BadSpec(w, "reverse dimensions");
-      reversed[static_cast<size_t>(d)] = true;
-    }
+    for (int64_t d : k.reverse().dimensions()) reversed[static_cast<size_t>(d)] = true;
     PerOutput(w, 1, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
       std::vector<std::string> from(rank);
       for (size_t d = 0; d < rank; ++d) {
@@ -153,13 +126,6 @@ Status EmitAffine(KernelWriter& w) {
     return Status::Ok();
   }
   // dynamic-slice
-  if (src.dims.size() != rank || w.in().size() != rank + 1)
-    return BadSpec(w, "dynamic-slice operands");
-  for (size_t d = 0; d < rank; ++d) {
-    if (out.dims[d] > src.dims[d] || w.in()[d + 1].elements != 1 ||
-        !ir::IsInteger(w.in()[d + 1].type))
-      return BadSpec(w, "dynamic-slice sizes");
-  }
   PerOutput(
       w, 1,
       [&](KernelWriter& kw, const std::vector<std::string>& idx) {
@@ -176,12 +142,6 @@ Status EmitPad(KernelWriter& w) {
   const pb::PadSpec& p = w.kernel().pad();
   const Array& out = w.out()[0];
   const size_t rank = out.dims.size();
-  if (w.in().size() != 2 || w.in()[1].elements != 1 || p.lo_size() != static_cast<int>(rank) ||
-      p.interior_size() != static_cast<int>(rank) || w.in()[0].dims.size() != rank)
-    return BadSpec(w, "pad spec");
-  for (int64_t x : p.interior()) {
-    if (x < 0) return BadSpec(w, "negative interior padding");
-  }
   const Array& src = w.in()[0];
   const std::vector<int64_t> strides = ir::RowMajorStrides(src.dims);
   PerOutput(w, 2, [&](KernelWriter& kw, const std::vector<std::string>& idx) {
@@ -208,19 +168,8 @@ Status EmitPad(KernelWriter& w) {
 
 Status EmitConcatenate(KernelWriter& w) {
   const Array& out = w.out()[0];
-  const size_t rank = out.dims.size();
   const int64_t dim = w.kernel().concatenate();
-  if (dim < 0 || dim >= static_cast<int64_t>(rank)) return BadSpec(w, "concatenate dimension");
-  int64_t total = 0;
-  for (const Array& a : w.in()) {
-    if (a.dims.size() != rank || a.type != out.type) return BadSpec(w, "concatenate operands");
-    for (size_t d = 0; d < rank; ++d) {
-      if (static_cast<int64_t>(d) != dim && a.dims[d] != out.dims[d])
-        return BadSpec(w, "concatenate shapes");
-    }
-    total += a.dims[static_cast<size_t>(dim)];
-  }
-  if (total != out.dims[static_cast<size_t>(dim)]) return BadSpec(w, "concatenate sizes");
+  const int64_t total = out.dims[static_cast<size_t>(dim)];  // the operands' sizes' sum
   PerOutput(w, w.in().size(), [&](KernelWriter& kw, const std::vector<std::string>& idx) {
     int64_t first = 0;
     const std::string at = idx[static_cast<size_t>(dim)];
@@ -251,15 +200,7 @@ Status EmitConcatenate(KernelWriter& w) {
 Status EmitDynamicUpdateSlice(KernelWriter& w) {
   const Array& out = w.out()[0];
   const size_t rank = out.dims.size();
-  if (w.in().size() != rank + 2 || w.in()[0].dims != out.dims || w.in()[1].dims.size() != rank ||
-      w.in()[0].type != out.type || w.in()[1].type != out.type)
-    return BadSpec(w, "dynamic-update-slice operands");
   const Array& update = w.in()[1];
-  for (size_t d = 0; d < rank; ++d) {
-    if (update.dims[d] > out.dims[d] || w.in()[2 + d].elements != 1 ||
-        !ir::IsInteger(w.in()[2 + d].type))
-      return BadSpec(w, "dynamic-update-slice sizes");
-  }
   const std::vector<int64_t> strides = ir::RowMajorStrides(update.dims);
   PerOutput(
       w, 2,
@@ -284,7 +225,6 @@ Status EmitDynamicUpdateSlice(KernelWriter& w) {
 Status EmitIota(KernelWriter& w) {
   const Array& out = w.out()[0];
   const int64_t dim = w.kernel().iota();
-  if (dim < 0 || dim >= static_cast<int64_t>(out.dims.size())) return BadSpec(w, "iota dimension");
   if (out.elements == 0) return Status::Ok();
   w.BeginFunction(kBlock);
   w.OutputPointer(0, "out");
@@ -330,14 +270,11 @@ Status EmitMovement(KernelWriter& w) {
   const pb::Kernel& k = w.kernel();
   const Array& out = w.out()[0];
   if (k.has_constant()) {
-    if (static_cast<int64_t>(k.constant().size()) != out.bytes)
-      return BadSpec(w, "constant of the wrong size");
     if (out.bytes > 0) w.LaunchConstant(out.offset, out.bytes);
     return Status::Ok();
   }
   if (k.has_iota()) return EmitIota(w);
   if (k.has_copy()) {
-    if (w.in().size() != 1 || w.in()[0].bytes != out.bytes) return BadSpec(w, "reshape sizes");
     if (out.bytes > 0) w.LaunchCopy(w.in()[0].offset, out.offset, out.bytes);
     return Status::Ok();
   }
@@ -346,17 +283,13 @@ Status EmitMovement(KernelWriter& w) {
     return EmitAffine(w);
   if (k.has_pad()) return EmitPad(w);
   if (k.has_concatenate()) return EmitConcatenate(w);
-  if (k.has_dynamic_update_slice()) return EmitDynamicUpdateSlice(w);
-  return BadSpec(w, "no movement spec");
+  return EmitDynamicUpdateSlice(w);
 }
 
 Status EmitGather(KernelWriter& w) {
   const pb::GatherSpec& g = w.kernel().gather();
-  if (w.in().size() != 2 || w.in()[0].type != w.out()[0].type || !ir::IsInteger(w.in()[1].type))
-    return BadSpec(w, "gather operands");
   const Array& in = w.in()[0];
   const Array& indices = w.in()[1];
-  const Array& out = w.out()[0];
   const std::vector<int64_t> offset_dims(g.offset_dims().begin(), g.offset_dims().end());
   const std::vector<int64_t> collapsed(g.collapsed_slice_dims().begin(),
                                        g.collapsed_slice_dims().end());
@@ -368,15 +301,8 @@ Status EmitGather(KernelWriter& w) {
   for (int64_t d = 0; d < in_rank; ++d) {
     if (!Contains(collapsed, d)) window_dims.push_back(d);
   }
-  bool ok = sizes.size() == in.dims.size() && window_dims.size() == offset_dims.size() &&
-            ivd >= 0 && ivd <= static_cast<int64_t>(indices.dims.size());
-  for (size_t d = 0; ok && d < sizes.size(); ++d) ok = sizes[d] >= 0 && sizes[d] <= in.dims[d];
-  for (int64_t d : start_map) ok = ok && d >= 0 && d < in_rank;
   const int64_t vector_len =
       ivd == static_cast<int64_t>(indices.dims.size()) ? 1 : indices.dims[static_cast<size_t>(ivd)];
-  ok = ok && vector_len == static_cast<int64_t>(start_map.size());
-  for (int64_t d : offset_dims) ok = ok && d >= 0 && d < static_cast<int64_t>(out.dims.size());
-  if (!ok) return BadSpec(w, "inconsistent gather spec");
   const std::vector<int64_t> strides = ir::RowMajorStrides(in.dims);
   PerOutput(
       w, 1,
@@ -402,10 +328,6 @@ Status EmitGather(KernelWriter& w) {
 
 Status EmitScatter(KernelWriter& w) {
   const pb::ScatterSpec& s = w.kernel().scatter();
-  if (w.in().size() != 3 || w.in()[0].type != w.out()[0].type ||
-      w.in()[2].type != w.out()[0].type || !ir::IsInteger(w.in()[1].type) ||
-      w.in()[0].dims != w.out()[0].dims)
-    return BadSpec(w, "scatter operands");
   const Array& out = w.out()[0];
   const Array& indices = w.in()[1];
   const Array& updates = w.in()[2];
@@ -420,23 +342,13 @@ Status EmitScatter(KernelWriter& w) {
   for (int64_t d = 0; d < static_cast<int64_t>(rank); ++d) {
     if (!Contains(inserted, d)) window_operand_dims.push_back(d);
   }
-  bool ok = window_operand_dims.size() == window.size() && ivd >= 0 &&
-            ivd <= static_cast<int64_t>(indices.dims.size());
-  for (size_t k = 0; ok && k < window.size(); ++k) {
-    ok = window[k] >= 0 && window[k] < static_cast<int64_t>(updates.dims.size());
-    if (ok)
-      window_sizes[static_cast<size_t>(window_operand_dims[k])] =
-          updates.dims[static_cast<size_t>(window[k])];
+  for (size_t k = 0; k < window.size(); ++k) {
+    window_sizes[static_cast<size_t>(window_operand_dims[k])] =
+        updates.dims[static_cast<size_t>(window[k])];
   }
   const int64_t vector_len =
       ivd == static_cast<int64_t>(indices.dims.size()) ? 1 : indices.dims[static_cast<size_t>(ivd)];
-  ok = ok && vector_len == static_cast<int64_t>(to_operand.size());
-  for (int64_t d : to_operand) ok = ok && d >= 0 && d < static_cast<int64_t>(rank);
-  if (!ok) return BadSpec(w, "inconsistent scatter spec");
-  DETRAIN_ASSIGN_OR_RETURN(DecodedProgram combiner,
-                           DecodeProgram(s.combiner().program(), {out.type, out.type}));
-  if (combiner.ops[static_cast<size_t>(combiner.result)].type != out.type)
-    return BadSpec(w, "a combiner of the wrong type");
+  const plan::DecodedProgram& combiner = w.checked().combiner;
   if (out.bytes > 0) w.LaunchCopy(w.in()[0].offset, out.offset, out.bytes);
   if (updates.elements == 0 || out.elements == 0) return Status::Ok();
   // Update dims split into batch dims (walked in order) and window dims.
@@ -513,16 +425,7 @@ Status EmitScatter(KernelWriter& w) {
 }
 
 Status EmitThreefry(KernelWriter& w) {
-  if (w.in().size() != 4 || w.out().size() != 2 || w.out()[0].elements != w.out()[1].elements)
-    return BadSpec(w, "threefry operands");
   const int64_t n = w.out()[0].elements;
-  for (const Array& a : w.in()) {
-    if (a.type != ir::ElementType::kU32 || (a.elements != 1 && a.elements != n))
-      return BadSpec(w, "threefry operand shapes");
-  }
-  for (const Array& a : w.out()) {
-    if (a.type != ir::ElementType::kU32) return BadSpec(w, "threefry result types");
-  }
   if (n == 0) return Status::Ok();
   w.BeginFunction(kBlock);
   for (size_t i = 0; i < 4; ++i) w.InputPointer(i, "in" + std::to_string(i));

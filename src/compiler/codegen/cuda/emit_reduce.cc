@@ -33,7 +33,7 @@ struct Reduction {
   ir::ElementType type = ir::ElementType::kF32;
   std::vector<int64_t> operand_dims;
   std::vector<int64_t> reduced;  // ascending
-  const DecodedProgram* combiner = nullptr;
+  const plan::DecodedProgram* combiner = nullptr;
   std::function<void(KernelWriter&)> pointers;  // declarations at the top of each function
   std::function<std::string(KernelWriter&, const std::string&)> load;  // element at an index
   std::function<std::string(KernelWriter&)> init;                      // the initial value
@@ -204,12 +204,6 @@ Status WriteReduction(KernelWriter& w, const Reduction& r) {
   return Status::Ok();
 }
 
-std::vector<ir::ElementType> InputTypes(const KernelWriter& w) {
-  std::vector<ir::ElementType> types;
-  for (const Array& a : w.in()) types.push_back(a.type);
-  return types;
-}
-
 // Pointers to every input; a one-element input is read once into s<i>.
 void InputPointers(KernelWriter& w) {
   for (size_t i = 0; i < w.in().size(); ++i) {
@@ -228,34 +222,13 @@ std::string InputAt(const KernelWriter& w, int32_t i, const std::string& at) {
                                                       : "in" + std::to_string(i) + "[" + at + "]";
 }
 
-// Every INPUT of `p` must hold `space` elements or one.
-Status CheckInputs(const KernelWriter& w, const DecodedProgram& p, int64_t space) {
-  for (const DecodedOp& op : p.ops) {
-    if (op.kind != pb::ScalarOp::INPUT) continue;
-    const int64_t n = w.in()[static_cast<size_t>(op.input)].elements;
-    if (n != 1 && n != space) return BadSpec(w, "an input does not fit the index space");
-  }
-  return Status::Ok();
-}
-
-Result<Reduction> CheckedReduce(const KernelWriter& w, const pb::ReduceSpec& spec,
-                                ir::ElementType type, DecodedProgram* combiner) {
+// The reduction of a reduce spec the plan reader checked, with its decoded `combiner`.
+Reduction MakeReduction(const pb::ReduceSpec& spec, ir::ElementType type,
+                        const plan::DecodedProgram* combiner) {
   Reduction r;
   r.type = type;
   r.operand_dims.assign(spec.operand_dims().begin(), spec.operand_dims().end());
-  int64_t last = -1;
-  for (int64_t d : spec.dimensions()) {
-    if (d <= last || d >= static_cast<int64_t>(r.operand_dims.size()))
-      return BadSpec(w, "bad reduce dimensions");
-    r.reduced.push_back(d);
-    last = d;
-  }
-  for (int64_t d : r.operand_dims) {
-    if (d < 0) return BadSpec(w, "a negative dimension");
-  }
-  DETRAIN_ASSIGN_OR_RETURN(*combiner, DecodeProgram(spec.combiner().program(), {type, type}));
-  if (combiner->ops[static_cast<size_t>(combiner->result)].type != type)
-    return BadSpec(w, "a combiner of the wrong type");
+  r.reduced.assign(spec.dimensions().begin(), spec.dimensions().end());
   r.combiner = combiner;
   return r;
 }
@@ -264,30 +237,13 @@ Result<Reduction> CheckedReduce(const KernelWriter& w, const pb::ReduceSpec& spe
 
 Status EmitElementwise(KernelWriter& w) {
   const pb::ElementwiseSpec& spec = w.kernel().elementwise();
-  const std::vector<ir::ElementType> types = InputTypes(w);
   const Array& out = w.out()[0];
   if (spec.has_reduce()) {
-    DETRAIN_ASSIGN_OR_RETURN(DecodedProgram pre, DecodeProgram(spec.pre(), types));
-    DETRAIN_ASSIGN_OR_RETURN(DecodedProgram init, DecodeProgram(spec.init(), types));
+    const plan::DecodedProgram& pre = w.checked().pre;
+    const plan::DecodedProgram& init = w.checked().init;
+    const plan::DecodedProgram& post = w.checked().program;
     const ir::ElementType rtype = pre.ops[static_cast<size_t>(pre.result)].type;
-    if (init.ops[static_cast<size_t>(init.result)].type != rtype)
-      return BadSpec(w, "a reduction init of the wrong type");
-    DETRAIN_ASSIGN_OR_RETURN(DecodedProgram post,
-                             DecodeProgram(spec.program(), types, true, rtype));
-    if (post.ops[static_cast<size_t>(post.result)].type != out.type)
-      return BadSpec(w, "the program's result type is not the output's");
-    DecodedProgram combiner;
-    DETRAIN_ASSIGN_OR_RETURN(Reduction r, CheckedReduce(w, spec.reduce(), rtype, &combiner));
-    int64_t space = 1;
-    for (int64_t d : r.operand_dims) space *= d;
-    const ReduceShape shape = Shape(r);
-    if (shape.outputs != out.elements) return BadSpec(w, "reduction fusion output size");
-    DETRAIN_RETURN_IF_ERROR(CheckInputs(w, pre, space));
-    DETRAIN_RETURN_IF_ERROR(CheckInputs(w, post, out.elements));
-    for (const DecodedOp& op : init.ops) {
-      if (op.kind == pb::ScalarOp::INPUT && w.in()[static_cast<size_t>(op.input)].elements < 1)
-        return BadSpec(w, "an empty reduction init");
-    }
+    Reduction r = MakeReduction(spec.reduce(), rtype, &w.checked().combiner);
     r.pointers = InputPointers;
     r.load = [&pre](KernelWriter& kw, const std::string& at) {
       const std::string p = kw.Fresh("p");
@@ -306,14 +262,11 @@ Status EmitElementwise(KernelWriter& w) {
     };
     return WriteReduction(w, r);
   }
-  DETRAIN_ASSIGN_OR_RETURN(DecodedProgram program, DecodeProgram(spec.program(), types));
-  if (program.ops[static_cast<size_t>(program.result)].type != out.type)
-    return BadSpec(w, "the program's result type is not the output's");
-  DETRAIN_RETURN_IF_ERROR(CheckInputs(w, program, out.elements));
+  const plan::DecodedProgram& program = w.checked().program;
   if (out.elements == 0) return Status::Ok();
   std::vector<int64_t> elements;
   for (const Array& a : w.in()) elements.push_back(a.elements == 1 ? 1 : out.elements);
-  const std::vector<uint8_t> uniform = UniformOps(program, elements);
+  const std::vector<uint8_t> uniform = plan::UniformOps(program, elements);
   std::vector<uint8_t> varying(uniform.size());
   for (size_t i = 0; i < uniform.size(); ++i) varying[i] = !uniform[i];
   w.BeginFunction(kBlock);
@@ -330,17 +283,7 @@ Status EmitElementwise(KernelWriter& w) {
 }
 
 Status EmitReduce(KernelWriter& w) {
-  if (w.in().size() != 2 || w.in()[0].type != w.in()[1].type || w.in()[1].elements != 1 ||
-      w.out()[0].type != w.in()[0].type) {
-    return BadSpec(w, "reduce operands");
-  }
-  DecodedProgram combiner;
-  DETRAIN_ASSIGN_OR_RETURN(Reduction r,
-                           CheckedReduce(w, w.kernel().reduce(), w.in()[0].type, &combiner));
-  int64_t space = 1;
-  for (int64_t d : r.operand_dims) space *= d;
-  if (space != w.in()[0].elements || Shape(r).outputs != w.out()[0].elements)
-    return BadSpec(w, "reduce sizes do not match its buffers");
+  Reduction r = MakeReduction(w.kernel().reduce(), w.in()[0].type, &w.checked().combiner);
   r.pointers = [](KernelWriter& kw) {
     kw.InputPointer(0, "in0");
     kw.InputPointer(1, "in1");
@@ -356,30 +299,19 @@ Status EmitReduce(KernelWriter& w) {
 
 Status EmitReduceWindow(KernelWriter& w) {
   const pb::ReduceWindowSpec& spec = w.kernel().reduce_window();
-  if (w.in().size() != 2 || w.in()[1].elements != 1 || w.in()[1].type != w.in()[0].type ||
-      w.out()[0].type != w.in()[0].type) {
-    return BadSpec(w, "reduce-window operands");
-  }
   const Array& in = w.in()[0];
   const Array& out = w.out()[0];
   const size_t rank = in.dims.size();
-  if (static_cast<size_t>(spec.window_size()) != rank || out.dims.size() != rank)
-    return BadSpec(w, "reduce-window rank");
+  // Each thread keeps a window's leaves in a local array: at most 2^20 taps.
   int64_t taps = 1;
   std::vector<int64_t> sizes;
   for (const pb::WindowDim& d : spec.window()) {
-    if (d.size() < 1 || d.stride() < 1 || d.lhs_dilate() < 1 || d.rhs_dilate() < 1 ||
-        d.size() > (int64_t{1} << 20) || taps > (int64_t{1} << 20) / d.size()) {
-      return BadSpec(w, "reduce-window window");
-    }
+    if (taps > (int64_t{1} << 20) / d.size()) return BadSpec(w, "reduce-window window");
     taps *= d.size();
     sizes.push_back(d.size());
   }
-  const ir::ElementType type = in.type;
-  DETRAIN_ASSIGN_OR_RETURN(DecodedProgram combiner,
-                           DecodeProgram(spec.combiner().program(), {type, type}));
-  if (combiner.ops[static_cast<size_t>(combiner.result)].type != type)
-    return BadSpec(w, "a combiner of the wrong type");
+  const ir::ElementType type = w.in()[0].type;
+  const plan::DecodedProgram& combiner = w.checked().combiner;
   if (out.elements == 0) return Status::Ok();
   const std::string t = CType(type);
   const std::string combine = WriteCombiner(w, combiner, type);

@@ -155,4 +155,14 @@ Result<std::string> LinkCubin(std::string_view, std::string_view) { return NoToo
 
 #endif
 
+Result<CudaImages> CompileImages(const CudaProgram& program) {
+  CudaImages images;
+  DETRAIN_ASSIGN_OR_RETURN(images.ptx, CompilePtx(program.source));
+  for (const char* arch : kCubinArchs) {
+    DETRAIN_ASSIGN_OR_RETURN(std::string cubin, LinkCubin(images.ptx, arch));
+    images.cubins.emplace_back(arch, std::move(cubin));
+  }
+  return images;
+}
+
 }  // namespace detrain::codegen::cuda

@@ -23,11 +23,14 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
 
 namespace detrain::codegen::cuda {
+
+struct CudaProgram;
 
 inline constexpr char kPtxArch[] = "compute_80";
 inline constexpr std::array<const char*, 2> kCubinArchs = {"sm_80", "sm_90"};
@@ -54,6 +57,16 @@ Result<std::string> CompilePtxWithout(std::string_view source, std::string_view 
                                       std::string* log = nullptr);
 // The cubin of `ptx` for `arch` (one of kCubinArchs).
 Result<std::string> LinkCubin(std::string_view ptx, std::string_view arch);
+
+// The compiled forms of one generated program (the stages ptx and cubin-*): a GPU loads the
+// cubin of its architecture, or JIT-compiles the PTX where none matches.
+struct CudaImages {
+  std::string ptx;
+  std::vector<std::pair<std::string, std::string>> cubins;  // ("sm_90", bytes), ...
+};
+
+// The PTX of `program` and its cubin for every architecture of kCubinArchs.
+Result<CudaImages> CompileImages(const CudaProgram& program);
 
 }  // namespace detrain::codegen::cuda
 

@@ -92,17 +92,19 @@ const char* BitsType(ir::ElementType type) {
 // Stands for a function's name in its text until the text is compared with those written before.
 constexpr char kName[] = "@NAME@";
 
-KernelWriter::KernelWriter(const pb::Kernel& kernel, std::vector<Array> inputs,
-                           std::vector<Array> outputs, ProgramText* text,
+KernelWriter::KernelWriter(const plan::CheckedKernel& kernel, int64_t base, ProgramText* text,
                            std::vector<Launch>* launches, int64_t* scratch_bytes)
-    : kernel_(kernel),
-      in_(std::move(inputs)),
-      out_(std::move(outputs)),
+    : checked_(kernel),
+      in_(kernel.in),
+      out_(kernel.out),
       text_(text),
       launches_(launches),
       scratch_bytes_(scratch_bytes) {
-  for (const std::vector<Array>* arrays : {&in_, &out_}) {
-    for (const Array& a : *arrays) wide_ = wide_ || a.elements > kNarrowElements;
+  for (std::vector<Array>* arrays : {&in_, &out_}) {
+    for (Array& a : *arrays) {
+      a.offset += base;
+      wide_ = wide_ || a.elements > kNarrowElements;
+    }
   }
 }
 
@@ -121,8 +123,8 @@ std::string KernelWriter::Finish(const std::string& prefix, int* counter) {
   text_->names.emplace(text, name);
   const size_t at = text.find(kName);
   text.replace(at, sizeof(kName) - 1, name);
-  text_->body += "\n// " + name + ": first used by kernel " + std::to_string(kernel_.id()) + " (" +
-                 kernel_.name() + ")\n" + text;
+  text_->body += "\n// " + name + ": first used by kernel " + std::to_string(kernel().id()) + " (" +
+                 kernel().name() + ")\n" + text;
   return name;
 }
 
@@ -220,7 +222,7 @@ void KernelWriter::LaunchConstant(int64_t dst, int64_t bytes) {
   l.kind = Launch::Kind::kConstant;
   l.dst = dst;
   l.bytes = bytes;
-  l.constant = kernel_.constant();
+  l.constant = kernel().constant();
   launches_->push_back(std::move(l));
 }
 
@@ -294,14 +296,14 @@ std::string Literal(ir::ElementType type, uint64_t bits) {
   return "0";
 }
 
-std::string WriteProgram(KernelWriter& w, const DecodedProgram& program,
+std::string WriteProgram(KernelWriter& w, const plan::DecodedProgram& program,
                          const std::function<std::string(int32_t)>& input,
                          const std::string& reduced, const std::string& prefix,
                          const std::vector<uint8_t>* emit) {
   auto name = [&](int32_t i) { return prefix + "v" + std::to_string(i); };
   for (size_t i = 0; i < program.ops.size(); ++i) {
     if (emit != nullptr && !(*emit)[i]) continue;
-    const DecodedOp& d = program.ops[i];
+    const plan::DecodedOp& d = program.ops[i];
     const std::string t = CType(d.type);
     const std::string a = name(d.args[0]), b = name(d.args[1]), c = name(d.args[2]);
     std::string value;
@@ -348,7 +350,8 @@ std::string WriteProgram(KernelWriter& w, const DecodedProgram& program,
   return name(program.result);
 }
 
-std::string WriteCombiner(KernelWriter& w, const DecodedProgram& combiner, ir::ElementType type) {
+std::string WriteCombiner(KernelWriter& w, const plan::DecodedProgram& combiner,
+                          ir::ElementType type) {
   const std::string t = CType(type);
   w.BeginHelper(t, t + " a, " + t + " b");
   const std::string result = WriteProgram(

@@ -22,22 +22,17 @@
 #include <vector>
 
 #include "base/status.h"
-#include "compiler/codegen/common/scalar_program.h"
 #include "compiler/codegen/cuda/cuda_program.h"
 #include "compiler/ir/element_type.h"
-#include "schemas/cpu_plan.pb.h"
+#include "compiler/plan/reader.h"
+#include "compiler/plan/scalar_program.h"
+#include "schemas/plan.pb.h"
 
 namespace detrain::codegen::cuda::internal {
 
-// A buffer of the plan as the generated code sees it.
-struct Array {
-  int32_t id = 0;
-  ir::ElementType type = ir::ElementType::kF32;
-  std::vector<int64_t> dims;
-  int64_t offset = 0;    // in the arena
-  int64_t elements = 0;  // product of dims
-  int64_t bytes = 0;
-};
+// A buffer of the validated plan as the generated code sees it: its offset is in the device's
+// arena (a loop's sub-plan lies at its region).
+using Array = plan::Array;
 
 // "float", "int32_t", ...; and the unsigned type of the same size ("uint8_t", "uint32_t",
 // "uint64_t"), used where only bits move.
@@ -58,11 +53,13 @@ struct ProgramText {
 
 class KernelWriter {
  public:
-  KernelWriter(const plan::v2::Kernel& kernel, std::vector<Array> inputs,
-               std::vector<Array> outputs, ProgramText* text, std::vector<Launch>* launches,
-               int64_t* scratch_bytes);
+  // `kernel` of a validated plan whose arena lies at `base` of the device's arena.
+  KernelWriter(const plan::CheckedKernel& kernel, int64_t base, ProgramText* text,
+               std::vector<Launch>* launches, int64_t* scratch_bytes);
 
-  const plan::v2::Kernel& kernel() const { return kernel_; }
+  const plan::v2::Kernel& kernel() const { return *checked_.spec; }
+  // The kernel as the plan reader checked it: its decoded scalar programs.
+  const plan::CheckedKernel& checked() const { return checked_; }
   const std::vector<Array>& in() const { return in_; }
   const std::vector<Array>& out() const { return out_; }
   // The index type's spelling: "int" or "long long".
@@ -111,7 +108,7 @@ class KernelWriter {
   void Write(const std::string& line);
   std::string Finish(const std::string& prefix, int* counter);
 
-  const plan::v2::Kernel& kernel_;
+  const plan::CheckedKernel& checked_;
   std::vector<Array> in_, out_;
   ProgramText* text_;
   std::string current_;  // the function or helper being written; its name is kName
@@ -139,17 +136,19 @@ std::string Literal(ir::ElementType type, uint64_t bits);
 // expression (empty when the program has none). `emit`, when given, limits the lines to the
 // ops it marks (their arguments must be written already, e.g. before an enclosing loop); ops
 // are named `<prefix>v<i>`.
-std::string WriteProgram(KernelWriter& w, const DecodedProgram& program,
+std::string WriteProgram(KernelWriter& w, const plan::DecodedProgram& program,
                          const std::function<std::string(int32_t)>& input,
                          const std::string& reduced, const std::string& prefix,
                          const std::vector<uint8_t>* emit = nullptr);
 
 // Writes a device function `T NAME(T a, T b)` evaluating `combiner` (inputs: accumulator a,
 // element b) and returns its name; write it before the function that calls it.
-std::string WriteCombiner(KernelWriter& w, const DecodedProgram& combiner, ir::ElementType type);
+std::string WriteCombiner(KernelWriter& w, const plan::DecodedProgram& combiner,
+                          ir::ElementType type);
 
 // The emitters, one per family of specs (emit_*.cc). Each writes the kernel's functions and
-// launches; a spec it cannot run is an error naming the kernel.
+// launches for a kernel the plan reader validated; what an emitter still refuses is a limit of
+// its own device code (an error naming the kernel).
 Status EmitElementwise(KernelWriter& w);   // elementwise and reduction fusions
 Status EmitReduce(KernelWriter& w);        // reduce
 Status EmitReduceWindow(KernelWriter& w);  // reduce-window
@@ -160,7 +159,7 @@ Status EmitGather(KernelWriter& w);
 Status EmitScatter(KernelWriter& w);
 Status EmitThreefry(KernelWriter& w);
 
-// The error for a spec that does not fit its buffers.
+// The error for a spec the generated code cannot run.
 Status BadSpec(const KernelWriter& w, const std::string& what);
 
 }  // namespace detrain::codegen::cuda::internal

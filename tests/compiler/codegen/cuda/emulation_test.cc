@@ -8,12 +8,12 @@
 #include <cctype>
 #include <chrono>
 
-#include "compiler/codegen/cpu/plan.h"
 #include "compiler/codegen/cuda/cuda_program.h"
 #include "compiler/interp/interpreter.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/plan/builder.h"
 #include "compiler/testing/random_module.h"
 #include "driver/compile.h"
 #include "runtime/executor.h"
@@ -108,6 +108,10 @@ void CheckExample(const std::string& name, const std::vector<std::pair<int, int>
   auto step = ir::ParseAndVerify(compiled->stages.Find("hlo")->bytes);
   ASSERT_TRUE(step.ok()) << step.status().message();
   const std::string& plan = compiled->stages.Find("plan")->bytes;
+  // Generated once, as a compile with the CUDA backend does, and given to every mesh's executor.
+  auto generated = codegen::cuda::GenerateCuda(plan);
+  ASSERT_TRUE(generated.ok()) << generated.status().message();
+  auto program = std::make_shared<const codegen::cuda::CudaProgram>(std::move(*generated));
   auto cpu = runtime::Executor::Create(plan, {});
   ASSERT_TRUE(cpu.ok()) << cpu.status().message();
   std::vector<std::vector<ir::Literal>> inputs, outputs;
@@ -126,8 +130,7 @@ void CheckExample(const std::string& name, const std::vector<std::pair<int, int>
     runtime::ExecutorOptions options;
     options.backend = runtime::Backend::kCuda;
     options.devices = devices;
-    options.cuda_images = std::make_shared<const runtime::cuda::CudaImages>();  // not loaded
-    options.gpu_system = EmulatedGpus(gpus, max_blocks, between);
+    options.backend_options = EmulatedCuda(gpus, max_blocks, between, program);
     auto executor = runtime::Executor::Create(plan, options);
     ASSERT_TRUE(executor.ok()) << executor.status().message();
     for (int t = 0; t < 3; ++t) {
@@ -137,7 +140,9 @@ void CheckExample(const std::string& name, const std::vector<std::pair<int, int>
       ExpectSameBits(outputs[static_cast<size_t>(t)], (*got)[0]);
       if (::testing::Test::HasFailure()) return;
     }
-    if (gpus > 1 && devices > 1) EXPECT_GT(*between, 0) << "no transfer between the GPUs";
+    if (gpus > 1 && devices > 1) {
+      EXPECT_GT(*between, 0) << "no transfer between the GPUs";
+    }
   }
   std::printf("%s: 3 steps equal on %zu meshes in %.1f s\n", name.c_str(), meshes.size(),
               Seconds(start));
@@ -163,8 +168,7 @@ TEST(CudaEmulation, DataDependentLoops) {
       SCOPED_TRACE("max_blocks " + std::to_string(max_blocks));
       runtime::ExecutorOptions options;
       options.backend = runtime::Backend::kCuda;
-      options.cuda_images = std::make_shared<const runtime::cuda::CudaImages>();  // not loaded
-      options.gpu_system = EmulatedGpus(1, max_blocks);
+      options.backend_options = EmulatedCuda(1, max_blocks);
       auto executor = runtime::Executor::Create(*plan, options);
       ASSERT_TRUE(executor.ok()) << executor.status().message();
       auto got = (*executor)->Run({c.args});
@@ -210,8 +214,7 @@ ENTRY main {
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   runtime::ExecutorOptions options;
   options.backend = runtime::Backend::kCuda;
-  options.cuda_images = std::make_shared<const runtime::cuda::CudaImages>();
-  options.gpu_system = EmulatedGpus(1);
+  options.backend_options = EmulatedCuda(1);
   auto executor = runtime::Executor::Create(*plan, options);
   ASSERT_TRUE(executor.ok()) << executor.status().message();
   const ir::Literal x = ir::Literal::FromVector<float>(ir::ElementType::kF32, {2}, {1.0f, 2.0f});

@@ -12,8 +12,8 @@
 
 #include "attest/sha256.h"
 #include "base/file_io.h"
-#include "compiler/codegen/common/kernel_spec.h"
-#include "schemas/cpu_plan.pb.h"
+#include "compiler/plan/schema.h"
+#include "schemas/plan.pb.h"
 
 namespace detrain::testing {
 namespace {
@@ -160,7 +160,7 @@ Result<std::vector<ir::Literal>> CudaEmulator::RunPlan(std::string_view plan_byt
   for (int32_t id : plan.outputs()) {
     const plan::v2::Buffer& b = plan.buffers(id);
     std::vector<int64_t> dims(b.dims().begin(), b.dims().end());
-    DETRAIN_ASSIGN_OR_RETURN(ir::ElementType type, codegen::FromPlanType(b.type()));
+    DETRAIN_ASSIGN_OR_RETURN(ir::ElementType type, plan::FromPlanType(b.type()));
     ir::Literal lit{ir::Shape(type, dims)};
     std::memcpy(lit.mutable_bytes().data(), arena.data() + b.offset(),
                 static_cast<size_t>(b.size()));
@@ -246,6 +246,16 @@ runtime::cuda::GpuSystemFactory EmulatedGpus(int count, uint32_t max_blocks,
     return std::shared_ptr<runtime::cuda::GpuSystem>(
         std::make_shared<EmulatedSystem>(std::move(emulator), count, max_blocks, between));
   };
+}
+
+std::shared_ptr<const runtime::cuda::CudaOptions> EmulatedCuda(
+    int count, uint32_t max_blocks, std::shared_ptr<int64_t> between,
+    std::shared_ptr<const codegen::cuda::CudaProgram> program) {
+  auto options = std::make_shared<runtime::cuda::CudaOptions>();
+  options->program = std::move(program);
+  options->images = std::make_shared<const runtime::cuda::CudaImages>();  // not loaded
+  options->gpu_system = EmulatedGpus(count, max_blocks, std::move(between));
+  return options;
 }
 
 }  // namespace detrain::testing

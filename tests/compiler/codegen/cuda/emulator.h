@@ -22,6 +22,7 @@
 #include "base/status.h"
 #include "compiler/codegen/cuda/cuda_program.h"
 #include "compiler/ir/literal.h"
+#include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/gpu.h"
 
 namespace detrain::testing {
@@ -62,6 +63,13 @@ class CudaEmulator {
 // between two emulated GPUs are counted (`between`, when given).
 runtime::cuda::GpuSystemFactory EmulatedGpus(int count, uint32_t max_blocks = 0,
                                              std::shared_ptr<int64_t> between = nullptr);
+
+// The CUDA backend's options (ExecutorOptions::backend_options) for EmulatedGpus: no images
+// (the emulator runs the generated source) and the program generated from the plan, unless
+// `program` is given.
+std::shared_ptr<const runtime::cuda::CudaOptions> EmulatedCuda(
+    int count, uint32_t max_blocks = 0, std::shared_ptr<int64_t> between = nullptr,
+    std::shared_ptr<const codegen::cuda::CudaProgram> program = nullptr);
 
 }  // namespace detrain::testing
 

@@ -15,11 +15,11 @@
 #include <regex>
 
 #include "base/file_io.h"
-#include "compiler/codegen/cpu/plan.h"
 #include "compiler/codegen/cuda/cuda_program.h"
 #include "compiler/interp/interpreter.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/plan/builder.h"
 #include "compiler/testing/random_module.h"
 #include "runtime/executor.h"
 #include "runtime/runtime_test_util.h"

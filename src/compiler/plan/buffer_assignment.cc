@@ -1,0 +1,157 @@
+// See buffer_assignment.h.
+#include "compiler/plan/buffer_assignment.h"
+
+#include <algorithm>
+#include <map>
+
+namespace detrain::plan {
+namespace {
+
+using ir::Instruction;
+using ir::Opcode;
+
+void FlattenShape(const ir::Shape& shape, std::vector<ir::Shape>* leaves) {
+  if (!shape.is_tuple()) {
+    leaves->push_back(shape);
+    return;
+  }
+  for (const ir::Shape& e : shape.tuple_elements()) FlattenShape(e, leaves);
+}
+
+int64_t AlignUp(int64_t bytes) {
+  return (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+}
+
+// First-fit allocator over one arena; free blocks keyed by offset (ordered, so deterministic).
+class Arena {
+ public:
+  int64_t Allocate(int64_t size) {
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->second < size) continue;
+      int64_t offset = it->first, rest = it->second - size;
+      free_.erase(it);
+      if (rest > 0) free_[offset + size] = rest;
+      return offset;
+    }
+    // Grow: reuse a free block at the end of the arena if there is one.
+    int64_t offset = end_;
+    if (!free_.empty()) {
+      auto last = std::prev(free_.end());
+      if (last->first + last->second == end_) {
+        offset = last->first;
+        free_.erase(last);
+      }
+    }
+    end_ = offset + size;
+    return offset;
+  }
+
+  void Free(int64_t offset, int64_t size) {
+    auto [it, inserted] = free_.emplace(offset, size);
+    auto next = std::next(it);
+    if (next != free_.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      free_.erase(next);
+    }
+    if (it != free_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        free_.erase(it);
+      }
+    }
+  }
+
+  int64_t end() const { return end_; }
+
+ private:
+  std::map<int64_t, int64_t> free_;
+  int64_t end_ = 0;
+};
+
+// Defines buffers and their live ranges; fills schedule, buffers and leaves.
+void ComputeLiveness(const ir::Computation& entry, BufferAssignment* a) {
+  for (size_t pos = 0; pos < a->schedule.size(); ++pos) {
+    const Instruction* instr = a->schedule[pos];
+    std::vector<int64_t>& mine = a->leaves[instr];
+    if (instr->opcode == Opcode::kTuple) {
+      for (const Instruction* op : instr->operands) {
+        const auto& l = a->leaves.at(op);
+        mine.insert(mine.end(), l.begin(), l.end());
+      }
+    } else if (instr->opcode == Opcode::kGetTupleElement) {
+      const Instruction* t = instr->operands[0];
+      int64_t skip = 0, index = instr->IntAttr(ir::Attr::kIndex);
+      for (int64_t j = 0; j < index; ++j)
+        skip += LeafCount(t->shape.tuple_elements()[static_cast<size_t>(j)]);
+      const auto& l = a->leaves.at(t);
+      mine.assign(l.begin() + skip, l.begin() + skip + LeafCount(instr->shape));
+    } else {
+      std::vector<ir::Shape> shapes;
+      FlattenShape(instr->shape, &shapes);
+      for (size_t k = 0; k < shapes.size(); ++k) {
+        LogicalBuffer b;
+        b.id = static_cast<int64_t>(a->buffers.size());
+        b.defined_by = instr;
+        b.leaf = static_cast<int64_t>(k);
+        b.size = shapes[k].ElementCount() * ir::ElementTypeByteSize(shapes[k].type());
+        b.shape = std::move(shapes[k]);
+        b.defined_at = b.last_use = static_cast<int64_t>(pos);
+        mine.push_back(b.id);
+        a->buffers.push_back(std::move(b));
+      }
+    }
+    for (const Instruction* op : instr->operands) {
+      for (int64_t id : a->leaves.at(op)) {
+        a->buffers[static_cast<size_t>(id)].last_use = static_cast<int64_t>(pos);
+      }
+    }
+  }
+  for (int64_t id : a->leaves.at(entry.root())) {
+    LogicalBuffer& b = a->buffers[static_cast<size_t>(id)];
+    b.is_output = true;
+    b.last_use = static_cast<int64_t>(a->schedule.size());
+  }
+}
+
+}  // namespace
+
+int64_t LeafCount(const ir::Shape& shape) {
+  if (!shape.is_tuple()) return 1;
+  int64_t n = 0;
+  for (const ir::Shape& e : shape.tuple_elements()) n += LeafCount(e);
+  return n;
+}
+
+Result<BufferAssignment> AssignBuffers(const ir::Module& module) {
+  if (module.entry() == nullptr)
+    return InvalidArgument("buffer assignment: the module has no entry");
+  return AssignBuffers(*module.entry());
+}
+
+Result<BufferAssignment> AssignBuffers(const ir::Computation& computation) {
+  BufferAssignment a;
+  DETRAIN_ASSIGN_OR_RETURN(a.schedule, computation.PostOrder());
+  ComputeLiveness(computation, &a);
+  // Buffers to free after each position, in id order.
+  std::vector<std::vector<int64_t>> frees(a.schedule.size() + 1);
+  for (const LogicalBuffer& b : a.buffers) frees[static_cast<size_t>(b.last_use)].push_back(b.id);
+  Arena arena;
+  size_t next = 0;  // buffers are defined in id order along the schedule
+  for (size_t pos = 0; pos < a.schedule.size(); ++pos) {
+    for (; next < a.buffers.size() && a.buffers[next].defined_at == static_cast<int64_t>(pos);
+         ++next) {
+      LogicalBuffer& b = a.buffers[next];
+      b.offset = b.size == 0 ? 0 : arena.Allocate(AlignUp(b.size));
+      a.total_bytes += AlignUp(b.size);
+    }
+    for (int64_t id : frees[pos]) {
+      const LogicalBuffer& b = a.buffers[static_cast<size_t>(id)];
+      if (b.size > 0) arena.Free(b.offset, AlignUp(b.size));
+    }
+  }
+  a.arena_bytes = arena.end();
+  return a;
+}
+
+}  // namespace detrain::plan

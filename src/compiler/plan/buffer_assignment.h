@@ -1,0 +1,64 @@
+// Buffer assignment: liveness over the schedule of the entry computation, and a placement of
+// every array value in one arena such that no two values that are live at the same time
+// overlap (docs/passes.md §4). It is part of code generation, not a pass (it never changes the
+// module): the plan builder (builder.h) calls it, once per computation it plans.
+//
+// Values: each instruction of the entry defines one buffer per array leaf of its shape, except
+// `tuple` (its leaves are its operands' buffers) and `get-tuple-element` (the selected
+// element's buffers): those alias. A buffer is live from the position of the instruction that
+// defines it to the last position that uses it; buffers of the root live to the end.
+// Called computations (combiners, fused computations) are evaluated inside their kernel and
+// get no arena space.
+//
+// Placement: positions in schedule order; at each position, first the new buffers are placed
+// (operands are still live), then the buffers whose last use is this position are freed. A new
+// buffer takes the lowest-offset free block that fits (first fit; freed neighbours are merged),
+// otherwise the end of the arena grows. Sizes are rounded up to kBufferAlignment. Everything is
+// decided by the schedule order: the assignment is deterministic.
+//
+// Thread safety: pure function.
+#ifndef DETRAIN_COMPILER_PLAN_BUFFER_ASSIGNMENT_H_
+#define DETRAIN_COMPILER_PLAN_BUFFER_ASSIGNMENT_H_
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "compiler/ir/module.h"
+
+namespace detrain::plan {
+
+inline constexpr int64_t kBufferAlignment = 64;
+
+struct LogicalBuffer {
+  int64_t id = 0;  // index in BufferAssignment::buffers
+  const ir::Instruction* defined_by = nullptr;
+  int64_t leaf = 0;                      // which array leaf of defined_by's shape
+  ir::Shape shape;                       // an array shape
+  int64_t size = 0;                      // bytes, unaligned
+  int64_t offset = 0;                    // in the arena, a multiple of kBufferAlignment
+  int64_t defined_at = 0, last_use = 0;  // schedule positions, inclusive
+  bool is_output = false;                // part of the entry's result: live to the end
+};
+
+struct BufferAssignment {
+  std::vector<const ir::Instruction*> schedule;  // the entry, in execution order
+  std::vector<LogicalBuffer> buffers;            // in definition order
+  // Buffer ids of each instruction's array leaves, in tuple order (lookups only).
+  std::unordered_map<const ir::Instruction*, std::vector<int64_t>> leaves;
+  int64_t arena_bytes = 0;  // the peak: the arena size needed
+  int64_t total_bytes = 0;  // the sum of all buffers' aligned sizes (no reuse)
+};
+
+Result<BufferAssignment> AssignBuffers(const ir::Module& module);
+// The same for any computation of a module (a loop's condition or body: the builder plans them
+// as plans of their own), its parameters in place of the entry's.
+Result<BufferAssignment> AssignBuffers(const ir::Computation& computation);
+
+// Number of array leaves of `shape` (1 for an array).
+int64_t LeafCount(const ir::Shape& shape);
+
+}  // namespace detrain::plan
+
+#endif  // DETRAIN_COMPILER_PLAN_BUFFER_ASSIGNMENT_H_

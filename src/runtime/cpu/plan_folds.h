@@ -1,0 +1,44 @@
+// Load-time rewrites of a validated plan's CPU kernels (PrepareKernels, kernels.h): exact — each
+// output element is computed by the same chain of the same operations on the same values — so
+// no bit changes; only where and how fast a value is computed does.
+//
+//   - FoldDotTranspose: a 2-D transpose of a dot's result that nothing else reads runs inside
+//     the dot, which writes the transposed layout directly; the transpose's kernel becomes
+//     nullptr. Each element is the same chain with the defined NaN rule (gemm.h); the dot's own
+//     buffer is never written, which nothing can observe.
+//   - FoldDotTree (a device that runs every kernel of the plan: one device, or one replica): an
+//     elementwise kernel that is an add tree over f32 dot results nothing else reads (the shard
+//     tree of per-shard weight gradients) runs as one GemmTree (gemm.h) over the dots' operands,
+//     tile by tile, and the dots' kernels become nullptr, or a copy of operands the tree could
+//     not read in place. Each leaf element is the dot's chain and each sum the tree's addition.
+//
+// Both read the plan's schedule and buffer placement (buffer assignment may share memory between
+// values whose lifetimes do not meet) to prove a rewrite moves no read past a write.
+//
+// Thread safety: each call rewrites `kernels` in place; one thread at a time.
+#ifndef DETRAIN_RUNTIME_CPU_PLAN_FOLDS_H_
+#define DETRAIN_RUNTIME_CPU_PLAN_FOLDS_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "compiler/plan/reader.h"
+#include "runtime/cpu/kernels.h"
+
+namespace detrain::runtime::cpu {
+
+// Whether kernel `transpose` of `plan` was folded into its dot (the caller drops its kernel).
+bool FoldDotTranspose(const plan::ValidatedPlan& plan,
+                      const std::vector<std::unique_ptr<CpuKernel>>& kernels, int32_t transpose);
+
+// Whether elementwise kernel `tree` of `plan` was rewritten into a GemmTree over the dots it
+// adds. Their operands are then read at `tree`'s place in the schedule: only when nothing that
+// still runs writes them in between, and only a contiguous slice of rows is read in place of its
+// copy.
+bool FoldDotTree(const plan::ValidatedPlan& plan, std::vector<std::unique_ptr<CpuKernel>>& kernels,
+                 int32_t tree);
+
+}  // namespace detrain::runtime::cpu
+
+#endif  // DETRAIN_RUNTIME_CPU_PLAN_FOLDS_H_

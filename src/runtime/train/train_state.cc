@@ -1,0 +1,91 @@
+// See train_state.h.
+#include "runtime/train/train_state.h"
+
+#include "attest/state_digest.h"
+
+namespace detrain::runtime {
+namespace {
+
+enum class Part { kAll, kParams, kOptimizer };
+
+std::vector<attest::TensorView> Views(const TrainState& state, Part part) {
+  std::vector<attest::TensorView> out;
+  for (const StateTensor& s : state) {
+    const bool param = s.role == plan::ParamRole::kParameter;
+    if ((part == Part::kParams && !param) || (part == Part::kOptimizer && param)) continue;
+    attest::TensorView v;
+    v.name = s.name;
+    v.dtype = ir::ElementTypeName(s.value.shape().type());
+    v.shape = s.value.shape().dims();
+    v.data = s.value.bytes();
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+TrainState StateLayout(const std::vector<driver::StateSpec>& specs) {
+  TrainState state;
+  state.reserve(specs.size());
+  for (const driver::StateSpec& s : specs) state.push_back({s.name, s.role, ir::Literal(s.shape)});
+  return state;
+}
+
+TrainState ParamsOf(const TrainState& state) {
+  TrainState params;
+  for (const StateTensor& t : state) {
+    if (t.role == plan::ParamRole::kParameter) params.push_back(t);
+  }
+  return params;
+}
+
+std::vector<attest::TensorView> StateViews(const TrainState& s) { return Views(s, Part::kAll); }
+std::vector<attest::TensorView> ParamViews(const TrainState& s) { return Views(s, Part::kParams); }
+std::vector<attest::TensorView> OptimizerViews(const TrainState& s) {
+  return Views(s, Part::kOptimizer);
+}
+
+Result<std::pair<attest::Digest256, attest::Digest256>> StateRoots(const TrainState& state,
+                                                                   ThreadPool* pool) {
+  DETRAIN_ASSIGN_OR_RETURN(attest::Digest256 p, attest::StateSha256Root(ParamViews(state), pool));
+  DETRAIN_ASSIGN_OR_RETURN(attest::Digest256 o,
+                           attest::StateSha256Root(OptimizerViews(state), pool));
+  return std::make_pair(p, o);
+}
+
+SafetensorsFile StateFile(const TrainState& state, std::map<std::string, std::string> metadata) {
+  SafetensorsFile f;
+  f.metadata = std::move(metadata);
+  for (const StateTensor& s : state) {
+    SafeTensor t;
+    t.name = s.name;
+    t.dtype = ir::SafetensorsDType(s.value.shape().type());
+    t.shape = s.value.shape().dims();
+    t.data = s.value.bytes();
+    f.tensors.push_back(std::move(t));
+  }
+  return f;
+}
+
+Status LoadState(const SafetensorsFile& file, TrainState* layout) {
+  if (file.tensors.size() != layout->size()) {
+    return DataLoss("the file holds " + std::to_string(file.tensors.size()) +
+                    " tensors; the state has " + std::to_string(layout->size()));
+  }
+  for (StateTensor& s : *layout) {
+    const SafeTensor* found = nullptr;
+    for (const SafeTensor& t : file.tensors) {
+      if (t.name == s.name) found = &t;
+    }
+    if (found == nullptr) return DataLoss("no tensor '" + s.name + "'");
+    if (found->dtype != ir::SafetensorsDType(s.value.shape().type()) ||
+        found->shape != s.value.shape().dims() || found->data.size() != s.value.bytes().size()) {
+      return DataLoss("tensor '" + s.name + "' has the wrong dtype or shape");
+    }
+    s.value.mutable_bytes() = found->data;
+  }
+  return Status::Ok();
+}
+
+}  // namespace detrain::runtime

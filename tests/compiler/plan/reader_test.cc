@@ -1,0 +1,191 @@
+// The plan reader (compiler/plan/reader.h): a plan the builder made reads back with every buffer
+// resolved and every scalar program decoded; each kind of lie a plan can tell is refused with a
+// message naming what is wrong (schemas/plan.md "Reading a plan"). The executor-level tests of
+// hostile plans (tests/runtime/plan_reader_test.cc, while_test.cc) and the fuzzer
+// (tests/fuzz/plan_fuzz.cc) go through the same reader.
+#include "compiler/plan/reader.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/ir/verifier.h"
+#include "compiler/plan/builder.h"
+
+namespace detrain::plan {
+namespace {
+
+namespace pb = v2;
+
+constexpr char kModule[] = R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[4,3] parameter(0)
+  w = f32[3,5] parameter(1)
+  d = f32[4,5] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[5,4] transpose(d), dimensions={1,0}
+  s = f32[2,4] slice(t), slice={[0:2], [0:4]}
+  z = f32[] constant(0)
+  r = f32[2] reduce(s, z), dimensions={1}, to_apply=add
+  e = f32[2] exponential(r)
+  ROOT out = (f32[2], f32[5,4]) tuple(e, t)
+})";
+
+pb::Plan BuiltPlan() {
+  auto module = ir::ParseAndVerify(kModule);
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  auto built = BuildPlan(**module, EntrySignature{{ParamRole::kBatch, ParamRole::kParameter}, 2});
+  EXPECT_TRUE(built.ok()) << built.status().message();
+  pb::Plan plan;
+  EXPECT_TRUE(plan.ParseFromString(built->bytes));
+  return plan;
+}
+
+// The kernel of `plan` with opcode `opcode` (the first).
+pb::Kernel* Find(pb::Plan& plan, const std::string& opcode) {
+  for (pb::Kernel& k : *plan.mutable_kernels()) {
+    if (k.opcode() == opcode) return &k;
+  }
+  ADD_FAILURE() << "no " << opcode;
+  return plan.mutable_kernels(0);
+}
+
+TEST(PlanReader, ReadsWhatTheBuilderWrote) {
+  pb::Plan proto = BuiltPlan();
+  std::string bytes;
+  ASSERT_TRUE(proto.SerializeToString(&bytes));
+  auto plan = ReadPlan(bytes);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->depth(), 0);
+  ASSERT_EQ(plan->buffers().size(), static_cast<size_t>(proto.buffers_size()));
+  ASSERT_EQ(plan->kernels().size(), static_cast<size_t>(proto.kernels_size()));
+  for (const CheckedKernel& k : plan->kernels()) {
+    SCOPED_TRACE(k.name());
+    if (k.spec->has_alias()) continue;
+    ASSERT_EQ(k.out.size(), 1u);
+    EXPECT_EQ(k.out[0].bytes, proto.buffers(k.spec->outputs(0)).size());
+    if (k.spec->has_elementwise()) EXPECT_FALSE(k.program.ops.empty());
+    if (k.spec->has_reduce()) EXPECT_TRUE(k.combiner.direct);  // add(p0, p1)
+    if (k.spec->has_dot()) {
+      ASSERT_EQ(k.in.size(), 2u);
+      EXPECT_EQ(k.in[0].dims, (std::vector<int64_t>{4, 3}));
+    }
+  }
+  EXPECT_FALSE(ReadPlan("").ok());
+  EXPECT_FALSE(ReadPlan(std::string("\xff\xff\xff\xff\x0f", 5)).ok());
+}
+
+// Every kind of lie, each refused by the reader itself with its message.
+TEST(PlanReader, RefusesEachKindOfLie) {
+  using Lie = std::function<void(pb::Plan&)>;
+  const std::vector<std::tuple<std::string, Lie, std::string>> lies = {
+      {"a later format", [](pb::Plan& p) { p.set_format_version(3); }, "format version 3"},
+      {"a negative arena", [](pb::Plan& p) { p.set_arena_bytes(-1); }, "arena of -1 bytes"},
+      {"a huge arena", [](pb::Plan& p) { p.set_arena_bytes(int64_t{1} << 62); }, "arena of"},
+      {"an odd alignment", [](pb::Plan& p) { p.set_alignment(24); }, "buffer alignment 24"},
+      {"a misaligned buffer",
+       [](pb::Plan& p) { p.mutable_buffers(1)->set_offset(p.buffers(1).offset() + 4); },
+       "does not fit the arena"},
+      {"a buffer past the arena",
+       [](pb::Plan& p) { p.mutable_buffers(1)->set_offset(p.arena_bytes()); },
+       "does not fit the arena"},
+      {"a buffer of the wrong size", [](pb::Plan& p) { p.mutable_buffers(0)->set_size(7); },
+       "does not fit the arena"},
+      {"buffer ids", [](pb::Plan& p) { p.mutable_buffers(1)->set_id(0); },
+       "buffer ids out of order"},
+      {"an unknown type",
+       [](pb::Plan& p) { p.mutable_buffers(0)->set_type(pb::ELEMENT_TYPE_UNSPECIFIED); },
+       "unknown element type"},
+      {"a negative dimension", [](pb::Plan& p) { p.mutable_buffers(0)->set_dims(0, -4); },
+       "negative dimension"},
+      {"shards", [](pb::Plan& p) { p.set_shards(3); }, "shard count 3"},
+      {"a shard range past S",
+       [](pb::Plan& p) {
+         Find(p, "dot")->set_shard_lo(1);
+         Find(p, "dot")->set_shard_hi(5);
+       },
+       "bad shard range"},
+      {"kernel ids", [](pb::Plan& p) { p.mutable_kernels(1)->set_id(7); },
+       "kernel ids out of order"},
+      {"a missing operand",
+       [](pb::Plan& p) { Find(p, "dot")->mutable_operands(0)->set_buffers(0, 99); },
+       "reads a missing buffer"},
+      {"a missing result", [](pb::Plan& p) { Find(p, "dot")->set_outputs(0, -1); },
+       "writes a missing buffer"},
+      {"a missing output", [](pb::Plan& p) { p.set_outputs(0, 99); }, "a missing output buffer"},
+      {"no defining kernel", [](pb::Plan& p) { p.mutable_buffers(0)->set_defined_by(99); },
+       "has no defining kernel"},
+      {"a value read before it is defined",
+       [](pb::Plan& p) { p.mutable_buffers(0)->set_defined_by(p.kernels_size() - 1); },
+       "reads a value defined after it"},
+      {"a parameter of two arrays", [](pb::Plan& p) { p.mutable_parameters(0)->add_buffers(1); },
+       "is not one array"},
+      {"no spec", [](pb::Plan& p) { Find(p, "dot")->clear_spec(); }, "no spec"},
+      {"two results", [](pb::Plan& p) { Find(p, "dot")->add_outputs(0); },
+       "expected one result array"},
+      {"an operand of two arrays",
+       [](pb::Plan& p) { Find(p, "dot")->mutable_operands(0)->add_buffers(0); },
+       "an operand that is not one array"},
+      {"dot sizes", [](pb::Plan& p) { Find(p, "dot")->mutable_dot()->set_k(4); },
+       "dot sizes do not match its buffers"},
+      {"dot sizes that overflow",
+       [](pb::Plan& p) { Find(p, "dot")->mutable_dot()->set_k(int64_t{1} << 40); },
+       "dot sizes do not match its buffers"},
+      {"a dot permutation",
+       [](pb::Plan& p) { Find(p, "dot")->mutable_dot()->set_lhs_permutation(0, 1); },
+       "bad dot permutations"},
+      {"a transpose permutation",
+       [](pb::Plan& p) { Find(p, "transpose")->mutable_transpose()->set_permutation(0, 0); },
+       "transpose permutation"},
+      {"a slice outside its operand",
+       [](pb::Plan& p) { Find(p, "slice")->mutable_slice()->set_starts(0, 4); },
+       "slice outside its operand"},
+      {"reduce dimensions",
+       [](pb::Plan& p) { Find(p, "reduce")->mutable_reduce()->set_dimensions(0, 2); },
+       "bad reduce dimensions"},
+      {"reduce sizes",
+       [](pb::Plan& p) { Find(p, "reduce")->mutable_reduce()->set_operand_dims(0, 3); },
+       "reduce sizes do not match its buffers"},
+      {"a combiner of another type",
+       [](pb::Plan& p) {
+         auto* ops = Find(p, "reduce")->mutable_reduce()->mutable_combiner()->mutable_program();
+         for (auto& op : *ops->mutable_ops()) op.set_type(pb::S32);
+       },
+       "type mismatch"},
+      {"a program input that does not exist",
+       [](pb::Plan& p) {
+         Find(p, "exponential")
+             ->mutable_elementwise()
+             ->mutable_program()
+             ->mutable_ops(0)
+             ->set_input(5);
+       },
+       "scalar program input 5 out of range"},
+      {"a program of another result type",
+       [](pb::Plan& p) {
+         auto* ops = Find(p, "exponential")->mutable_elementwise()->mutable_program();
+         for (auto& op : *ops->mutable_ops()) op.set_type(pb::S32);
+       },
+       "type"},
+      {"a constant of the wrong size",
+       [](pb::Plan& p) { Find(p, "constant")->set_constant("abc"); }, "constant of the wrong size"},
+  };
+  for (const auto& [name, lie, message] : lies) {
+    SCOPED_TRACE(name);
+    pb::Plan p = BuiltPlan();
+    lie(p);
+    auto plan = ValidatePlan(std::move(p));
+    ASSERT_FALSE(plan.ok()) << "accepted";
+    EXPECT_NE(plan.status().message().find(message), std::string::npos) << plan.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace detrain::plan
