@@ -10,12 +10,13 @@
 #   --ci        CI's cold-build profile (docs/ci.md): unity batches (DETRAIN_UNITY_BUILD) and
 #               line tables only for debug information (-g1; the sanitizer build has
 #               -gline-tables-only anyway), which the stacks of a failure need. Code generation
-#               is the same as without it. Without --ci, a build directory keeps the profile it
-#               was configured with.
+#               is the same as without it. DETRAIN_CI_BUILD=1 in the environment means --ci
+#               (.ci/run sets it, so that CI runs the README's own test command). Without it, a
+#               build directory keeps the profile it was configured with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=build
-sanitize=0 ci=0
+sanitize=0 ci=${DETRAIN_CI_BUILD:-0}
 while [[ $# -gt 0 ]]; do
   case $1 in
     --sanitize) sanitize=1; shift ;;

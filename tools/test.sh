@@ -3,7 +3,9 @@
 # and runs every test; the format check runs first too.
 # Usage: tools/test.sh [--sanitize]
 #   (default)   the full suite in build/ but the long checks (label `long`; README: ctest -L long)
-#   --sanitize  the ASan+UBSan build in build-asan/, all tests but those labelled `long`, `slow` and the
+#   --sanitize  the ASan+UBSan build in build-asan/ (clang; its libraries also carry libFuzzer's
+#               coverage, so tools/fuzz.sh can run its harnesses: FUZZ_BUILD_DIR=build-asan),
+#               all tests but those labelled `long`, `slow` and the
 #               CUDA emulation (`emulation`: generated code compiled by the host compiler and run
 #               on fibers, which ASan does not follow; the plain suite runs it), `toolchain`
 #               (NVRTC and nvJitLink compiling each example: uninstrumented time) and `mpi` (real
