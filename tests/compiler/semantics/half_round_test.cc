@@ -1,10 +1,12 @@
 // round-to-bf16 and round-to-f16 (compiler/semantics/scalar.h RoundToBf16, RoundToF16) against
 // independent references on a sweep of the f32 bit patterns (every 251st, both signs) plus every
-// pattern within 4096 of each format's boundaries: binary16 through GCC's _Float16 conversion
-// (IEEE round to nearest even, gradual underflow), bfloat16 by choosing between the two
-// neighbouring bf16 values in exact binary64 arithmetic.
+// pattern within 4096 of each format's boundaries: each by choosing between the two neighbouring
+// values of the format in exact binary64 arithmetic (IEEE round to nearest even, gradual
+// underflow for binary16); the binary16 reference is itself checked against the compiler's
+// _Float16 conversion where there is one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -38,9 +40,22 @@ float Bf16Reference(float x) {
   return ((b >> 16) & 1u) == 0 ? lo : hi;
 }
 
+// binary16 by choosing between the two neighbouring f16 values in exact binary64 arithmetic:
+// their spacing is 2^(e-10) for |x| in [2^e, 2^(e+1)), e >= -14, and 2^-24 below (subnormals).
 float F16Reference(float x) {
   if (std::isnan(x)) return BitsFloat((Bits(x) | 0x00400000u) & 0xffffe000u);
-  return static_cast<float>(static_cast<_Float16>(x));
+  const double a = std::fabs(static_cast<double>(x));
+  // The largest f16 is 65504 and the next step would be 2^16: from the midpoint 65520 (a tie,
+  // which goes to the even 2^16) up, the result is infinity.
+  if (a >= 65520.0) return std::copysign(INFINITY, x);
+  int e = 0;
+  std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1): a lies in [2^(e-1), 2^e)
+  const double ulp = std::ldexp(1.0, std::max(e - 1, -14) - 10);
+  const double k = std::floor(a / ulp);  // exact: a / ulp is a power-of-two scaling
+  const double lo = k * ulp, hi = (k + 1) * ulp;
+  const double dl = a - lo, dh = hi - a;
+  const double r = dl != dh ? (dl < dh ? lo : hi) : (std::fmod(k, 2.0) == 0 ? lo : hi);
+  return static_cast<float>(std::copysign(r, static_cast<double>(x)));
 }
 
 std::vector<uint32_t> Patterns(std::vector<uint32_t> centres) {
@@ -72,6 +87,23 @@ TEST(HalfRound, F16MatchesTheReference) {
       ASSERT_EQ(Bits(RoundToF16(x)), Bits(F16Reference(x))) << std::hex << (u | s);
     }
   }
+}
+
+// The binary16 reference against the compiler's own _Float16 conversion, where the compiler has
+// one (GCC 12; clang 14, which the sanitizer build uses, has none on x86-64).
+TEST(HalfRound, F16ReferenceMatchesFloat16) {
+#ifdef __FLT16_MAX__
+  for (uint32_t u : Patterns({0x33000000u, 0x33800000u, 0x38800000u, 0x477fe000u, 0x477ff000u})) {
+    for (uint32_t s : {0u, 0x80000000u}) {
+      float x = BitsFloat(u | s);
+      if (std::isnan(x)) continue;
+      ASSERT_EQ(Bits(static_cast<float>(static_cast<_Float16>(x))), Bits(F16Reference(x)))
+          << std::hex << (u | s);
+    }
+  }
+#else
+  GTEST_SKIP() << "this compiler has no _Float16; the plain (GCC) build runs this check";
+#endif
 }
 
 TEST(HalfRound, EdgeValues) {
