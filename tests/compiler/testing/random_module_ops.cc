@@ -256,7 +256,11 @@ Instruction* Generator::Threefry() {
   if (!Has(ElementType::kU32)) return nullptr;
   Instruction* x0 = Operand(ElementType::kU32);
   const Shape s = x0->shape;
-  Instruction* t = b_->Threefry2x32(SameShape(s), SameShape(s), x0, SameShape(s));
+  // The draws in a fixed order, last argument first (random_module.cc, Elementwise case 4).
+  Instruction* x1 = SameShape(s);
+  Instruction* k1 = SameShape(s);
+  Instruction* k0 = SameShape(s);
+  Instruction* t = b_->Threefry2x32(k0, k1, x0, x1);
   return b_->GetTupleElement(t, static_cast<int64_t>(Pick(2)));
 }
 
