@@ -282,14 +282,19 @@ Instruction* Generator::PassPatternOf(ElementType t, Instruction* x) {
       Opcode op = Chance(2) ? Opcode::kSubtract : Opcode::kDivide;
       return b_->Binary(op, x, Splat(s, Chance(2) ? 0.0f : 1.0f, 1));
     }
-    case 3:
-      return b_->Transpose(b_->Transpose(x, Permutation(s.rank())), Permutation(s.rank()));
+    case 3: {  // the draws in a fixed order (random_module.cc, Elementwise case 4)
+      const std::vector<int64_t> outer = Permutation(s.rank());
+      return b_->Transpose(b_->Transpose(x, Permutation(s.rank())), outer);
+    }
     case 4:
       return b_->Reshape(b_->Reshape(x, {s.ElementCount()}), s.dims());
     case 5:
       return b_->Add(b_->Unary(unary, x), b_->Unary(unary, x));  // a repeated subexpression
-    case 6:
-      return b_->Multiply(x, b_->Add(Splat(s, 1.5f, 3), Splat(s, 0.25f, 4)));  // constants
+    case 6: {  // constants; the draws in a fixed order
+      Instruction* b = Splat(s, 0.25f, 4);
+      Instruction* a = Splat(s, 1.5f, 3);
+      return b_->Multiply(x, b_->Add(a, b));
+    }
     case 7: {
       if (!f32) return nullptr;
       if (scalar_callee_ == nullptr) {
