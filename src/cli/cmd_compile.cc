@@ -59,7 +59,10 @@ int RunCompile(CompileOptions opts) {
       opts.emit = prefix + driver::kStageCubinPrefix + kNewestCubin;
   }
   const bool cuda = opts.backend == "cuda" || driver::IsBackendStage(opts.emit);
-  const bool binary = opts.emit.find("cubin") != std::string::npos;
+  // A cubin stage (cubin-ARCH, eval-cubin-ARCH) is machine code.
+  const bool binary =
+      opts.emit.starts_with(driver::kStageCubinPrefix) ||
+      opts.emit.starts_with(std::string(driver::kEvalPrefix) + driver::kStageCubinPrefix);
   if (binary && !opts.hashes && ::isatty(STDOUT_FILENO)) {
     return ReportError("compile",
                        InvalidArgument("--emit " + opts.emit +
