@@ -156,6 +156,11 @@ TEST(Archive, HostileArchivesAreRefusedByNameLeavingNothing) {
       {ok + File("b", "x").substr(0, 700), "truncated"},
       {ok + File("b", "x"), "no end-of-archive marker"},
       {ok + std::string(512, '\0') + File("b", "x") + kEnd, "followed by data"},
+      // After the end marker only the zeros of its record (schemas/attestation.md §11): a hidden
+      // entry, a second archive past the record, trailing garbage.
+      {ok + kEnd + File("hidden", "x") + kEnd, "after the end-of-archive marker"},
+      {ok + kEnd + std::string(10240, '\0') + ok + kEnd, "after the end-of-archive marker"},
+      {ok + kEnd + "garbage", "after the end-of-archive marker"},
       {Header("big", '0', "77777777777") + kEnd, "past the end"},
       {Header("big", '0', "999") + kEnd, "not an octal number"},
       {Header("big", '0', "\x80\x00\x00\x00\x00\x00\x00\x01") + kEnd, "not an octal number"},

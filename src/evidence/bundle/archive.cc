@@ -303,6 +303,21 @@ Result<uint64_t> UnpackBundle(const std::string& archive, const std::string& dir
           return DataLoss(archive + ": a zero block at byte " + std::to_string(off) +
                           " followed by data");
         }
+        // After the marker, only the zeros that fill its record (kRecord): anything more — a
+        // hidden entry, a second archive, garbage — is a payload nobody would check.
+        const uint64_t marker_end = off + 2 * kBlock;
+        const uint64_t record_end = (marker_end + kRecord - 1) / kRecord * kRecord;
+        if (total > record_end) {
+          return DataLoss(archive + ": " + std::to_string(total - marker_end) +
+                          " bytes after the end-of-archive marker at byte " + std::to_string(off) +
+                          " (more than the zeros of its record)");
+        }
+        std::string rest(static_cast<size_t>(total - marker_end), '\0');
+        DETRAIN_RETURN_IF_ERROR(ReadExact(in.get(), marker_end, rest.data(), rest.size(), archive));
+        if (rest.find_first_not_of('\0') != std::string::npos) {
+          return DataLoss(archive + ": data after the end-of-archive marker at byte " +
+                          std::to_string(off));
+        }
         return Status::Ok();
       }
       const std::string where =
