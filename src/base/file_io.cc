@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -55,15 +56,11 @@ std::string ErrnoMessage(const std::string& path, int err) {
   return path + ": " + std::strerror(err);
 }
 
-Result<std::string> ReadFile(const std::string& path) {
-  // O_NONBLOCK so that opening a FIFO does not wait for a writer; it is rejected below anyway,
-  // and the flag does not affect reads of a regular file.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    int err = errno;
-    if (err == ENOENT) return NotFound(path + ": no such file");
-    return IoError(ErrnoMessage(path, err));
-  }
+namespace {
+
+// The whole contents of the open file `fd` (closed here), which must be a regular file of at
+// most `limit` bytes; errors name `path`.
+Result<std::string> ReadOpenFile(int fd, const std::string& path, uint64_t limit) {
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     int err = errno;
@@ -74,10 +71,11 @@ Result<std::string> ReadFile(const std::string& path) {
     ::close(fd);
     return IoError(path + ": not a regular file (directory, device, socket or FIFO)");
   }
-  if (static_cast<uint64_t>(st.st_size) > kMaxReadFileBytes) {
+  limit = std::min(limit, kMaxReadFileBytes);
+  if (static_cast<uint64_t>(st.st_size) > limit) {
     ::close(fd);
     return IoError(path + ": file is " + std::to_string(st.st_size) + " bytes; at most " +
-                   std::to_string(kMaxReadFileBytes) + " can be read");
+                   std::to_string(limit) + " can be read");
   }
   // The whole file is held in memory: it must fit the memory budget (base/budget.h).
   if (Status fits = CheckTensorBytes(st.st_size, path + ": reading the file"); !fits.ok()) {
@@ -97,9 +95,9 @@ Result<std::string> ReadFile(const std::string& path) {
     }
     if (n == 0) break;
     // st_size is only a hint (files in /proc report 0, and a file may grow while it is read).
-    if (out.size() + static_cast<size_t>(n) > kMaxReadFileBytes) {
+    if (out.size() + static_cast<size_t>(n) > limit) {
       ::close(fd);
-      return IoError(path + ": file grew past " + std::to_string(kMaxReadFileBytes) +
+      return IoError(path + ": file grew past " + std::to_string(limit) +
                      " bytes while being read");
     }
     out.append(buf, static_cast<size_t>(n));
@@ -108,9 +106,99 @@ Result<std::string> ReadFile(const std::string& path) {
   return out;
 }
 
+}  // namespace
+
+Result<std::string> ReadFile(const std::string& path) {
+  // O_NONBLOCK so that opening a FIFO does not wait for a writer; it is rejected below anyway,
+  // and the flag does not affect reads of a regular file.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ENOENT) return NotFound(path + ": no such file");
+    return IoError(ErrnoMessage(path, err));
+  }
+  return ReadOpenFile(fd, path, kMaxReadFileBytes);
+}
+
+Result<int> OpenBelow(const std::string& root, std::string_view relative) {
+  const std::string path = root.empty()         ? std::string(relative)
+                           : root.back() == '/' ? root + std::string(relative)
+                                                : root + "/" + std::string(relative);
+  if (relative.empty() || relative.front() == '/') {
+    return InvalidArgument(path + ": not a relative path below " + root);
+  }
+  int dir = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return IoError(ErrnoMessage(root, errno));
+  size_t begin = 0;
+  for (;;) {
+    const size_t slash = relative.find('/', begin);
+    const bool last = slash == std::string_view::npos;
+    const std::string part(relative.substr(begin, last ? std::string_view::npos : slash - begin));
+    if (part.empty() || part == "." || part == "..") {
+      ::close(dir);
+      return InvalidArgument(path + ": a path component is empty, '.' or '..'");
+    }
+    // O_NOFOLLOW refuses a link as the last component (ELOOP); O_DIRECTORY a non-directory
+    // before it; O_NONBLOCK keeps a FIFO from blocking the open.
+    const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | (last ? O_NONBLOCK : O_DIRECTORY);
+    int next = ::openat(dir, part.c_str(), flags);
+    int err = errno;
+    if (next < 0) {
+      struct stat st;
+      const bool link =
+          ::fstatat(dir, part.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+      ::close(dir);
+      const std::string at =
+          root + "/" + std::string(relative.substr(0, last ? relative.size() : slash));
+      if (link) return InvalidArgument(at + ": a symbolic link, which is not followed");
+      if (err == ENOENT) return NotFound(at + ": no such file");
+      return IoError(ErrnoMessage(at, err));
+    }
+    ::close(dir);
+    if (last) return next;
+    dir = next;
+    begin = slash + 1;
+  }
+}
+
+Result<std::string> ReadFileBelow(const std::string& root, std::string_view relative,
+                                  uint64_t limit) {
+  DETRAIN_ASSIGN_OR_RETURN(int fd, OpenBelow(root, relative));
+  return ReadOpenFile(fd, root + "/" + std::string(relative), limit);
+}
+
+Result<uint64_t> FileSizeBelow(const std::string& root, std::string_view relative) {
+  DETRAIN_ASSIGN_OR_RETURN(int fd, OpenBelow(root, relative));
+  struct stat st;
+  const int rc = ::fstat(fd, &st);
+  const int err = errno;
+  ::close(fd);
+  const std::string path = root + "/" + std::string(relative);
+  if (rc != 0) return IoError(ErrnoMessage(path, err));
+  if (!S_ISREG(st.st_mode)) return InvalidArgument(path + ": not a regular file");
+  return static_cast<uint64_t>(st.st_size);
+}
+
+Status CheckOutputPath(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status::Ok();
+    return IoError(ErrnoMessage(path, errno));
+  }
+  if (S_ISREG(st.st_mode)) return Status::Ok();
+  const char* what = S_ISLNK(st.st_mode)                          ? "a symbolic link"
+                     : S_ISDIR(st.st_mode)                        ? "a directory"
+                     : S_ISFIFO(st.st_mode)                       ? "a FIFO"
+                     : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                  : "a special file";
+  return InvalidArgument(path + ": exists and is " + what +
+                         "; an output must be a new path or a regular file");
+}
+
 Status WriteFileAtomic(const std::string& path, std::string_view contents, unsigned mode) {
   // Every error names `path`, the file the caller asked for, not the temporary: that is the
   // file a user knows, and the temporary is gone when the error is returned.
+  DETRAIN_RETURN_IF_ERROR(CheckOutputPath(path));
   std::string tmp = path + ".tmp.XXXXXX";
   int fd = -1;
   if (int injected = fault::Check(fault::Op::kCreate, path); injected != 0) {

@@ -137,7 +137,10 @@ Status AppendFile::Open(const std::string& path, uint64_t keep_bytes) {
   if (int injected = fault::Check(fault::Op::kCreate, path); injected != 0) {
     return IoError(ErrnoMessage(path, injected) + " (opening it)");
   }
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  // No link is followed and no FIFO waited on (O_NONBLOCK: its open fails without a reader);
+  // only a regular file is appended to.
+  DETRAIN_RETURN_IF_ERROR(CheckOutputPath(path));
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
   if (fd_ < 0) return IoError(ErrnoMessage(path, errno) + " (opening it)");
   struct stat st;
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return IoError(path + ": not a regular file");

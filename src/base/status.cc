@@ -25,6 +25,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "internal error";
     case StatusCode::kCancelled:
       return "cancelled";
+    case StatusCode::kUnavailable:
+      return "unavailable here";
   }
   return "unknown";
 }

@@ -27,6 +27,11 @@ enum class StatusCode {
   kUnimplemented,
   kInternal,   // a broken invariant inside detrain
   kCancelled,  // stopped because another party stopped: rank 0 of a multi-process run
+  // This machine, or the way the user asked for the work, cannot do it — no GPU, an ISA this
+  // CPU lacks, a device count the program's shards do not allow, a memory budget too small —
+  // though the input is fine. Never about the input: a verifier reports it as an error of its
+  // own options (exit 2), never as a verdict on a bundle.
+  kUnavailable,
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -58,6 +63,7 @@ inline Status InvalidArgument(std::string m) {
 }
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
+inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 inline Status FailedPrecondition(std::string m) {
   return {StatusCode::kFailedPrecondition, std::move(m)};
 }

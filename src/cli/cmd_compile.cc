@@ -89,7 +89,7 @@ int RunCompile(CompileOptions opts) {
   }
   if (opts.hashes) {
     if (opts.json) {
-      std::cout << driver::CompileSummary(*c, opts.file).dump(2) << "\n";
+      std::cout << JsonOutput(driver::CompileSummary(*c, opts.file));
     } else {
       for (const auto& s : c->stages.records())
         std::cout << "stage " << s.name << " sha256:" << s.sha256 << "\n";
@@ -147,7 +147,7 @@ void RegisterCompileCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--pipeline", opts->pipeline,
                   "Pass pipeline spec (default: docs/passes.md); it is hashed");
   cmd->add_option("--threads", opts->threads, "Compiler threads; no stage depends on them")
-      ->check(CLI::Range(1, 256));
+      ->check(IntegerIn(1, 256));
   cmd->footer(
       "Errors: FILE:LINE:COLUMN: message, exit 2. Formats: docs/language.md, docs/ir.md, "
       "docs/passes.md.");

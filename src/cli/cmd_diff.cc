@@ -50,7 +50,7 @@ int RunDiff(const DiffFlags& f) {
     if (!f.quiet) std::cerr << "report: " << f.html << "\n";
   }
   if (f.json) {
-    std::cout << report->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << JsonOutput(*report);
   } else {
     std::cout << diff::DiffText(*report);
   }
@@ -78,7 +78,7 @@ void RegisterDiffCommand(CLI::App& app, int* exit_code) {
                 "checkpoints or the final weights hold that step's state");
   cmd->add_option("--threads", f->threads,
                   "Worker threads for a replay; results never depend on them")
-      ->check(CLI::Range(1, 256));
+      ->check(IntegerIn(1, 256));
   cmd->add_flag("-q,--quiet", f->quiet, "No progress output");
   cmd->footer(
       "Inputs and stages are compared from the bundles alone; the first differing tensor\n"

@@ -126,7 +126,7 @@ int RunDigest(const DigestOptions& opts) {
     all.push_back(std::move(*j));
   }
   if (opts.json) {
-    std::cout << nlohmann::json{{"paths", all}}.dump(2) << "\n";
+    std::cout << JsonOutput(nlohmann::json{{"paths", all}});
   } else if (opts.oms) {
     for (const auto& j : all) {
       std::cout << j["oms_root"].get<std::string>();
@@ -153,7 +153,7 @@ void RegisterDigestCommand(CLI::App& app, int* exit_code) {
                 "Print only the OpenSSF model-signing root digest (`sha256:<hex>`, as "
                 "`model_signing digest` prints it)");
   cmd->add_option("--threads", opts->threads, "Hashing threads (default: all cores)")
-      ->check(CLI::Range(1, 1024));
+      ->check(IntegerIn(1, 1024));
   cmd->footer(
       "Files: size, SHA-256 (as sha256sum prints it) and the Merkle root over 1 MiB chunks.\n"
       "Directories: regular files only, symlinks rejected; dirhash1 and the OMS root.\n"

@@ -186,13 +186,14 @@ void RegisterEvalCommand(CLI::App& app, int* exit_code) {
                   "cuda (its CUDA program on the machine's NVIDIA GPUs)")
       ->check(CLI::IsMember({"interp", "cpu", "cuda"}));
   cmd->add_option("--threads", opts->threads, "cpu: worker threads; results never depend on them")
-      ->check(CLI::Range(1, 256));
+      ->check(IntegerIn(1, 256));
   cmd->add_option(
       "--isa", opts->isa,
       "cpu: scalar, avx2 or avx512 (default: the best this CPU has); never changes a bit");
   cmd->add_option("--devices", opts->devices,
                   "cpu: in-process devices, 1, 2, 4 or 8, dividing the program's shard count; "
-                  "never changes a bit");
+                  "never changes a bit")
+      ->check(DeviceCount());
   cmd->add_option("--input", opts->inputs, "NAME=FILE.npy: a parameter by name or as p0, p1, ...");
   cmd->add_option("-o,--output-dir", opts->out_dir,
                   "Write out.npy (or out0.npy, out1.npy, ... for a tuple) here");

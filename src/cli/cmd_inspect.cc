@@ -55,7 +55,7 @@ int RunInspect(const InspectFlags& f) {
               << (*report)["verification"].value("headline", std::string()) << ")\n";
   }
   if (f.json) {
-    std::cout << report->dump(2) << "\n";
+    std::cout << JsonOutput(*report);
   } else if (f.html.empty()) {
     std::cout << report::InspectText(*report, 64, 10);
   }

@@ -14,6 +14,7 @@
 #include "evidence/bundle/attested_run.h"
 #include "evidence/bundle/bundle_format.h"
 #include "evidence/sign/attestations.h"
+#include "frontend/run_config.h"
 #include "runtime/mpi/mpi_cluster.h"
 
 namespace detrain::cli {
@@ -250,13 +251,14 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                   "source, PTX and cubins (docs/cuda.md)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--threads", f->threads, "Worker threads; results never depend on them")
-      ->check(CLI::Range(1, 256));
+      ->check(IntegerIn(1, 256));
   cmd->add_option("--devices", f->devices,
                   "In-process devices: 1, 2, 4 or 8, dividing the program's shards; never "
-                  "changes a bit");
+                  "changes a bit")
+      ->check(DeviceCount());
   cmd->add_option("--isa", f->isa, "scalar, avx2 or avx512 (default: the best this CPU has)");
   cmd->add_option("--steps", f->steps, "Train this many steps instead of the program's")
-      ->check(CLI::Range(int64_t{1}, int64_t{4294967295}));
+      ->check(IntegerIn(1, frontend::kMaxSteps));
   cmd->add_option("--step-digest", f->step_digest,
                   "xxh3-128 (default: XXH3-128 of the state every step, SHA-256 roots at "
                   "checkpoints and the end) or sha256 (SHA-256 every step)")
@@ -269,7 +271,7 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--rank-timeout", f->rank_timeout,
                   "Under mpirun: seconds a rank waits for another before the run stops, naming "
                   "it (default 300)")
-      ->check(CLI::Range(0.001, 86400.0));
+      ->check(RealIn(0.001, 86400.0));
   cmd->footer(
       "Ctrl-C stops after the current step; the bundle says it is incomplete and --resume\n"
       "continues it. A NaN or infinite loss stops the run; the bundle is finished with status\n"

@@ -117,7 +117,7 @@ int RunVerify(const VerifyFlags& f) {
       verify::VerifyReport r;
       r.outcome = verify::Outcome::kInputError;
       r.message = std::string(source.status().message());
-      std::cout << r.ToJson().dump(2) << "\n";
+      std::cout << JsonOutput(r.ToJson());
     }
     return ReportError("verify", source.status());
   }
@@ -143,7 +143,7 @@ int RunVerify(const VerifyFlags& f) {
   verify::VerifyReport r = verify::VerifyBundle(o);
   if (follower) return r.ExitCode();  // rank 0 reports
   if (f.json) {
-    std::cout << r.ToJson().dump(2) << "\n";
+    std::cout << JsonOutput(r.ToJson());
   }
   // The verdict as evidence: a signed verification summary (schemas/attestation.md).
   if (signer.has_value() &&
@@ -209,7 +209,7 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
                   "A:B replays steps A..B-1 only (from the nearest checkpoint at or before A); "
                   "A: and :B are open ranges");
   cmd->add_option("--jobs", f->jobs, "Checkpoint segments replayed at once")
-      ->check(CLI::Range(1, 256));
+      ->check(IntegerIn(1, 256));
   cmd->add_flag("--no-replay", f->no_replay, "Check integrity and recompile only");
   cmd->add_flag("--integrity-only", f->integrity_only,
                 "Check integrity only (digests, sizes, the step chain; no recompile, no replay)");
@@ -222,12 +222,15 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
                   "either verifies on either")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--threads", f->threads, "Threads per replaying job; never changes a bit")
-      ->check(CLI::Range(1, 256));
-  cmd->add_option("--devices", f->devices, "In-process devices per job; never changes a bit");
+      ->check(IntegerIn(1, 256));
+  cmd->add_option("--devices", f->devices,
+                  "In-process devices per job: 1, 2, 4 or 8, dividing the program's shards; "
+                  "never changes a bit")
+      ->check(DeviceCount());
   cmd->add_option("--isa", f->isa, "scalar, avx2 or avx512; never changes a bit");
   cmd->add_option("--rank-timeout", f->rank_timeout,
                   "Under mpirun: seconds a rank waits for another (default 300)")
-      ->check(CLI::Range(0.001, 86400.0));
+      ->check(RealIn(0.001, 86400.0));
   cmd->footer(
       "Phases: integrity (every file's size and Merkle root, the manifest's root digest, the\n"
       "step chain, checkpoints, final weights, the split), signatures (attestation/: each\n"

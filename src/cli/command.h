@@ -7,6 +7,8 @@
 #define DETRAIN_CLI_COMMAND_H_
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 
 #include "base/exit_code.h"
@@ -35,6 +37,21 @@ int ReportError(std::string_view command, const Status& status);
 // which names the program first, as the frontend and the driver write every error in a program
 // or its HLO — is printed as is, as a compiler prints one (exit 2); any other as ReportError.
 int ReportProgramError(std::string_view command, std::string_view program, const Status& status);
+
+// A command's JSON output, indented, with a newline. Text that is not valid UTF-8 — a path of
+// bytes, as a file system allows — is written with U+FFFD in place of each invalid byte rather
+// than ending the command in an exception (JSON strings are Unicode).
+std::string JsonOutput(const nlohmann::json& j);
+
+// The one checker of numeric options, every command's. An integer must be plain decimal (digits
+// with an optional '-': no hex, exponent, fraction or trailing text, nothing past int64) within
+// [min, max]; a real number finite (NaN and infinities refused: a range test alone lets NaN
+// through, as every comparison with it is false) within [min, max]. The message names the
+// option, the text and the range.
+CLI::Validator IntegerIn(int64_t min, int64_t max);
+CLI::Validator RealIn(double min, double max);
+// --devices: 1, 2, 4 or 8 (whether they divide a program's shards is checked with the program).
+CLI::Validator DeviceCount();
 
 // One registration function per subcommand (see cmd_*.cc).
 void RegisterDigestCommand(CLI::App& app, int* exit_code);

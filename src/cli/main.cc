@@ -1,7 +1,12 @@
 // The `detrain` command: parses the command line with CLI11 and dispatches to one subcommand.
 // Usage errors (unknown subcommand or flag, missing argument) print usage and exit 2.
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -16,6 +21,53 @@ namespace detrain::cli {
 int ReportError(std::string_view command, const Status& status) {
   std::cerr << "detrain " << command << ": " << status.message() << "\n";
   return ToInt(ExitCodeOf(status));
+}
+
+CLI::Validator IntegerIn(int64_t min, int64_t max) {
+  const std::string range =
+      "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  return CLI::Validator(
+      [min, max, range](std::string& text) -> std::string {
+        int64_t v = 0;
+        const char* end = text.data() + text.size();
+        auto [ptr, ec] = std::from_chars(text.data(), end, v);
+        if (text.empty() || ec != std::errc() || ptr != end || v < min || v > max) {
+          return "'" + text + "': expected " + range;
+        }
+        return "";
+      },
+      range);
+}
+
+CLI::Validator RealIn(double min, double max) {
+  char b[96];
+  std::snprintf(b, sizeof(b), "a finite number in [%g, %g]", min, max);
+  const std::string range = b;
+  return CLI::Validator(
+      [min, max, range](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double v = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE ||
+            !std::isfinite(v) || !(v >= min && v <= max)) {
+          return "'" + text + "': expected " + range;
+        }
+        return "";
+      },
+      range);
+}
+
+CLI::Validator DeviceCount() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text == "1" || text == "2" || text == "4" || text == "8") return "";
+        return "'" + text + "': expected 1, 2, 4 or 8";
+      },
+      "1, 2, 4 or 8");
+}
+
+std::string JsonOutput(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 int ReportProgramError(std::string_view command, std::string_view program, const Status& status) {
@@ -73,6 +125,9 @@ void AddMaxMemoryOption(CLI::App* cmd) {
 
 int main(int argc, char** argv) {
   using namespace detrain::cli;
+  // A write past the file-size limit (ulimit -f) fails with EFBIG, which the writer reports
+  // with the file's name, instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"detrain: deterministic ML training with audit bundles that verify bit for bit.",
                "detrain"};
   app.require_subcommand(1);

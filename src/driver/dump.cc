@@ -52,7 +52,10 @@ Status WriteDumpDir(const std::string& dir, const CompileResult& result, const s
     DETRAIN_ASSIGN_OR_RETURN(std::string text, plan::PlanToText(plan->bytes));
     DETRAIN_RETURN_IF_ERROR(WriteFileAtomic(dir + "/" + kPlanTextFile, text));
   }
-  return WriteFileAtomic(dir + "/summary.json", CompileSummary(result, file).dump(2) + "\n");
+  return WriteFileAtomic(
+      dir + "/summary.json",
+      CompileSummary(result, file).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+          "\n");
 }
 
 nlohmann::json CompileSummary(const CompileResult& result, const std::string& file) {

@@ -14,6 +14,22 @@ std::string_view OptimizerName(OptimizerKind kind) { return NameOf(kOptimizerNam
 std::string_view PrngModeName(PrngMode mode) { return NameOf(kPrngModeNames, mode); }
 std::string_view MetricName(Metric metric) { return NameOf(kMetricNames, metric); }
 
+std::string TrainFieldProblem(std::string_view field, int64_t value) {
+  const std::string found = ", found " + std::to_string(value);
+  const int64_t min =
+      field == "seed" || field == "checkpoint_every" || field == "eval_every" ? 0 : 1;
+  if (value < min) return "must be >= " + std::to_string(min) + found;
+  if (field == "steps" && value > kMaxSteps) {
+    return "must be at most " + std::to_string(kMaxSteps) +
+           " (checkpoint names have eight digits)" + found;
+  }
+  if (field == "shards") {
+    if (value > kMaxShards) return "must be at most " + std::to_string(kMaxShards) + found;
+    if ((value & (value - 1)) != 0) return "must be a power of two (1, 2, 4, 8, ...)" + found;
+  }
+  return "";
+}
+
 int OptimizerSlots(OptimizerKind kind) {
   switch (kind) {
     case OptimizerKind::kSgd:

@@ -39,6 +39,13 @@ inline constexpr int64_t kMaxShards = 1024;
 // (checkpoints/step-NNNNNNNN.safetensors).
 inline constexpr int64_t kMaxSteps = 99'999'999;
 
+// The limits of a training configuration's integers, in one place for every form it comes in
+// (a .dt program's train(...), the "train" object of a run spec or a manifest, run --steps):
+// "" when `value` is allowed for `field` ("steps", "epochs", "batch", "shards", "seed",
+// "checkpoint_every", "eval_every"), otherwise what is wrong, as "must be at most 99999999
+// (checkpoint names have eight digits), found 100000000".
+std::string TrainFieldProblem(std::string_view field, int64_t value);
+
 enum class PrngMode { kPartitionable, kOriginal };
 
 enum class InitializerKind {

@@ -328,30 +328,36 @@ Result<OptimizerConfig> ParseOptimizer(const Obj& o) {
   return c;
 }
 
+constexpr int64_t kAnyInt = std::numeric_limits<int64_t>::min();
+
 Result<TrainConfig> ParseTrain(const Obj& o) {
   TrainConfig t;
   DETRAIN_RETURN_IF_ERROR(o.Check(
       {"steps", "epochs", "batch", "shards", "seed", "checkpoint_every", "eval_every", "prng"}));
-  DETRAIN_RETURN_IF_ERROR(o.OptionalInt("steps", 1, &t.steps));
-  DETRAIN_RETURN_IF_ERROR(o.OptionalInt("epochs", 1, &t.epochs));
+  // Bounds: TrainFieldProblem (run_config.h), the same for every form of the configuration.
+  DETRAIN_RETURN_IF_ERROR(o.OptionalInt("steps", kAnyInt, &t.steps));
+  DETRAIN_RETURN_IF_ERROR(o.OptionalInt("epochs", kAnyInt, &t.epochs));
   if (!t.steps.has_value() && !t.epochs.has_value())
     return Error(o.Path("steps"), "give steps or epochs");
-  DETRAIN_RETURN_IF_ERROR(o.Int("batch", 1, &t.batch));
-  DETRAIN_RETURN_IF_ERROR(o.Int("shards", 1, &t.shards));
-  if (t.shards > kMaxShards) {
-    return Error(o.Path("shards"), "must be at most " + std::to_string(kMaxShards) + ", found " +
-                                       std::to_string(t.shards));
-  }
-  if ((t.shards & (t.shards - 1)) != 0) {
-    return Error(o.Path("shards"), "must be a power of two, found " + std::to_string(t.shards));
+  DETRAIN_RETURN_IF_ERROR(o.Int("batch", kAnyInt, &t.batch));
+  DETRAIN_RETURN_IF_ERROR(o.Int("shards", kAnyInt, &t.shards));
+  DETRAIN_RETURN_IF_ERROR(o.Int("seed", kAnyInt, &t.seed));
+  DETRAIN_RETURN_IF_ERROR(o.Int("checkpoint_every", kAnyInt, &t.checkpoint_every));
+  DETRAIN_RETURN_IF_ERROR(o.Int("eval_every", kAnyInt, &t.eval_every));
+  const std::pair<const char*, std::optional<int64_t>> fields[] = {
+      {"steps", t.steps},          {"epochs", t.epochs}, {"batch", t.batch},
+      {"shards", t.shards},        {"seed", t.seed},     {"checkpoint_every", t.checkpoint_every},
+      {"eval_every", t.eval_every}};
+  for (const auto& [field, value] : fields) {
+    if (!value.has_value()) continue;
+    if (std::string why = TrainFieldProblem(field, *value); !why.empty()) {
+      return Error(o.Path(field), why);
+    }
   }
   if (t.batch % t.shards != 0) {
     return Error(o.Path("batch"), std::to_string(t.batch) + " is not divisible by shards " +
                                       std::to_string(t.shards));
   }
-  DETRAIN_RETURN_IF_ERROR(o.Int("seed", 0, &t.seed));
-  DETRAIN_RETURN_IF_ERROR(o.Int("checkpoint_every", 0, &t.checkpoint_every));
-  DETRAIN_RETURN_IF_ERROR(o.Int("eval_every", 0, &t.eval_every));
   DETRAIN_RETURN_IF_ERROR(o.Name("prng", kPrngModeNames, &t.prng));
   return t;
 }

@@ -93,12 +93,12 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
   s.checked = std::make_unique<plan::ValidatedPlan>(std::move(checked));
   const pb::Plan& p = s.plan();
   if (options.threads < 1 || options.threads > 256)
-    return InvalidArgument("threads must be between 1 and 256");
+    return Unavailable("threads must be between 1 and 256");
   s.isa = options.isa.value_or(BestIsa());
   if (!IsaSupported(s.isa)) {
-    return InvalidArgument(
-        "ISA '" + std::string(IsaName(s.isa)) +
-        "' is not supported by this CPU (best: " + std::string(IsaName(BestIsa())) + ")");
+    return Unavailable("ISA '" + std::string(IsaName(s.isa)) +
+                       "' is not supported by this CPU (best: " + std::string(IsaName(BestIsa())) +
+                       ")");
   }
   const int64_t shards = p.shards();
   const int per_rank = options.devices;
@@ -109,21 +109,21 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
     for (int c : {1, 2, 4, 8}) {
       if (shards % c == 0) ok += (ok.empty() ? "" : ", ") + std::to_string(c);
     }
-    return InvalidArgument("--devices " + std::to_string(per_rank) +
-                           ": the device count must be 1, 2, 4 or 8 and divide the program's " +
-                           std::to_string(shards) + " shards (use " + ok + ")");
+    return Unavailable("--devices " + std::to_string(per_rank) +
+                       ": the device count must be 1, 2, 4 or 8 and divide the program's " +
+                       std::to_string(shards) + " shards (use " + ok + ")");
   }
   if (ranks < 1 || ranks > 32 || shards % (static_cast<int64_t>(ranks) * per_rank) != 0 ||
       ranks * per_rank > 32) {
-    return InvalidArgument("a mesh of " + std::to_string(ranks) + " processes × --devices " +
-                           std::to_string(per_rank) + " = " +
-                           std::to_string(static_cast<int64_t>(ranks) * per_rank) +
-                           " devices: the mesh's device count must divide the program's " +
-                           std::to_string(shards) + " shards (and be at most 32)");
+    return Unavailable("a mesh of " + std::to_string(ranks) + " processes × --devices " +
+                       std::to_string(per_rank) + " = " +
+                       std::to_string(static_cast<int64_t>(ranks) * per_rank) +
+                       " devices: the mesh's device count must divide the program's " +
+                       std::to_string(shards) + " shards (and be at most 32)");
   }
   const int d = ranks * per_rank;  // the mesh's devices
   if (p.replicated() && d != 1) {
-    return InvalidArgument(
+    return Unavailable(
         "--devices " + std::to_string(per_rank) + " on " + std::to_string(ranks) +
         " process(es): a replicated module (all-reduce) runs one device per replica, in one "
         "process");

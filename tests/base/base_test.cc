@@ -98,6 +98,52 @@ TEST_F(FileIoTest, ReadRejectsNonRegularFiles) {
   }
 }
 
+// Reading below a root (how a bundle is read): a link at any component — the file, a directory
+// on the way, relative or dangling — is refused by name and never read through; so are '.',
+// '..', empty components, special files and a file one byte past the limit.
+TEST_F(FileIoTest, ReadBelowFollowsNoLinkAndKeepsItsLimit) {
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/secret", "secret").ok());
+  ASSERT_EQ(mkdir((dir_ + "/root").c_str(), 0700), 0);
+  ASSERT_EQ(mkdir((dir_ + "/root/sub").c_str(), 0700), 0);
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/root/sub/f", "12345").ok());
+  ASSERT_EQ(symlink((dir_ + "/secret").c_str(), (dir_ + "/root/sub/abs").c_str()), 0);
+  ASSERT_EQ(symlink("../../secret", (dir_ + "/root/sub/rel").c_str()), 0);
+  ASSERT_EQ(symlink((dir_ + "/nope").c_str(), (dir_ + "/root/sub/dangling").c_str()), 0);
+  ASSERT_EQ(symlink("sub", (dir_ + "/root/alias").c_str()), 0);
+  ASSERT_EQ(mkfifo((dir_ + "/root/sub/pipe").c_str(), 0600), 0);
+  const std::string root = dir_ + "/root";
+  Result<std::string> ok = ReadFileBelow(root, "sub/f", 5);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(*ok, "12345");
+  EXPECT_EQ(*FileSizeBelow(root, "sub/f"), 5u);
+  Result<std::string> past = ReadFileBelow(root, "sub/f", 4);
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.status().message(), root + "/sub/f: file is 5 bytes; at most 4 can be read");
+  for (const char* link : {"sub/abs", "sub/rel", "sub/dangling", "alias/f"}) {
+    Result<std::string> r = ReadFileBelow(root, link);
+    ASSERT_FALSE(r.ok()) << link;
+    EXPECT_NE(r.status().message().find("a symbolic link, which is not followed"),
+              std::string::npos)
+        << r.status().message();
+    EXPECT_FALSE(FileSizeBelow(root, link).ok()) << link;
+  }
+  EXPECT_EQ(ReadFileBelow(root, "alias/f").status().message(),
+            root + "/alias: a symbolic link, which is not followed");
+  for (const char* bad : {"", "/etc/passwd", "sub/../sub/f", "./sub/f", "sub//f", "sub/"}) {
+    Result<std::string> r = ReadFileBelow(root, bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+  Result<std::string> fifo = ReadFileBelow(root, "sub/pipe");  // must not block
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(fifo.status().message().find("not a regular file"), std::string::npos);
+  EXPECT_FALSE(ReadFileBelow(root, "sub").ok());
+  EXPECT_EQ(ReadFileBelow(root, "sub/missing").status().code(), StatusCode::kNotFound);
+  // The root itself may be a link: the caller named it.
+  ASSERT_EQ(symlink(root.c_str(), (dir_ + "/root-link").c_str()), 0);
+  EXPECT_TRUE(ReadFileBelow(dir_ + "/root-link", "sub/f").ok());
+}
+
 TEST_F(FileIoTest, ReadsFilesWhoseSizeIsNotKnownInAdvance) {
   // /proc reports a size of 0 for its regular files; the contents are still read.
   if (!std::filesystem::exists("/proc/self/status")) GTEST_SKIP() << "no /proc";

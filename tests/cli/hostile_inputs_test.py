@@ -16,10 +16,13 @@ lying headers for each reader. Run: python3 tests/cli/hostile_inputs_test.py (DE
 names the binary; DETRAIN_SOURCE_DIR the repository). Prints one line per failing case and a
 summary "N cases, N passed".
 """
+import ctypes
+import json
 import os
 import re
 import resource
 import shutil
+import stat
 import struct
 import subprocess
 import sys
@@ -34,13 +37,18 @@ POS = re.compile(r":(\d+):(\d+):")
 
 
 class Case:
-    def __init__(self, name, args, rc=(2,), pos=None, msg=None, stdout=None):
+    def __init__(self, name, args, rc=(2,), pos=None, msg=None, stdout=None, secret=None,
+                 absent=None, fsize=None, kind=None):
         self.name = name
         self.args = args      # argv after the binary; "{d}" is the case directory
         self.rc = rc          # acceptable exit codes
         self.pos = pos        # None: no position required; True: any; (line, col): that one
-        self.msg = msg        # a phrase the message must contain (case-insensitive)
+        self.msg = msg        # a phrase (or a list) the message must contain (case-insensitive)
         self.stdout = stdout  # a phrase stdout must contain (for cases that must succeed)
+        self.secret = secret  # a phrase that must appear nowhere in the output
+        self.absent = absent  # a path ("{d}/...") that must not exist afterwards
+        self.fsize = fsize    # RLIMIT_FSIZE for the child (bytes), as `ulimit -f` sets it
+        self.kind = kind      # (path, stat.S_IS* test) the path must still pass afterwards
 
 
 def tiny_program():
@@ -70,6 +78,7 @@ class Corpus:
         self.root = root
         self.cases = []
         self.tiny = tiny_program()
+        self.tiny_path = os.path.join(TINY_DIR, "train.dt")
         shutil.copy(os.path.join(TINY_DIR, "tiny.csv"), os.path.join(root, "tiny.csv"))
         os.mkfifo(os.path.join(root, "fifo"))
         os.mkdir(os.path.join(root, "adir"))
@@ -392,9 +401,14 @@ class Corpus:
 def run_case(case, root):
     args = [a.replace("{d}", root) for a in case.args]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+
+    def limits():
+        if case.fsize is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (case.fsize, case.fsize))
+
     try:
         p = subprocess.run([BIN] + args, capture_output=True, timeout=max(10, 5 * TIME_LIMIT),
-                           cwd=root)
+                           cwd=root, preexec_fn=limits if case.fsize is not None else None)
     except subprocess.TimeoutExpired:
         return "hung (killed after %.0f s)" % max(10, 5 * TIME_LIMIT)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -419,10 +433,17 @@ def run_case(case, root):
             return "no FILE:LINE:COL in: " + first
         if isinstance(case.pos, tuple) and (int(m.group(1)), int(m.group(2))) != case.pos:
             return f"position {m.group(1)}:{m.group(2)}, expected {case.pos}: {first}"
-    if case.msg and case.msg.lower() not in err.lower():
-        return f"message lacks '{case.msg}': {first}"
+    for phrase in (case.msg if isinstance(case.msg, list) else [case.msg] if case.msg else []):
+        if phrase.lower() not in err.lower():
+            return f"message lacks '{phrase}': {first}"
     if case.stdout and case.stdout not in out:
         return f"stdout lacks '{case.stdout}': {out[:200]}"
+    if case.secret and (case.secret in out or case.secret in err):
+        return f"the output shows '{case.secret}', read through a link"
+    if case.absent and os.path.lexists(case.absent.replace("{d}", root)):
+        return f"{case.absent} was written"
+    if case.kind and not case.kind[1](os.lstat(case.kind[0].replace("{d}", root)).st_mode):
+        return f"{case.kind[0]} was replaced"
     return None
 
 
@@ -482,6 +503,167 @@ def signing_cases(corpus):
                    rc=(2,))
 
 
+SECRET = "SECRET-CANARY-7f3a"
+
+
+def link_cases(corpus):
+    """Links and special files inside a bundle directory (issue 35, class 2): every reader —
+    verify, inspect, its report, diff — refuses the bundle by the link's name, reads nothing
+    through it and writes no report."""
+    root = corpus.root
+    golden = os.path.join(SRC, "audit-bundles", "v1", "tiny")
+    secret = corpus.write("secret.txt", SECRET + "\n")
+    secret_dir = os.path.join(root, "secret-dir")
+    os.mkdir(secret_dir)
+    with open(os.path.join(secret_dir, "train.dt"), "w") as f:
+        f.write(SECRET + "\n")
+
+    def variant(name, rel, make):
+        d = os.path.join(root, "linked-" + name)
+        shutil.copytree(golden, d, symlinks=True)
+        p = os.path.join(d, rel)
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p)
+        elif os.path.lexists(p):
+            os.remove(p)
+        make(p)
+        return d
+
+    variants = {
+        "stage": ("stages/01.source.hlo", lambda p: os.symlink(secret, p)),
+        "program": ("program/train.dt", lambda p: os.symlink(secret, p)),
+        "program-dir": ("program", lambda p: os.symlink(secret_dir, p)),
+        "manifest": ("manifest.json", lambda p: os.symlink(secret, p)),
+        "relative": ("stages/02.hlo.hlo", lambda p: os.symlink("../../secret.txt", p)),
+        "checkpoint": ("checkpoints/step-00000008.safetensors", lambda p: os.symlink(secret, p)),
+        "split": ("data/split.safetensors", lambda p: os.symlink(secret, p)),
+        "attestation-dir": ("attestation", lambda p: os.symlink(secret_dir, p)),
+        "dangling": ("stages/04.plan.txt", lambda p: os.symlink(root + "/nope", p)),
+        "fifo": ("program/train.dt", os.mkfifo),
+    }
+    for name, (rel, make) in variants.items():
+        d = variant(name, rel, make)
+        what = "a special file" if name == "fifo" else "a symbolic link"
+        k = dict(secret=SECRET, msg=[" " + rel + ": ", what])
+        corpus.add("link/verify-" + name, ["verify", d], rc=(1,), **k)
+        corpus.add("link/inspect-" + name, ["inspect", d], **k)
+        corpus.add("link/inspect-json-" + name, ["inspect", d, "--json"], **k)
+        html = "{d}/report-" + name + ".html"
+        corpus.add("link/inspect-html-" + name, ["inspect", d, "--html", html], absent=html, **k)
+        corpus.add("link/diff-" + name, ["diff", golden, d], **k)
+        corpus.add("link/diff-json-" + name, ["diff", d, golden, "--json"], **k)
+        html = "{d}/diff-" + name + ".html"
+        corpus.add("link/diff-html-" + name, ["diff", golden, d, "--html", html], absent=html,
+                   **k)
+
+
+def can_load(library):
+    try:
+        ctypes.CDLL(library)
+        return True
+    except OSError:
+        return False
+
+
+def option_cases(corpus):
+    """Issue 35, classes 4, 5 and 7-10: the auditor's own options, outputs and paths."""
+    root = corpus.root
+    golden = os.path.join(SRC, "audit-bundles", "v1", "tiny")
+    key = os.path.join(root, "auditor")
+    subprocess.run([BIN, "keygen", "-o", key], check=True, capture_output=True)
+    vsa = "{d}/vsa.json"
+    # 4. An option this machine or the program cannot take is exit 2 and no signed summary.
+    signed = ["--sign-key", key + ".key", "--summary-out", vsa]
+    for name, opts in (("devices-3", ["--devices", "3"]),
+                       ("devices-not-dividing", ["--devices", "8"]),
+                       ("steps-outside", ["--steps", "0:999"])):
+        corpus.add("verdict/" + name, ["verify", golden] + opts + signed, absent=vsa)
+    corpus.add("verdict/devices-not-dividing-message", ["verify", golden, "--devices", "8"],
+               msg="not a verdict on the bundle")
+    if not can_load("libcuda.so.1"):
+        corpus.add("verdict/cuda-without-gpu", ["verify", golden, "--backend", "cuda"] + signed,
+                   absent=vsa, msg="not a verdict on the bundle")
+    # 5. Paths that are not UTF-8, with --json: the JSON says U+FFFD where a byte was invalid.
+    bad = os.path.join(root, "bad-\udcff-bundle")  # the byte 0xff (surrogateescape)
+    shutil.copytree(golden, bad, symlinks=True)  # str paths with surrogates: bytes on disk
+    corpus.add("utf8/inspect-json", ["inspect", bad, "--json"], rc=(0,), stdout="\ufffd")
+    corpus.add("utf8/verify-json", ["verify", bad, "--integrity-only", "--json"], rc=(0,))
+    corpus.add("utf8/verify-json-missing", ["verify", bad + "-nope", "--json"])
+    corpus.add("utf8/digest-json", ["digest", bad, "--json"], rc=(0,))
+    corpus.add("utf8/diff-json", ["diff", bad, golden, "--json"], rc=(0,))
+    # 7. An output that exists and is not a regular file is refused, never replaced.
+    dev = os.path.join(root, "null-device")
+    specials = {"fifo": (root + "/fifo", stat.S_ISFIFO), "dir": (root + "/adir", stat.S_ISDIR),
+                "link": (root + "/zero-link", stat.S_ISLNK)}
+    try:
+        os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # as /dev/null, here
+        specials["device"] = (dev, stat.S_ISCHR)
+    except OSError:
+        pass  # not root: no device node to offer
+    for name, (path, test) in specials.items():
+        k = dict(kind=(path, test), msg="an output must be a new path or a regular file")
+        corpus.add("output/pack-" + name, ["pack", golden, "-o", path], **k)
+        corpus.add("output/inspect-html-" + name, ["inspect", golden, "--html", path], **k)
+        corpus.add("output/diff-html-" + name, ["diff", golden, golden, "--html", path], **k)
+        corpus.add("output/summary-" + name, ["verify", golden, "--integrity-only", "--sign-key",
+                                              key + ".key", "--summary-out", path], **k)
+    # 8. Errors of an archive name the archive and the entry, never a removed temporary.
+    def tar(entries):
+        out = b""
+        for name, data in entries:
+            h = bytearray(512)
+            h[0:len(name)] = name
+            h[100:107] = b"0000644"
+            h[124:135] = b"%011o" % len(data)
+            h[156:157] = b"0"
+            h[257:263] = b"ustar\0"
+            h[263:265] = b"00"
+            h[148:156] = b" " * 8
+            h[148:154] = b"%06o" % sum(h)
+            out += bytes(h) + data + b"\0" * ((512 - len(data) % 512) % 512)
+        return out + b"\0" * 1024 + b"\0" * ((10240 - (len(out) + 1024) % 10240) % 10240)
+
+    below_file = corpus.write("below-file.tar", tar([(b"a", b"x"), (b"a/b", b"y")]))
+    big = corpus.write("big-entry.tar", tar([(b"big.bin", b"z" * 65536)]))
+    for cmd in (["unpack", below_file, "-o", "{d}/unpacked-below"], ["verify", below_file]):
+        corpus.add("archive-names/" + cmd[0] + "-below-file", cmd, rc=(1, 2),
+                   msg=["below-file.tar: entry 2", "is a file of an earlier entry"], secret=".tmp.")
+    for cmd in (["unpack", big, "-o", "{d}/unpacked-big"], ["verify", big]):
+        corpus.add("archive-names/" + cmd[0] + "-file-too-large", cmd, rc=(1, 2), fsize=16384,
+                   msg=["big-entry.tar: entry 1", "File too large"], secret="detrain-unpack.")
+    # 9. Numeric options: NaN, infinities, negatives, zero, overflow, other spellings.
+    numeric = {
+        "--rank-timeout": ["nan", "inf", "-inf", "-1", "0", "1e999", "86401", "5s"],
+        "--threads": ["0", "-1", "257", "1e2", "0x10", "99999999999999999999", "2.5", "nan"],
+        "--devices": ["0", "-2", "3", "16", "nan", "1.0"],
+        "--max-memory": ["0", "-1", "nan", "inf", "1e3", "99999999999T", "1.5G"],
+    }
+    for opt, values in numeric.items():
+        for v in values:
+            for cmd in (["verify", golden, "--integrity-only"], ["run", corpus.tiny_path]):
+                corpus.add("numeric/" + cmd[0] + opt + "=" + v, cmd + [opt, v])
+    for v in ["0", "-1", "100000000", "nan", "1e3", "18446744073709551616"]:
+        corpus.add("numeric/run--steps=" + v, ["run", corpus.tiny_path, "--steps", v])
+    for v in ["0", "257", "nan"]:
+        corpus.add("numeric/verify--jobs=" + v, ["verify", golden, "--jobs", v])
+    for v in ["0", "1025", "nan"]:
+        corpus.add("numeric/digest--threads=" + v, ["digest", golden, "--threads", v])
+    corpus.add("numeric/boundary-threads-256", ["verify", golden, "--integrity-only", "--threads",
+                                                "256", "--rank-timeout", "86400"], rc=(0,))
+    # 10. One limit per value, whatever the form: a run spec's steps as a program's.
+    spec_dir = os.path.join(root, "spec", "jax", "cnn_maxpool")  # its data: ../../digits/
+    shutil.copytree(os.path.join(SRC, "examples", "jax", "cnn_maxpool"), spec_dir)
+    shutil.copytree(os.path.join(SRC, "examples", "digits"), os.path.join(root, "spec", "digits"))
+    with open(os.path.join(spec_dir, "run.json")) as f:
+        spec = json.load(f)
+    for steps, rc in ((99_999_999, (0,)), (100_000_000, (2,))):
+        spec["train"].pop("epochs", None)
+        spec["train"]["steps"] = steps
+        path = corpus.write("spec/jax/cnn_maxpool/run-%d.json" % steps, json.dumps(spec))
+        corpus.add("limits/run-spec-steps-%d" % steps, ["compile", path, "--emit", "hlo"], rc=rc,
+                   msg=None if rc == (0,) else "must be at most 99999999")
+
+
 class HostileInputs(unittest.TestCase):
     def test_every_case_fails_cleanly(self):
         if not os.path.exists(BIN):
@@ -494,6 +676,8 @@ class HostileInputs(unittest.TestCase):
             corpus.inputs()
             corpus.bundles()
             signing_cases(corpus)
+            link_cases(corpus)
+            option_cases(corpus)
             only = os.environ.get("DETRAIN_HOSTILE_FILTER")
             failures = []
             ran = 0

@@ -284,7 +284,7 @@ TEST(CheckTest, HyperparameterErrors) {
   EXPECT_EQ(FirstErrorLine("stddev = 0.02", "stddev = 0"),
             "p.dt:4:40: error: normal: must be a positive number, found 0");
   EXPECT_EQ(FirstErrorLine("seed = 7", "seed = -7"),
-            "p.dt:18:51: error: train: must be >= 0, found -7");
+            "p.dt:18:51: error: train: seed must be >= 0, found -7");
 }
 
 TEST(CheckTest, StructureErrors) {

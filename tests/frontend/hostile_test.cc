@@ -253,8 +253,8 @@ TEST(HostileTest, IntegerSizes) {
   std::string seed_max = Replace(kTiny, "seed = 3", "seed = 9223372036854775807");
   EXPECT_EQ(Compile(seed_max), "");
   std::string seed_min = Replace(kTiny, "seed = 3", "seed = -9223372036854775808");
-  EXPECT_EQ(Compile(seed_min),
-            At(seed_min, "-9223") + ": error: train: must be >= 0, found -9223372036854775808");
+  EXPECT_EQ(Compile(seed_min), At(seed_min, "-9223") +
+                                   ": error: train: seed must be >= 0, found -9223372036854775808");
   std::string seed_below = Replace(kTiny, "seed = 3", "seed = -9223372036854775809");
   EXPECT_EQ(Compile(seed_below), At(seed_below, "-9223") +
                                      ": error: train: 'seed': '-9223372036854775809' is out of "

@@ -162,8 +162,13 @@ TEST(RunConfigTest, BadValuesNameTheField) {
        "format: expected \"detrain.program-config.v1\", found \"detrain.program-config.v0\""},
       {"/batch_dim", nullptr, "batch_dim: missing"},
       {"/extra", 1, "extra: unexpected member"},
-      {"/train/shards", 3, "train.shards: must be a power of two, found 3"},
+      {"/train/shards", 3, "train.shards: must be a power of two (1, 2, 4, 8, ...), found 3"},
       {"/train/batch", 0, "train.batch: must be >= 1, found 0"},
+      {"/train/steps", 100000000,
+       "train.steps: must be at most 99999999 (checkpoint names have eight digits), found "
+       "100000000"},
+      {"/train/steps", 0, "train.steps: must be >= 1, found 0"},
+      {"/train/shards", 2048, "train.shards: must be at most 1024, found 2048"},
       {"/train/batch", 5, "train.batch: 5 is not divisible by shards 2"},
       {"/train/seed", 1.5, "train.seed: expected an integer, found 1.5"},
       {"/train/seed", -1, "train.seed: must be >= 0, found -1"},
@@ -222,6 +227,23 @@ TEST(RunConfigTest, BadValuesNameTheField) {
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.pointer;
     EXPECT_EQ(r.status().message(), "run config: " + c.message) << c.pointer;
   }
+}
+
+// The limits are those of a .dt program's train(...) (frontend::TrainFieldProblem): the largest
+// step count is accepted in every form, one more in none.
+TEST(RunConfigTest, TrainLimitsAreTheProgramsAtTheBoundary) {
+  Json j = Full();
+  j["train"]["steps"] = kMaxSteps;
+  Result<RunConfig> r = ParseRunConfig(j);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->train.steps, kMaxSteps);
+  EXPECT_EQ(TrainFieldProblem("steps", kMaxSteps), "");
+  EXPECT_NE(TrainFieldProblem("steps", kMaxSteps + 1), "");
+  EXPECT_EQ(TrainFieldProblem("shards", 1024), "");
+  EXPECT_NE(TrainFieldProblem("shards", 2048), "");
+  EXPECT_NE(TrainFieldProblem("shards", 0), "");
+  EXPECT_EQ(TrainFieldProblem("seed", 0), "");
+  EXPECT_NE(TrainFieldProblem("seed", -1), "");
 }
 
 TEST(RunConfigTest, NpzFields) {

@@ -177,6 +177,25 @@ Status ReadExact(int fd, uint64_t offset, char* data, size_t size, const std::st
   return Status::Ok();
 }
 
+// The directories of `relative` (an entry's checked path, or "." for none) below `root`, made one
+// at a time; an error names the entry (`named`), not the temporary root.
+Status MakeEntryDirs(const std::string& root, const std::string& relative,
+                     const std::string& named) {
+  if (relative == "." || relative.empty()) return Status::Ok();
+  for (size_t end = relative.find('/');; end = relative.find('/', end + 1)) {
+    const std::string path = JoinPath(root, relative.substr(0, end));
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+      return IoError(named + ": creating its directory: " + std::strerror(errno));
+    }
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return InvalidArgument(named + ": \"" + relative.substr(0, end) +
+                             "\" is a file of an earlier entry, not a directory");
+    }
+    if (end == std::string::npos) return Status::Ok();
+  }
+}
+
 class Fd {
  public:
   explicit Fd(int fd = -1) : fd_(fd) {}
@@ -213,6 +232,7 @@ Result<PackResult> PackBundle(const std::string& dir, const std::string& archive
   if (!PathExists(JoinPath(dir, "manifest.json"))) {
     return InvalidArgument(dir + ": no manifest.json; pack a finished bundle");
   }
+  DETRAIN_RETURN_IF_ERROR(CheckOutputPath(archive));
   DETRAIN_ASSIGN_OR_RETURN(std::vector<std::string> files, ListFiles(dir));
   std::string tmp = archive + ".tmp.XXXXXX";
   Fd out(::mkstemp(tmp.data()));
@@ -352,22 +372,24 @@ Result<uint64_t> UnpackBundle(const std::string& archive, const std::string& dir
         return DataLoss(named + ": " + std::to_string(*size) + " bytes, past the end of the " +
                         "archive (truncated or a lying size)");
       }
-      const std::string target = JoinPath(tmp, clean);
+      // Errors name the archive and the entry, never the temporary directory (removed on error).
+      if (Status made = MakeEntryDirs(tmp, is_dir ? clean : DirName(clean), named); !made.ok()) {
+        return made;
+      }
       if (is_dir) {
         if (*size != 0) return DataLoss(named + ": a directory with data");
-        DETRAIN_RETURN_IF_ERROR(MakeDirs(target));
         continue;
       }
-      DETRAIN_RETURN_IF_ERROR(MakeDirs(DirName(target)));
+      const std::string target = JoinPath(tmp, clean);
       Fd out(::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
       if (out.get() < 0) return IoError(ErrnoMessage(named, errno));
       for (uint64_t done = 0; done < *size; done += kChunk) {
         const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, *size - done));
         buf.resize(n);
         DETRAIN_RETURN_IF_ERROR(ReadExact(in.get(), off + done, buf.data(), n, archive));
-        DETRAIN_RETURN_IF_ERROR(WriteAllFd(out.get(), buf.data(), n, target));
+        DETRAIN_RETURN_IF_ERROR(WriteAllFd(out.get(), buf.data(), n, named));
       }
-      if (::fsync(out.get()) != 0) return IoError(ErrnoMessage(target, errno));
+      if (::fsync(out.get()) != 0) return IoError(ErrnoMessage(named, errno));
       off += (*size + kBlock - 1) / kBlock * kBlock;
       ++files;
     }

@@ -9,6 +9,7 @@
 #include "base/fs.h"
 #include "evidence/bundle/bundle_files.h"
 #include "evidence/bundle/bundle_format.h"
+#include "evidence/bundle/bundle_reader.h"
 #include "evidence/bundle/environment.h"
 
 namespace detrain::bundle {
@@ -58,7 +59,7 @@ Result<ResumePoint> FindResumePoint(const std::string& dir, RunSession& s, const
                                     ThreadPool* pool) {
   ResumePoint rp;
   rp.state = std::move(init);
-  DETRAIN_ASSIGN_OR_RETURN(std::string text, ReadFile(JoinPath(dir, kSteps)));
+  DETRAIN_ASSIGN_OR_RETURN(std::string text, ReadBundleFile(dir, kSteps, kMaxLogFileBytes));
   // A kill between creating steps.jsonl and finishing its header line leaves no whole line; no
   // record can follow it, so the run starts over from step 0 (and rewrites the header).
   ParsedSteps steps;
@@ -127,6 +128,8 @@ Result<RunSummary> AttestedLoop(const RunOptions& o, RunSession& s, const json& 
   const bool existing = IsDirectory(dir) && (!present.ok() || !present->empty());
   if (o.resume) {
     if (!IsDirectory(dir)) return InvalidArgument(dir + ": no bundle to resume");
+    // A bundle is resumed under the rules every reader of one applies (bundle_reader.h).
+    DETRAIN_RETURN_IF_ERROR(CheckBundleTree(dir).status());
     if (PathExists(JoinPath(dir, kManifest))) {
       return FailedPrecondition(dir + ": the bundle is complete; there is nothing to resume");
     }
@@ -266,11 +269,8 @@ Result<RunSummary> AttestedLoop(const RunOptions& o, RunSession& s, const json& 
 // before compiling (for a GPU that may not be there). A run.json that cannot be read is left
 // to CheckStaticsMatch; none yet (a kill before it was written) leaves the backend open.
 Status CheckResumeBackend(const RunOptions& o) {
-  const std::string path = JoinPath(o.output_dir, kRunRecord);
-  if (!PathExists(path)) return Status::Ok();
-  Result<uint64_t> size = RegularFileSize(path);
-  if (!size.ok() || *size > (uint64_t{1} << 20)) return Status::Ok();
-  Result<std::string> text = ReadFile(path);
+  if (!PathExists(JoinPath(o.output_dir, kRunRecord))) return Status::Ok();
+  Result<std::string> text = ReadBundleFile(o.output_dir, kRunRecord, uint64_t{1} << 20);
   Result<json> run = text.ok() ? attest::ParseJson(*text) : Result<json>(text.status());
   if (!run.ok() || !run->is_object() || !run->contains("backend") ||
       !(*run)["backend"].is_string()) {

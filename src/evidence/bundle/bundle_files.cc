@@ -12,6 +12,7 @@
 #include "compiler/plan/builder.h"
 #include "driver/dump.h"
 #include "evidence/bundle/bundle_format.h"
+#include "evidence/bundle/bundle_reader.h"
 
 namespace detrain::bundle {
 namespace {
@@ -225,9 +226,8 @@ Status CheckStaticsMatch(const std::string& dir, const BundleStatics& s) {
   DETRAIN_ASSIGN_OR_RETURN(auto files, StaticFiles(s));
   for (const auto& [rel, bytes] : files) {
     if (rel == kEnvironment) continue;
-    const std::string path = JoinPath(dir, rel);
-    if (!PathExists(path)) continue;  // the run was killed before writing it
-    DETRAIN_ASSIGN_OR_RETURN(std::string old, ReadFile(path));
+    if (!PathExists(JoinPath(dir, rel))) continue;  // the run was killed before writing it
+    DETRAIN_ASSIGN_OR_RETURN(std::string old, ReadBundleFile(dir, rel, kMaxTensorFileBytes));
     if (old != bytes) {
       return FailedPrecondition(dir + ": cannot resume: " + rel +
                                 " differs from what this program, its data and these options "

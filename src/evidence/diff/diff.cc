@@ -19,6 +19,7 @@
 #include "base/npz.h"
 #include "base/safetensors.h"
 #include "evidence/bundle/bundle_format.h"
+#include "evidence/bundle/bundle_reader.h"
 #include "evidence/diff/diff_internal.h"
 #include "evidence/diff/text_diff.h"
 #include "evidence/report/inspect.h"
@@ -57,10 +58,12 @@ json Shown(const json& j) {
 // Reads what the comparison needs. Fails only when `dir` is not a finished bundle of format 1.
 Status ReadSide(Side* s) {
   if (!IsDirectory(s->dir)) return InvalidArgument(s->name + ": no such bundle directory");
-  const std::string manifest_path = JoinPath(s->dir, bundle::kManifest);
-  if (!PathExists(manifest_path)) {
-    if (PathExists(JoinPath(s->dir, bundle::kProgress)) ||
-        PathExists(JoinPath(s->dir, bundle::kSteps))) {
+  if (Result<std::vector<std::string>> tree = bundle::CheckBundleTree(s->dir); !tree.ok()) {
+    return tree.status();
+  }
+  if (!bundle::BundleHasFile(s->dir, bundle::kManifest)) {
+    if (bundle::BundleHasFile(s->dir, bundle::kProgress) ||
+        bundle::BundleHasFile(s->dir, bundle::kSteps)) {
       return InvalidArgument(s->name +
                              ": the bundle is incomplete (no manifest.json); finish it with "
                              "detrain run PROGRAM --attest -o " +
@@ -68,7 +71,7 @@ Status ReadSide(Side* s) {
     }
     return InvalidArgument(s->name + ": not a bundle (no manifest.json)");
   }
-  Result<json> m = ReadJsonFile(manifest_path);
+  Result<json> m = bundle::ReadBundleJson(s->dir, bundle::kManifest);
   if (!m.ok()) {
     return InvalidArgument(s->name + ": manifest.json: " + std::string(m.status().message()));
   }
@@ -85,29 +88,31 @@ Status ReadSide(Side* s) {
   }
   s->manifest = std::move(*m);
   // The rest is read as far as it goes; what is missing or unreadable is reported, not fatal.
-  if (Result<json> d = ReadJsonFile(JoinPath(s->dir, bundle::kDataRecord)); d.ok()) {
+  if (Result<json> d = bundle::ReadBundleJson(s->dir, bundle::kDataRecord); d.ok()) {
     s->data_record = std::move(*d);
   }
-  if (Result<json> e = ReadJsonFile(JoinPath(s->dir, bundle::kEnvironment)); e.ok()) {
+  if (Result<json> e = bundle::ReadBundleJson(s->dir, bundle::kEnvironment); e.ok()) {
     s->environment = std::move(*e);
   }
   const std::string program = Str(JsonAt(s->manifest, {"program", "path"}));
-  if (const std::string path = Inside(s->dir, program); !path.empty()) {
-    Result<std::string> text = ReadBounded(path, kMaxText);
+  if (!Inside(s->dir, program).empty()) {
+    Result<std::string> text = bundle::ReadBundleFile(s->dir, program, kMaxText);
     if (text.ok()) s->program_text = std::move(*text), s->program_read = true;
     // A run spec (schemas/run-spec.md) is the spec and the files it names, beside it in
     // program/: each is part of the program.
-    const std::string program_dir = DirName(path);
-    Result<std::vector<std::string>> names = ListFiles(program_dir);
+    const std::string program_dir = DirName(program);
+    Result<std::vector<std::string>> names = ListFiles(JoinPath(s->dir, program_dir));
     if (program.size() > 5 && program.substr(program.size() - 5) == ".json" && names.ok()) {
       for (const std::string& name : *names) {
         if (name == BaseName(program) || s->program_files.size() >= 8) continue;
-        Result<std::string> bytes = ReadBounded(JoinPath(program_dir, name), kMaxText);
+        Result<std::string> bytes =
+            bundle::ReadBundleFile(s->dir, JoinPath(program_dir, name), kMaxText);
         s->program_files[name] = bytes.ok() ? std::move(*bytes) : std::string();
       }
     }
   }
-  Result<std::string> steps = ReadBounded(JoinPath(s->dir, bundle::kSteps), kMaxJsonFile * 16);
+  Result<std::string> steps =
+      bundle::ReadBundleFile(s->dir, bundle::kSteps, bundle::kMaxLogFileBytes);
   if (!steps.ok()) {
     s->steps_problem = std::string(steps.status().message());
   } else if (Result<bundle::ParsedSteps> p = bundle::ParseSteps(*steps); !p.ok()) {
@@ -462,8 +467,8 @@ json DataSection(Side& a, Side& b, const DiffOptions& o) {
     const json& db = JsonAt(b.data_record, {"split", field.c_str()});
     json e = {{"same", da == db}, {"sha256_a", Shown(da)}, {"sha256_b", Shown(db)}};
     if (da != db) {
-      Result<SafetensorsFile> sa = ReadSafetensorsFile(JoinPath(a.dir, bundle::kSplitFile));
-      Result<SafetensorsFile> sb = ReadSafetensorsFile(JoinPath(b.dir, bundle::kSplitFile));
+      Result<SafetensorsFile> sa = bundle::ReadBundleSafetensors(a.dir, bundle::kSplitFile);
+      Result<SafetensorsFile> sb = bundle::ReadBundleSafetensors(b.dir, bundle::kSplitFile);
       const std::string tensor = std::string(which) + "_index";
       auto find = [&](const SafetensorsFile& f) -> const SafeTensor* {
         for (const SafeTensor& t : f.tensors) {
@@ -541,13 +546,12 @@ json StageTextDifference(const Side& a, const Side& b, const std::string& stage,
   std::string fa = file_a.empty() ? "" : dir + file_a, fb = file_b.empty() ? "" : dir + file_b;
   if (stage == driver::kStagePlan) fa = fb = dir + driver::kPlanTextFile;
   json j = {{"file_a", Printable(fa, kMaxValueText)}, {"file_b", Printable(fb, kMaxValueText)}};
-  const std::string pa = Inside(a.dir, fa), pb = Inside(b.dir, fb);
-  if (pa.empty() || pb.empty()) {
+  if (Inside(a.dir, fa).empty() || Inside(b.dir, fb).empty()) {
     j["problem"] = "the stage's file name is not a path inside the bundle";
     return j;
   }
-  Result<std::string> ta = ReadBounded(pa, kMaxText);
-  Result<std::string> tb = ReadBounded(pb, kMaxText);
+  Result<std::string> ta = bundle::ReadBundleFile(a.dir, fa, kMaxText);
+  Result<std::string> tb = bundle::ReadBundleFile(b.dir, fb, kMaxText);
   if (!ta.ok() || !tb.ok()) {
     j["problem"] = std::string("cannot read ") + (ta.ok() ? "B's " + fb : "A's " + fa);
     return j;

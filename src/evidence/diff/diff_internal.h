@@ -22,7 +22,6 @@ namespace detrain::diff {
 // The report's vocabulary for JSON and HTML, which a comparison renders the same way.
 using report::JsonAt;
 using report::JsonText;
-using report::ReadJsonFile;
 namespace html = report::html;
 
 }  // namespace detrain::diff

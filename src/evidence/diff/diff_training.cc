@@ -8,6 +8,7 @@
 #include "base/fs.h"
 #include "base/safetensors.h"
 #include "evidence/bundle/bundle_format.h"
+#include "evidence/bundle/bundle_reader.h"
 #include "evidence/diff/diff_internal.h"
 #include "evidence/diff/text_diff.h"
 #include "evidence/report/inspect.h"
@@ -123,7 +124,7 @@ Result<StepState> StateAfter(Side& s, int64_t t, const DiffOptions& o, bool want
   const bool need_replay = want_batch || (!s.checkpoints.count(done) &&
                                           done != static_cast<int64_t>(s.steps.records.size()));
   if (!need_replay && s.checkpoints.count(done)) {
-    Result<SafetensorsFile> f = ReadSafetensorsFile(JoinPath(s.dir, s.checkpoints.at(done)));
+    Result<SafetensorsFile> f = bundle::ReadBundleSafetensors(s.dir, s.checkpoints.at(done));
     if (f.ok()) {
       out.tensors = std::move(f->tensors);
       out.source = s.checkpoints.at(done);
@@ -131,7 +132,7 @@ Result<StepState> StateAfter(Side& s, int64_t t, const DiffOptions& o, bool want
     }
   }
   if (!need_replay) {  // the final weights: the parameters after the last step
-    Result<SafetensorsFile> f = ReadSafetensorsFile(JoinPath(s.dir, bundle::kFinalWeights));
+    Result<SafetensorsFile> f = bundle::ReadBundleSafetensors(s.dir, bundle::kFinalWeights);
     if (f.ok()) {
       out.tensors = std::move(f->tensors);
       out.source = std::string(bundle::kFinalWeights) + " (parameters only)";

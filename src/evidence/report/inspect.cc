@@ -11,14 +11,13 @@
 #include "base/file_io.h"
 #include "base/fs.h"
 #include "evidence/bundle/bundle_format.h"
+#include "evidence/bundle/bundle_reader.h"
 #include "evidence/sign/attestations.h"
 
 namespace detrain::report {
 namespace {
 
 using nlohmann::json;
-
-constexpr uint64_t kLimit = uint64_t{1} << 30;
 
 // The purpose's kind: "step 17 shard 3" -> "step shard", "init w1" -> "init".
 std::string PurposeKind(const std::string& purpose) {
@@ -66,7 +65,7 @@ void AddBackend(const std::string& dir, const Result<json>& manifest, json* out)
     }
   }
   (*out)["cuda_stages"] = cuda;
-  if (Result<json> env = ReadJsonFile(JoinPath(dir, bundle::kEnvironment)); env.ok()) {
+  if (Result<json> env = bundle::ReadBundleJson(dir, bundle::kEnvironment); env.ok()) {
     (*out)["backend"] = Str(*env, {"backend"});
     if (const json* d = Field(*env, {"device_list"}); d != nullptr && d->is_array()) {
       json devices = json::array();
@@ -78,13 +77,6 @@ void AddBackend(const std::string& dir, const Result<json>& manifest, json* out)
 
 }  // namespace
 
-Result<json> ReadJsonFile(const std::string& path) {
-  DETRAIN_ASSIGN_OR_RETURN(uint64_t size, RegularFileSize(path));
-  if (size > kLimit) return DataLoss(path + ": too large");
-  DETRAIN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  return attest::ParseJson(text);
-}
-
 namespace {
 
 // What attestation/ holds, as read (inspect does not check signatures: verify
@@ -92,16 +84,13 @@ namespace {
 json AttestationsSummary(const std::string& dir) {
   json out = json::array();
   const std::string adir = JoinPath(dir, sign::kAttestationDir);
-  if (!IsDirectory(adir)) return out;
+  if (!IsDirectory(adir)) return out;  // CheckBundleTree has seen that it is no link
   Result<std::vector<std::string>> files = ListFiles(adir);
   if (!files.ok()) return json::array({{{"problem", std::string(files.status().message())}}});
   for (const std::string& f : *files) {
     json entry = {{"file", std::string(sign::kAttestationDir) + "/" + f}};
-    const std::string path = JoinPath(adir, f);
-    Result<uint64_t> size = RegularFileSize(path);
-    Result<std::string> text = size.ok() && *size <= sign::kMaxEnvelopeBytes
-                                   ? ReadFile(path)
-                                   : Result<std::string>(DataLoss("too large"));
+    Result<std::string> text = bundle::ReadBundleFile(
+        dir, std::string(sign::kAttestationDir) + "/" + f, sign::kMaxEnvelopeBytes);
     Result<json> j = text.ok() ? attest::ParseJson(*text) : Result<json>(text.status());
     if (j.ok() && j->is_object() && j->contains("dsseEnvelope")) {
       const json& hint = (*j)["verificationMaterial"]["publicKey"]["hint"];
@@ -130,10 +119,10 @@ json AttestationsSummary(const std::string& dir) {
 }  // namespace
 
 Result<json> InspectBundle(const std::string& dir) {
-  if (!IsDirectory(dir)) return InvalidArgument(dir + ": no such bundle directory");
+  DETRAIN_ASSIGN_OR_RETURN(const std::vector<std::string> tree, bundle::CheckBundleTree(dir));
   json out = {{"bundle", dir}};
-  Result<json> manifest = ReadJsonFile(JoinPath(dir, bundle::kManifest));
-  const bool have_steps = PathExists(JoinPath(dir, bundle::kSteps));
+  Result<json> manifest = bundle::ReadBundleJson(dir, bundle::kManifest);
+  const bool have_steps = bundle::BundleHasFile(dir, bundle::kSteps);
   if (!manifest.ok() && !have_steps) {
     return InvalidArgument(dir + ": not a bundle (no manifest.json and no steps.jsonl)");
   }
@@ -150,7 +139,7 @@ Result<json> InspectBundle(const std::string& dir) {
     out["status"] = "incomplete";
     if (!manifest.ok()) out["problem"] = std::string(manifest.status().message());
   }
-  if (Result<json> data = ReadJsonFile(JoinPath(dir, bundle::kDataRecord)); data.ok()) {
+  if (Result<json> data = bundle::ReadBundleJson(dir, bundle::kDataRecord); data.ok()) {
     json files = json::array();
     if (const json* f = Field(*data, {"files"}); f != nullptr && f->is_array()) {
       for (const json& e : *f) {
@@ -177,7 +166,9 @@ Result<json> InspectBundle(const std::string& dir) {
   }
   out["stages"] = stages;
   AddBackend(dir, manifest, &out);
-  if (Result<std::string> text = ReadFile(JoinPath(dir, bundle::kLineage)); text.ok()) {
+  if (Result<std::string> text =
+          bundle::ReadBundleFile(dir, bundle::kLineage, bundle::kMaxLogFileBytes);
+      text.ok()) {
     Result<prng::KeyLineage> l = prng::KeyLineage::FromJsonl(*text);
     if (l.ok()) {
       std::map<std::string, int64_t> kinds;
@@ -193,10 +184,8 @@ Result<json> InspectBundle(const std::string& dir) {
     }
   }
   if (have_steps) {
-    Result<uint64_t> size = RegularFileSize(JoinPath(dir, bundle::kSteps));
-    Result<std::string> text = size.ok() && *size <= kLimit
-                                   ? ReadFile(JoinPath(dir, bundle::kSteps))
-                                   : Result<std::string>(DataLoss("too large"));
+    Result<std::string> text =
+        bundle::ReadBundleFile(dir, bundle::kSteps, bundle::kMaxLogFileBytes);
     Result<bundle::ParsedSteps> steps =
         text.ok() ? bundle::ParseSteps(*text) : Result<bundle::ParsedSteps>(text.status());
     if (steps.ok()) {
@@ -226,10 +215,8 @@ Result<json> InspectBundle(const std::string& dir) {
     }
   }
   json checkpoints = json::array();
-  if (Result<std::vector<std::string>> files = ListFiles(dir); files.ok()) {
-    for (const std::string& f : *files) {
-      if (std::optional<int64_t> done = bundle::CheckpointStepsOf(f)) checkpoints.push_back(*done);
-    }
+  for (const std::string& f : tree) {
+    if (std::optional<int64_t> done = bundle::CheckpointStepsOf(f)) checkpoints.push_back(*done);
   }
   out["checkpoints"] = checkpoints;
   out["attestations"] = AttestationsSummary(dir);

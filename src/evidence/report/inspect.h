@@ -22,11 +22,9 @@ namespace detrain::report {
 // "eval": [[step, loss, accuracy|null]], "checkpoints": [steps_done], "root_digest",
 // "attestations": [{file, predicate_type, key, result?, time?} or {file, problem}] (as read,
 // not checked)}.
-// Fails (InvalidArgument) only when `dir` is not a bundle at all.
+// Fails (InvalidArgument) when `dir` is not a bundle at all, or holds a link or special file
+// (bundle/bundle_reader.h: the rules every reader of a bundle applies).
 Result<nlohmann::json> InspectBundle(const std::string& dir);
-
-// One JSON file of a bundle: a regular file of at most 1 GiB, parsed by attest::ParseJson.
-Result<nlohmann::json> ReadJsonFile(const std::string& path);
 
 // The member at `path` of nested objects, or null when a step is missing or not an object.
 const nlohmann::json& JsonAt(const nlohmann::json& j, std::initializer_list<const char*> path);

@@ -14,6 +14,7 @@
 #include "base/fs.h"
 #include "base/safetensors.h"
 #include "evidence/bundle/bundle_format.h"
+#include "evidence/bundle/bundle_reader.h"
 #include "evidence/report/html.h"
 #include "evidence/report/inspect.h"
 #include "evidence/sign/attestations.h"
@@ -31,13 +32,14 @@ using html::Row;
 using html::Series;
 using nlohmann::json;
 
-constexpr uint64_t kLimit = uint64_t{1} << 30;
-
 // ---- the sections' data ----------------------------------------------------------------------
 
 // The split's row ids: disjoint, within [0, rows), and together every row.
 json SplitCheck(const std::string& dir, int64_t rows) {
-  Result<SafetensorsFile> f = ReadSafetensorsFile(JoinPath(dir, bundle::kSplitFile));
+  Result<std::string> bytes =
+      bundle::ReadBundleFile(dir, bundle::kSplitFile, bundle::kMaxStageFileBytes);
+  Result<SafetensorsFile> f =
+      bytes.ok() ? ParseSafetensors(*bytes) : Result<SafetensorsFile>(bytes.status());
   if (!f.ok()) return {{"checked", false}, {"problem", std::string(f.status().message())}};
   auto ids = [&](const char* name, std::vector<int64_t>* out) -> std::string {
     for (const SafeTensor& t : f->tensors) {
@@ -106,10 +108,8 @@ json StageEntry(const std::string& dir, const json& record, const char* chain) {
     e["shown"] = "binary";
     return e;
   }
-  const std::string path = JoinPath(JoinPath(dir, bundle::kStagesDir), file);
-  Result<uint64_t> size = RegularFileSize(path);
-  Result<std::string> bytes =
-      size.ok() && *size <= kLimit ? ReadFile(path) : Result<std::string>(DataLoss(""));
+  Result<std::string> bytes = bundle::ReadBundleFile(
+      dir, std::string(bundle::kStagesDir) + "/" + file, bundle::kMaxStageFileBytes);
   if (!bytes.ok()) {
     e["shown"] = "missing";
     return e;
@@ -154,10 +154,8 @@ std::string Kind(const std::string& purpose) {
 }
 
 json LineageSection(const std::string& dir) {
-  Result<uint64_t> size = RegularFileSize(JoinPath(dir, bundle::kLineage));
-  Result<std::string> text = size.ok() && *size <= kLimit
-                                 ? ReadFile(JoinPath(dir, bundle::kLineage))
-                                 : Result<std::string>(DataLoss("no lineage.jsonl"));
+  Result<std::string> text =
+      bundle::ReadBundleFile(dir, bundle::kLineage, bundle::kMaxLogFileBytes);
   if (!text.ok()) return {{"problem", std::string(text.status().message())}};
   Result<prng::KeyLineage> l = prng::KeyLineage::FromJsonl(*text);
   if (!l.ok()) return {{"problem", std::string(l.status().message())}};
@@ -199,7 +197,7 @@ json Model(const std::string& dir, const json& manifest) {
   }
   const json& optimizer = JsonAt(manifest, {"config", "optimizer"});
   if (JsonAt(optimizer, {"name"}) == "in-program") {
-    Result<json> init = ReadJsonFile(JoinPath(dir, "stages/02.init.json"));
+    Result<json> init = bundle::ReadBundleJson(dir, "stages/02.init.json");
     for (const json& t : init.ok() ? JsonAt(*init, {"tensors"}) : json::array()) {
       if (JsonAt(t, {"role"}) != "parameter" || !JsonAt(t, {"shape"}).is_array()) continue;
       std::string type = JsonText(JsonAt(t, {"dtype"})) + "[";
@@ -544,10 +542,10 @@ Result<json> ReportJson(const std::string& dir, const ReportOptions& o) {
   r["format_version"] = 1;
   if (!o.name.empty()) r["bundle"] = o.name;
   if (!o.archive_sha256.empty()) r["archive_sha256"] = o.archive_sha256;
-  Result<json> manifest = ReadJsonFile(JoinPath(dir, bundle::kManifest));
+  Result<json> manifest = bundle::ReadBundleJson(dir, bundle::kManifest);
   const json m = manifest.ok() && manifest->is_object() ? *manifest : json::object();
   r["program_record"] = JsonAt(m, {"program"});
-  if (Result<json> env = ReadJsonFile(JoinPath(dir, bundle::kEnvironment)); env.ok()) {
+  if (Result<json> env = bundle::ReadBundleJson(dir, bundle::kEnvironment); env.ok()) {
     r["environment"] = *env;
     if (JsonAt(*env, {"program"}).is_string()) r["program_source"] = (*env)["program"];
   }

@@ -15,26 +15,28 @@
 #include "base/fs.h"
 #include "base/thread_pool.h"
 #include "evidence/bundle/bundle_format.h"
+#include "evidence/bundle/bundle_reader.h"
 
 namespace detrain::sign {
 namespace {
 
 using nlohmann::json;
 
-// The largest JSON file of a bundle read here (manifest.json, data/data.json).
-constexpr uint64_t kMaxJsonFileBytes = uint64_t{256} << 20;
-
-Result<std::string> FileSha256(const std::string& path) {
+Result<std::string> PathSha256(const std::string& path) {
   ThreadPool pool(1);
   DETRAIN_ASSIGN_OR_RETURN(attest::FileDigests d, attest::DigestFile(path, pool));
   return attest::Sha256::ToHex(d.sha256);
 }
 
+// The SHA-256 of a bundle's file (bundle/bundle_reader.h's rules: no link is followed).
+Result<std::string> FileSha256(const std::string& dir, const std::string& name) {
+  DETRAIN_RETURN_IF_ERROR(bundle::BundleFileSize(dir, name).status());
+  return PathSha256(JoinPath(dir, name));
+}
+
 Result<json> ReadJsonFile(const std::string& dir, const std::string& name) {
-  const std::string path = JoinPath(dir, name);
-  DETRAIN_ASSIGN_OR_RETURN(uint64_t size, RegularFileSize(path));
-  if (size > kMaxJsonFileBytes) return InvalidArgument(name + ": too large");
-  DETRAIN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  DETRAIN_ASSIGN_OR_RETURN(std::string text,
+                           bundle::ReadBundleFile(dir, name, bundle::kMaxJsonFileBytes));
   Result<json> j = attest::ParseJson(text);
   if (!j.ok()) return InvalidArgument(name + ": " + j.status().message());
   if (!j->is_object()) return InvalidArgument(name + ": not a JSON object");
@@ -67,8 +69,8 @@ Result<BundleFacts> ReadBundleFacts(const std::string& dir) {
   DETRAIN_ASSIGN_OR_RETURN(f.manifest, ReadJsonFile(dir, bundle::kManifest));
   f.root_digest = StringMember(f.manifest, "root_digest");
   if (f.root_digest.empty()) return InvalidArgument("manifest.json has no root_digest");
-  DETRAIN_ASSIGN_OR_RETURN(f.manifest_sha256, FileSha256(JoinPath(dir, bundle::kManifest)));
-  DETRAIN_ASSIGN_OR_RETURN(f.weights_sha256, FileSha256(JoinPath(dir, bundle::kFinalWeights)));
+  DETRAIN_ASSIGN_OR_RETURN(f.manifest_sha256, FileSha256(dir, bundle::kManifest));
+  DETRAIN_ASSIGN_OR_RETURN(f.weights_sha256, FileSha256(dir, bundle::kFinalWeights));
   return f;
 }
 
@@ -95,9 +97,9 @@ Result<json> TrainingPredicate(const std::string& dir, const BundleFacts& f,
                                const SignerInfo& signer) {
   const json& m = f.manifest;
   DETRAIN_ASSIGN_OR_RETURN(json data_record, ReadJsonFile(dir, bundle::kDataRecord));
-  DETRAIN_ASSIGN_OR_RETURN(std::string data_sha, FileSha256(JoinPath(dir, bundle::kDataRecord)));
-  DETRAIN_ASSIGN_OR_RETURN(std::string steps_sha, FileSha256(JoinPath(dir, bundle::kSteps)));
-  DETRAIN_ASSIGN_OR_RETURN(std::string lineage_sha, FileSha256(JoinPath(dir, bundle::kLineage)));
+  DETRAIN_ASSIGN_OR_RETURN(std::string data_sha, FileSha256(dir, bundle::kDataRecord));
+  DETRAIN_ASSIGN_OR_RETURN(std::string steps_sha, FileSha256(dir, bundle::kSteps));
+  DETRAIN_ASSIGN_OR_RETURN(std::string lineage_sha, FileSha256(dir, bundle::kLineage));
   const json& data = Member(m, "data");
   json stages = json::array();
   for (const json& s : Member(m, "stages")) {
@@ -161,8 +163,8 @@ Result<json> SlsaPredicate(const std::string& dir, const BundleFacts& f, const S
     byproducts.push_back(Descriptor(std::string(bundle::kStagesDir) + "/" + StringMember(s, "file"),
                                     StringMember(s, "sha256")));
   }
-  DETRAIN_ASSIGN_OR_RETURN(std::string steps_sha, FileSha256(JoinPath(dir, bundle::kSteps)));
-  DETRAIN_ASSIGN_OR_RETURN(std::string lineage_sha, FileSha256(JoinPath(dir, bundle::kLineage)));
+  DETRAIN_ASSIGN_OR_RETURN(std::string steps_sha, FileSha256(dir, bundle::kSteps));
+  DETRAIN_ASSIGN_OR_RETURN(std::string lineage_sha, FileSha256(dir, bundle::kLineage));
   byproducts.push_back(Descriptor(bundle::kSteps, steps_sha));
   byproducts.push_back(Descriptor(bundle::kLineage, lineage_sha));
   json builder = {{"id", kBuilderId}, {"version", {{"detrain", signer.detrain_version}}}};
@@ -246,7 +248,7 @@ std::string VerificationFile(const PublicKey& key) {
 }
 
 std::string ExecutableSha256() {
-  Result<std::string> sha = FileSha256("/proc/self/exe");
+  Result<std::string> sha = PathSha256("/proc/self/exe");
   return sha.ok() ? *sha : std::string();
 }
 
@@ -341,10 +343,7 @@ struct Checker {
   // A DSSE envelope in file `name` whose statement has `type`.
   bool CheckEnvelopeFile(const std::string& name, const char* type, json* statement_out,
                          AttestationCheck* check) {
-    Result<uint64_t> size = RegularFileSize(JoinPath(dir, name));
-    if (!size.ok()) return Fail(name, size.status().message());
-    if (*size > kMaxEnvelopeBytes) return Fail(name, "too large for an attestation");
-    Result<std::string> text = ReadFile(JoinPath(dir, name));
+    Result<std::string> text = bundle::ReadBundleFile(dir, name, kMaxEnvelopeBytes);
     if (!text.ok()) return Fail(name, text.status().message());
     Result<Envelope> e = ParseEnvelope(*text);
     if (!e.ok()) return Fail(name, "not a DSSE envelope: " + e.status().message());
@@ -384,10 +383,7 @@ struct Checker {
   }
 
   bool CheckModelSignature(const std::string& name) {
-    Result<uint64_t> size = RegularFileSize(JoinPath(dir, name));
-    if (!size.ok()) return Fail(name, size.status().message());
-    if (*size > kMaxEnvelopeBytes) return Fail(name, "too large for a signature bundle");
-    Result<std::string> text = ReadFile(JoinPath(dir, name));
+    Result<std::string> text = bundle::ReadBundleFile(dir, name, kMaxEnvelopeBytes);
     if (!text.ok()) return Fail(name, text.status().message());
     Result<json> j = attest::ParseJson(*text);
     if (!j.ok()) return Fail(name, "not JSON: " + j.status().message());
@@ -467,7 +463,7 @@ struct Checker {
       if (file.rfind("attestation/", 0) != 0 || file.find("..") != std::string::npos) {
         return Fail(name, "names input attestation \"" + file + "\" outside attestation/");
       }
-      Result<std::string> now = FileSha256(JoinPath(dir, file));
+      Result<std::string> now = FileSha256(dir, file);
       if (!now.ok()) return Fail(name, "relied on " + file + ", which is absent");
       if (*now != sha) {
         return Fail(name,
@@ -573,7 +569,7 @@ Status WriteVerificationSummary(const std::string& dir, const std::string& path,
   }
   json inputs = json::array();
   for (const AttestationCheck& a : facts.input_attestations) {
-    DETRAIN_ASSIGN_OR_RETURN(std::string sha, FileSha256(JoinPath(dir, a.file)));
+    DETRAIN_ASSIGN_OR_RETURN(std::string sha, FileSha256(dir, a.file));
     inputs.push_back({{"uri", a.file}, {"digest", {{"sha256", sha}}}});
   }
   // SLSA Build L1 (provenance exists): claimed only where the provenance was verified.

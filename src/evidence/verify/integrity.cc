@@ -16,20 +16,12 @@
 #include "base/file_io.h"
 #include "base/fs.h"
 #include "evidence/bundle/bundle_files.h"
+#include "evidence/bundle/bundle_reader.h"
 #include "evidence/sign/attestations.h"
 #include "evidence/verify/manifest_check.h"
 #include "evidence/verify/verifier_internal.h"
 
 namespace detrain::verify::internal {
-
-Result<std::string> ReadBounded(const std::string& path, uint64_t limit) {
-  DETRAIN_ASSIGN_OR_RETURN(uint64_t size, RegularFileSize(path));
-  if (size > limit) {
-    return DataLoss(path + ": " + std::to_string(size) + " bytes, more than the " +
-                    std::to_string(limit) + " this file may have");
-  }
-  return ReadFile(path);
-}
 
 // The first line (1-based) where two texts differ, with both lines, or the first byte.
 std::string FirstDifference(const std::string& a, const std::string& b, bool text) {
@@ -125,8 +117,12 @@ Result<std::vector<Digest256>> MerkleRoots(
   Status error;
   std::mutex mu;
   for (size_t f = 0; f < files.size(); ++f) {
-    fds[f] = ::open(JoinPath(dir, files[f].first).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fds[f] < 0) error = IoError(ErrnoMessage(files[f].first, errno));
+    Result<int> fd = OpenBelow(dir, files[f].first);
+    if (fd.ok()) {
+      fds[f] = *fd;
+    } else {
+      error = fd.status();
+    }
   }
   if (error.ok()) {
     ThreadPool pool(static_cast<size_t>(std::max(1, threads)));
@@ -161,8 +157,8 @@ Result<std::vector<Digest256>> MerkleRoots(
 }
 
 Check CheckFiles(Bundle& b, const VerifyOptions& o) {
-  Result<std::vector<std::string>> present = ListFiles(b.dir);
-  if (!present.ok()) return FailStatus(present.status(), b.dir);
+  Result<std::vector<std::string>> present = bundle::CheckBundleTree(b.dir);
+  if (!present.ok()) return FailStatus(present.status());
   std::set<std::string> listed = {bundle::kManifest, bundle::kFinalWeights};
   std::vector<std::pair<std::string, uint64_t>> files;
   std::vector<std::string> recorded_roots;
@@ -191,7 +187,7 @@ Check CheckFiles(Bundle& b, const VerifyOptions& o) {
     if (have.count(p) == 0) return Fail("missing file " + p + " (listed in manifest.json)");
   }
   for (const auto& [path, size] : files) {
-    Result<uint64_t> actual = RegularFileSize(JoinPath(b.dir, path));
+    Result<uint64_t> actual = bundle::BundleFileSize(b.dir, path);
     if (!actual.ok()) return FailStatus(actual.status());
     if (*actual != size) {
       return Fail(path + ": " + std::to_string(*actual) + " bytes; manifest.json records " +
@@ -213,7 +209,8 @@ Check CheckFiles(Bundle& b, const VerifyOptions& o) {
 }
 
 Check CheckSteps(Bundle& b) {
-  Result<std::string> text = ReadBounded(JoinPath(b.dir, bundle::kSteps), kMaxJsonFile * 16);
+  Result<std::string> text =
+      bundle::ReadBundleFile(b.dir, bundle::kSteps, bundle::kMaxLogFileBytes);
   if (!text.ok()) return FailStatus(text.status());
   Result<bundle::ParsedSteps> steps = bundle::ParseSteps(*text);
   if (!steps.ok()) return FailStatus(steps.status());
@@ -331,10 +328,11 @@ Result<Digest256> RootsOfFile(const SafetensorsFile& f, ThreadPool* pool) {
 
 // The __metadata__ of a safetensors file, reading only its header (the tensors are checked
 // against their step record's roots when replay loads them, or in the recompile phase).
-Result<std::map<std::string, std::string>> SafetensorsMetadata(const std::string& path) {
-  DETRAIN_ASSIGN_OR_RETURN(uint64_t size, RegularFileSize(path));
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return IoError(ErrnoMessage(path, errno));
+Result<std::map<std::string, std::string>> SafetensorsMetadata(const std::string& dir,
+                                                               const std::string& relative) {
+  const std::string path = JoinPath(dir, relative);
+  DETRAIN_ASSIGN_OR_RETURN(uint64_t size, bundle::BundleFileSize(dir, relative));
+  DETRAIN_ASSIGN_OR_RETURN(int fd, OpenBelow(dir, relative));
   std::string head(8, '\0');
   std::string header;
   Status st;
@@ -402,7 +400,7 @@ Check CheckCheckpoints(Bundle& b) {
     if (!r.params_root.has_value()) {
       return Fail(path + ": step " + std::to_string(done - 1) + "'s record has no SHA-256 roots");
     }
-    Result<std::map<std::string, std::string>> m = SafetensorsMetadata(JoinPath(b.dir, path));
+    Result<std::map<std::string, std::string>> m = SafetensorsMetadata(b.dir, path);
     if (!m.ok()) return FailStatus(m.status());
     auto meta = [&](const char* k) {
       auto it = m->find(k);
@@ -443,7 +441,8 @@ Check CheckCheckpoints(Bundle& b) {
 // A checkpoint, parsed, and checked to be exactly the bytes the writer produces for its tensors
 // and metadata (nothing hidden in the header or its padding).
 Result<SafetensorsFile> ReadCheckpoint(const Bundle& b, const std::string& path) {
-  DETRAIN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(JoinPath(b.dir, path)));
+  DETRAIN_ASSIGN_OR_RETURN(std::string bytes,
+                           bundle::ReadBundleFile(b.dir, path, bundle::kMaxTensorFileBytes));
   Result<SafetensorsFile> f = ParseSafetensors(bytes);
   if (!f.ok()) return DataLoss(path + ": " + std::string(f.status().message()));
   Result<std::string> canonical = SerializeSafetensors(*f);
@@ -528,8 +527,8 @@ std::string SafetensorsDifference(const std::string& have, const std::string& wa
 }
 
 Check CheckFinalWeights(Bundle& b) {
-  const std::string path = JoinPath(b.dir, bundle::kFinalWeights);
-  Result<std::string> bytes = ReadBounded(path, uint64_t{64} << 30);
+  Result<std::string> bytes =
+      bundle::ReadBundleFile(b.dir, bundle::kFinalWeights, bundle::kMaxTensorFileBytes);
   if (!bytes.ok()) return FailStatus(bytes.status());
   Result<SafetensorsFile> f = ParseSafetensors(*bytes);
   if (!f.ok()) return FailStatus(f.status(), bundle::kFinalWeights);
@@ -571,8 +570,8 @@ Check CheckFinalWeights(Bundle& b) {
 }
 
 Check CheckSplit(Bundle& b) {
-  Result<SafetensorsFile> f = ReadSafetensorsFile(JoinPath(b.dir, bundle::kSplitFile));
-  if (!f.ok()) return FailStatus(f.status(), bundle::kSplitFile);
+  Result<SafetensorsFile> f = bundle::ReadBundleSafetensors(b.dir, bundle::kSplitFile);
+  if (!f.ok()) return FailStatus(f.status());
   const SafeTensor* train = nullptr;
   const SafeTensor* validation = nullptr;
   for (const SafeTensor& t : f->tensors) {
@@ -615,7 +614,7 @@ Check CheckSplit(Bundle& b) {
 Check CheckEnvironment(const Bundle& b) {
   // Absent and unlisted: recompile names it among the files a bundle of this run holds.
   if (!PathExists(JoinPath(b.dir, bundle::kEnvironment))) return std::nullopt;
-  Result<std::string> text = ReadBounded(JoinPath(b.dir, bundle::kEnvironment), 1 << 20);
+  Result<std::string> text = bundle::ReadBundleFile(b.dir, bundle::kEnvironment, 1 << 20);
   if (!text.ok()) return FailStatus(text.status());
   Result<json> j = attest::ParseJson(*text);
   if (!j.ok()) return FailStatus(j.status(), bundle::kEnvironment);
@@ -632,7 +631,8 @@ Check CheckEnvironment(const Bundle& b) {
 // lineage.jsonl parses and every recorded key recomputes from its parent (key-lineage.md §6);
 // recompile then compares it with the lineage the run derives.
 Check CheckLineage(const Bundle& b) {
-  Result<std::string> text = ReadBounded(JoinPath(b.dir, bundle::kLineage), kMaxJsonFile * 16);
+  Result<std::string> text =
+      bundle::ReadBundleFile(b.dir, bundle::kLineage, bundle::kMaxLogFileBytes);
   if (!text.ok()) return FailStatus(text.status());
   Result<prng::KeyLineage> parsed = prng::KeyLineage::FromJsonl(*text);
   if (!parsed.ok()) return FailStatus(parsed.status(), bundle::kLineage);
@@ -642,10 +642,14 @@ Check CheckLineage(const Bundle& b) {
 
 Check Integrity(Bundle& b, const VerifyOptions& o) {
   if (!IsDirectory(b.dir)) return InputError(b.dir + ": no such bundle directory");
-  const std::string manifest_path = JoinPath(b.dir, bundle::kManifest);
-  if (!PathExists(manifest_path)) {
+  // Before anything is read: a link or special file anywhere makes the bundle unreadable
+  // (bundle/bundle_reader.h), as it does for every reader.
+  if (Result<std::vector<std::string>> tree = bundle::CheckBundleTree(b.dir); !tree.ok()) {
+    return FailStatus(tree.status());
+  }
+  if (!PathExists(JoinPath(b.dir, bundle::kManifest))) {
     std::string detail;
-    if (Result<std::string> p = ReadBounded(JoinPath(b.dir, bundle::kProgress), 1 << 20); p.ok()) {
+    if (Result<std::string> p = bundle::ReadBundleFile(b.dir, bundle::kProgress, 1 << 20); p.ok()) {
       Result<json> j = attest::ParseJson(*p);
       if (j.ok() && j->is_object() && j->contains("steps_done") && j->contains("steps") &&
           (*j)["steps_done"].is_number_integer() && (*j)["steps"].is_number_integer()) {
@@ -662,7 +666,8 @@ Check Integrity(Bundle& b, const VerifyOptions& o) {
                        "; continue it with: detrain run PROGRAM --attest -o " + b.dir +
                        " --resume"};
   }
-  Result<std::string> text = ReadBounded(manifest_path, kMaxJsonFile);
+  Result<std::string> text =
+      bundle::ReadBundleFile(b.dir, bundle::kManifest, bundle::kMaxJsonFileBytes);
   if (!text.ok()) return FailStatus(text.status(), "manifest.json");
   Result<json> manifest = attest::ParseJson(*text);
   if (!manifest.ok()) return FailStatus(manifest.status(), "manifest.json");
@@ -695,7 +700,8 @@ Check Integrity(Bundle& b, const VerifyOptions& o) {
   if (Check c = CheckSplit(b)) return c;
   if (Check c = CheckLineage(b)) return c;
   if (Check c = CheckEnvironment(b)) return c;
-  Result<std::string> data = ReadBounded(JoinPath(b.dir, bundle::kDataRecord), kMaxJsonFile);
+  Result<std::string> data =
+      bundle::ReadBundleFile(b.dir, bundle::kDataRecord, bundle::kMaxJsonFileBytes);
   if (!data.ok()) return FailStatus(data.status());
   Result<json> dj = attest::ParseJson(*data);
   if (!dj.ok()) return FailStatus(dj.status(), bundle::kDataRecord);

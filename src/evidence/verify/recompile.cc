@@ -63,7 +63,7 @@ Check ResolveData(const Bundle& b, const VerifyOptions& o,
     }
     // Where the run found it: environment.json's hint (the digest decides).
     std::string hint;
-    Result<std::string> env = ReadBounded(JoinPath(b.dir, bundle::kEnvironment), 1 << 20);
+    Result<std::string> env = bundle::ReadBundleFile(b.dir, bundle::kEnvironment, 1 << 20);
     Result<json> ej = env.ok() ? attest::ParseJson(*env) : Result<json>(env.status());
     if (ej.ok() && ej->is_object() && ej->contains("program") && (*ej)["program"].is_string()) {
       hint = (*ej)["program"].get<std::string>();
@@ -145,7 +145,7 @@ Check CheckStaticsAndManifest(const Bundle& b, const Replayable& r,
   if (!files.ok()) return FailStatus(files.status());
   for (const auto& [rel, bytes] : *files) {
     if (rel == bundle::kEnvironment) continue;
-    Result<std::string> have = ReadFile(JoinPath(b.dir, rel));
+    Result<std::string> have = bundle::ReadBundleFile(b.dir, rel, bundle::kMaxTensorFileBytes);
     if (!have.ok()) return Fail(rel + ": missing (recompiling the run writes it)");
     if (*have != bytes) {
       // `name`, not a capture of `rel`: clang 14 cannot capture a structured binding.
@@ -259,7 +259,8 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   runtime::RunSession& s = *r->session;
   // The data: split and statistics recomputed, then the records compared byte for byte.
   Result<std::string> split = bundle::SplitFileBytes(s.data());
-  Result<std::string> bundled_split = ReadFile(JoinPath(b.dir, bundle::kSplitFile));
+  Result<std::string> bundled_split =
+      bundle::ReadBundleFile(b.dir, bundle::kSplitFile, bundle::kMaxTensorFileBytes);
   if (!split.ok() || !bundled_split.ok() || *split != *bundled_split) {
     return Fail(std::string(bundle::kSplitFile) +
                 ": the split or the standardization statistics differ from what the data and the "
@@ -309,7 +310,8 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
     return Fail("cannot derive the key of step " + std::to_string(derived - 1));
   }
   // (Integrity parsed and replayed it.)
-  Result<std::string> lineage = ReadBounded(JoinPath(b.dir, bundle::kLineage), kMaxJsonFile * 16);
+  Result<std::string> lineage =
+      bundle::ReadBundleFile(b.dir, bundle::kLineage, bundle::kMaxLogFileBytes);
   if (!lineage.ok()) return FailStatus(lineage.status());
   const std::string expected = s.keys().lineage().ToJsonl();
   if (expected != *lineage) return Fail(LineageDifference(*lineage, expected));

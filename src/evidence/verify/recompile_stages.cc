@@ -61,7 +61,7 @@ Check RecordedToolchainStages(const Bundle& b,
     Result<std::string> file = driver::StageFileName(name, driver::ProgramKind::kDt);
     if (!file.ok()) return Fail(field + ".stage\": \"" + name + "\" is not a stage of detrain");
     const std::string rel = std::string(bundle::kStagesDir) + "/" + *file;
-    Result<std::string> bytes = ReadBounded(JoinPath(b.dir, rel), kMaxStageFile);
+    Result<std::string> bytes = bundle::ReadBundleFile(b.dir, rel, kMaxStageFile);
     if (!bytes.ok()) return FailStatus(bytes.status(), rel);
     Result<std::string> options = attest::CanonicalJson(records[i]["transform"]["options"]);
     if (!options.ok()) return FailStatus(options.status(), field + ".transform.options\"");
@@ -115,7 +115,7 @@ std::string StageMismatch(const Bundle& b, const std::string& at, const json& s,
   }
   std::string bundled;
   Result<std::string> bytes =
-      ReadBounded(JoinPath(JoinPath(b.dir, bundle::kStagesDir), rec.file_name), kMaxStageFile);
+      bundle::ReadBundleFile(b.dir, JoinPath(bundle::kStagesDir, rec.file_name), kMaxStageFile);
   if (bytes.ok()) bundled = *bytes;
   if (bytes.ok() && attest::Sha256Hex(bundled) == rec.sha256) {
     // The stage file is what recompiling gives (or, standing in, is itself): the manifest's entry

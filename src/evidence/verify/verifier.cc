@@ -12,6 +12,7 @@
 #include "base/exit_code.h"
 #include "base/fs.h"
 #include "evidence/verify/verifier_internal.h"
+#include "runtime/cuda/cuda_backend.h"
 
 namespace detrain::verify {
 namespace {
@@ -105,7 +106,7 @@ struct Segment {
 };
 
 struct SegmentResult {
-  int64_t first_bad = -1;  // step of the first mismatch
+  int64_t first_bad = -1;  // step of the first mismatch (SegmentVerdict's values)
   std::string message;
   int64_t replayed = 0;
 };
@@ -119,7 +120,11 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
     return out;
   };
   Result<std::unique_ptr<runtime::Replica>> replica = r.session->NewReplica(o.executor);
-  if (!replica.ok()) return fail(seg.begin, std::string(replica.status().message()));
+  if (!replica.ok()) {
+    const bool here = replica.status().code() == StatusCode::kUnavailable;
+    return fail(here ? internal::kCannotReplayHere : seg.begin,
+                std::string(replica.status().message()));
+  }
   const BundleRun run(b);
   Result<runtime::TrainState> start = (*replica)->StartState(seg.begin, run);
   if (!start.ok()) return fail(seg.begin, std::string(start.status().message()));
@@ -138,7 +143,7 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
     if (!diff.empty()) {
       auto next = b.checkpoints.find(t + 1);
       if (next != b.checkpoints.end()) {
-        Result<SafetensorsFile> f = ReadSafetensorsFile(JoinPath(b.dir, next->second));
+        Result<SafetensorsFile> f = bundle::ReadBundleSafetensors(b.dir, next->second);
         if (f.ok()) diff += ElementDifference(state, *f);
       }
       return fail(t, diff);
@@ -218,7 +223,9 @@ Check Replay(const Bundle& b, const Replayable& r, const VerifyOptions& o, int64
       o.progress("replay: segment " + std::to_string(k) + "/" + std::to_string(segments.size()) +
                  " (steps " + std::to_string(segments[i].begin) + ".." +
                  std::to_string(segments[i].end - 1) + ") " +
-                 (results[i].first_bad < 0 ? "ok" : "MISMATCH") +
+                 (results[i].first_bad == -1                            ? "ok"
+                  : results[i].first_bad == internal::kCannotReplayHere ? "NOT RUN"
+                                                                        : "MISMATCH") +
                  (c != nullptr ? " on rank " + std::to_string(rank) : ""));
     }
   });
@@ -247,6 +254,9 @@ Check Replay(const Bundle& b, const Replayable& r, const VerifyOptions& o, int64
   }
   *replayed = 0;
   for (const SegmentResult& s : results) {
+    if (s.first_bad == internal::kCannotReplayHere) return InputError(s.message + kNotAVerdict);
+  }
+  for (const SegmentResult& s : results) {
     *replayed += s.replayed;
     if (s.first_bad >= 0) return Fail(s.message);  // segments are in step order
   }
@@ -266,7 +276,7 @@ Status internal::ReadSegmentVerdicts(std::string_view text, size_t rank, size_t 
     // [segment, first bad step (-1: none), message, steps replayed]
     if (!e.is_array() || e.size() != 4 || !e[0].is_number_unsigned() ||
         e[0].get<uint64_t>() >= segments || e[0].get<uint64_t>() % ranks != rank ||
-        !e[1].is_number_integer() || e[1].get<int64_t>() < -1 || !e[2].is_string() ||
+        !e[1].is_number_integer() || e[1].get<int64_t>() < kCannotReplayHere || !e[2].is_string() ||
         !e[3].is_number_integer() || e[3].get<int64_t>() < 0) {
       return DataLoss("a verdict that is not [segment of this rank, step, message, replayed]");
     }
@@ -369,6 +379,16 @@ VerifyReport VerifyOnRank(const VerifyOptions& o,
     }
     return p.ok;
   };
+  // The replay's backend, before any work: a machine without it says so at once, as an error of
+  // the options (no verdict).
+  if (o.replay && o.executor.backend == runtime::Backend::kCuda &&
+      !runtime::cuda::HasGpuSystem(o.executor.backend_options.get())) {
+    if (Result<int> gpus = runtime::cuda::CountDriverGpus(); !gpus.ok()) {
+      report.outcome = Outcome::kInputError;
+      report.message = "--backend cuda: " + std::string(gpus.status().message()) + kNotAVerdict;
+      return report;
+    }
+  }
   if (!run_phase("integrity", [&] { return Integrity(b, o); })) return report;
   report.steps = static_cast<int64_t>(b.steps.records.size());
   report.root_digest = b.root_digest;

@@ -19,6 +19,7 @@
 #include "base/status.h"
 #include "driver/compile.h"
 #include "evidence/bundle/bundle_format.h"
+#include "evidence/bundle/bundle_reader.h"
 #include "evidence/verify/manifest_check.h"
 #include "evidence/verify/verifier.h"
 #include "runtime/train/session.h"
@@ -41,14 +42,20 @@ using Check = std::optional<Failure>;
 
 inline Check Fail(std::string m) { return Failure{Outcome::kFailed, std::move(m)}; }
 inline Check InputError(std::string m) { return Failure{Outcome::kInputError, std::move(m)}; }
+// What an input error about the machine or the options adds to its message.
+inline constexpr const char* kNotAVerdict =
+    " (a limit of this machine or of the options given, not a verdict on the bundle)";
+
+// An error as a verdict — but for one about this machine or the auditor's options
+// (StatusCode::kUnavailable: no GPU, --devices the program's shards do not allow, the memory
+// budget), which is an input error: it says nothing about the bundle, so no verdict is made.
 inline Check FailStatus(const Status& s, const std::string& context = "") {
-  const std::string m(s.message());
-  if (context.empty() || m.rfind(context, 0) == 0) return Fail(m);
-  return Fail(context + ": " + m);
+  std::string m(s.message());
+  if (!context.empty() && m.rfind(context, 0) != 0) m = context + ": " + m;
+  if (s.code() == StatusCode::kUnavailable) return InputError(m + kNotAVerdict);
+  return Fail(m);
 }
 
-// A regular file of at most `limit` bytes.
-Result<std::string> ReadBounded(const std::string& path, uint64_t limit);
 // The first line (text) or byte where two byte strings differ, for messages.
 std::string FirstDifference(const std::string& a, const std::string& b, bool text);
 // Where `text` departs from its canonical form: the byte offset and the text around it.
@@ -101,6 +108,9 @@ class BundleRun : public runtime::RecordedRun {
 // JSON text [[segment, first bad step or -1, message, steps replayed], ...] from rank `rank` of
 // `ranks`, each segment one of that rank's (segment mod ranks == rank). Whatever the text, an
 // error or verdicts in range; never throws.
+// first_bad: the step of the first mismatch, -1 when none, kCannotReplayHere when the segment
+// could not start on this machine with these options (StatusCode::kUnavailable).
+inline constexpr int64_t kCannotReplayHere = -2;
 struct SegmentVerdict {
   size_t segment = 0;
   int64_t first_bad = -1;

@@ -28,7 +28,7 @@ Status CpuDevice::Load(const plan::ValidatedPlan& plan) {
   size_t bytes = static_cast<size_t>((plan.proto().arena_bytes() + 63) / 64 * 64 + 64);
   arena_ = static_cast<uint8_t*>(std::aligned_alloc(64, bytes));
   if (arena_ == nullptr)
-    return FailedPrecondition("cannot allocate a " + std::to_string(bytes) + "-byte arena");
+    return Unavailable("cannot allocate a " + std::to_string(bytes) + "-byte arena");
   std::memset(arena_, 0, bytes);
   kernels_.clear();
   int64_t scratch = 0;
@@ -41,7 +41,7 @@ Status CpuDevice::Load(const plan::ValidatedPlan& plan) {
   const size_t scratch_alloc = static_cast<size_t>((scratch + 63) / 64 * 64 + 64);
   scratch_ = static_cast<uint8_t*>(std::aligned_alloc(64, scratch_alloc));
   if (scratch_ == nullptr)
-    return FailedPrecondition("cannot allocate " + std::to_string(scratch) + " bytes of scratch");
+    return Unavailable("cannot allocate " + std::to_string(scratch) + " bytes of scratch");
   ctx_.scratch = scratch_;
   ctx_.scratch_bytes = scratch;
   return Status::Ok();

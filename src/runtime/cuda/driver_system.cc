@@ -79,7 +79,7 @@ Result<const Driver*> LoadDriver() {
       }
     }
   });
-  if (!error.empty()) return FailedPrecondition(error);
+  if (!error.empty()) return Unavailable(error);
   return &driver;
 }
 
@@ -99,7 +99,7 @@ Result<const Nccl*> LoadNccl() {
     DETRAIN_NCCL_FUNCTIONS(DETRAIN_X)
 #undef DETRAIN_X
   });
-  if (!error.empty()) return FailedPrecondition(error);
+  if (!error.empty()) return Unavailable(error);
   return &nccl;
 }
 
@@ -122,7 +122,7 @@ class DriverSystem : public GpuSystem {
     int count = 0, version = 0;
     DETRAIN_RETURN_IF_ERROR(Check(d_->cuDeviceGetCount(&count), "cuDeviceGetCount"));
     d_->cuDriverGetVersion(&version);
-    if (count == 0) return FailedPrecondition("the NVIDIA driver sees no GPU");
+    if (count == 0) return Unavailable("the NVIDIA driver sees no GPU");
     for (int i = 0; i < count; ++i) {
       Gpu g;
       DETRAIN_RETURN_IF_ERROR(Check(d_->cuDeviceGet(&g.device, i), "cuDeviceGet"));
@@ -315,7 +315,7 @@ Result<int> CountDriverGpus() {
   DETRAIN_ASSIGN_OR_RETURN(const Driver* d, LoadDriver());
   int count = 0;
   if (d->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0)
-    return FailedPrecondition("the NVIDIA driver sees no GPU");
+    return Unavailable("the NVIDIA driver sees no GPU");
   return count;
 }
 
@@ -331,7 +331,7 @@ Result<std::shared_ptr<GpuSystem>> OpenDriverSystem(const codegen::cuda::CudaPro
 
 namespace {
 Status NoCuda() {
-  return Unimplemented(
+  return Unavailable(
       "this detrain was built without the CUDA toolkit: --backend cuda is not available "
       "(docs/cuda.md)");
 }
