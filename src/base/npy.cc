@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "base/budget.h"
 #include "base/checked.h"
 #include "base/file_io.h"
 
@@ -61,7 +62,18 @@ Result<std::vector<int64_t>> ParseShapeTuple(std::string_view v) {
 std::string_view NpyDescr(NpyDtype dtype) { return kDtypes[static_cast<int>(dtype)].descr; }
 int NpyItemSize(NpyDtype dtype) { return kDtypes[static_cast<int>(dtype)].size; }
 
-Result<NpyArray> ParseNpy(std::string_view bytes) {
+namespace {
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+// The header of an .npy file: dtype and shape in `array` (data left empty), and where the data
+// starts. The data must be exactly what shape and dtype need, and fit the one-tensor budget.
+Result<size_t> ParseNpyHeader(std::string_view bytes, NpyArray* out) {
+  NpyArray& array = *out;
   if (bytes.size() < 10 || bytes.substr(0, 6) != kMagic)
     return DataLoss("not an .npy file (bad magic)");
   uint8_t major = static_cast<uint8_t>(bytes[6]);
@@ -75,7 +87,6 @@ Result<NpyArray> ParseNpy(std::string_view bytes) {
   size_t data_start = 8 + len_size + header_len;
   if (bytes.size() < data_start) return DataLoss("truncated .npy header");
   std::string_view header = bytes.substr(8 + len_size, header_len);
-  NpyArray array;
   DETRAIN_ASSIGN_OR_RETURN(std::string_view descr_v, DictValue(header, "descr"));
   size_t q = descr_v.find('\'', 1);
   std::string descr = descr_v.size() > 1 && descr_v[0] == '\'' && q != std::string_view::npos
@@ -104,7 +115,27 @@ Result<NpyArray> ParseNpy(std::string_view bytes) {
     return DataLoss(".npy data is " + std::to_string(bytes.size() - data_start) +
                     " bytes; shape and dtype need " + std::to_string(expected));
   }
+  // The data is already in memory, but the array is a tensor: it must fit the budget like one.
+  DETRAIN_RETURN_IF_ERROR(CheckTensorBytes(static_cast<int64_t>(expected),
+                                           "an .npy array of shape " + ShapeText(array.shape) +
+                                               " and dtype " + std::string(NpyDescr(array.dtype))));
+  return data_start;
+}
+
+}  // namespace
+
+Result<NpyArray> ParseNpy(std::string_view bytes) {
+  NpyArray array;
+  DETRAIN_ASSIGN_OR_RETURN(const size_t data_start, ParseNpyHeader(bytes, &array));
   array.data = std::string(bytes.substr(data_start));
+  return array;
+}
+
+Result<NpyArray> ParseNpy(std::string&& bytes) {
+  NpyArray array;
+  DETRAIN_ASSIGN_OR_RETURN(const size_t data_start, ParseNpyHeader(bytes, &array));
+  bytes.erase(0, data_start);  // in place: no second copy of the data
+  array.data = std::move(bytes);
   return array;
 }
 
@@ -131,7 +162,7 @@ std::string SerializeNpy(const NpyArray& array) {
 
 Result<NpyArray> ReadNpyFile(const std::string& path) {
   DETRAIN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
-  auto array = ParseNpy(bytes);
+  auto array = ParseNpy(std::move(bytes));
   if (!array.ok()) return array.status().WithContext(path);
   return array;
 }

@@ -30,7 +30,10 @@ struct NpyArray {
 std::string_view NpyDescr(NpyDtype dtype);  // "<f4", "|b1", ...
 int NpyItemSize(NpyDtype dtype);
 
+// The array's data must fit the one-tensor memory budget (base/budget.h); an error names its
+// shape and dtype. The rvalue overload parses in place: the array's data reuses `bytes`.
 Result<NpyArray> ParseNpy(std::string_view bytes);
+Result<NpyArray> ParseNpy(std::string&& bytes);
 std::string SerializeNpy(const NpyArray& array);
 
 Result<NpyArray> ReadNpyFile(const std::string& path);

@@ -19,7 +19,7 @@ Result<NpyArray> ParseMember(std::string_view bytes, const ZipEntry& entry,
   Result<std::string> data = ExtractZipEntry(bytes, entry);
   const std::string where = "array '" + PrintableName(array) + "'";
   if (!data.ok()) return data.status().WithContext(where);
-  Result<NpyArray> a = ParseNpy(*data);
+  Result<NpyArray> a = ParseNpy(std::move(*data));
   if (!a.ok()) return a.status().WithContext(where + " (" + PrintableName(entry.name) + ")");
   return a;
 }
@@ -30,7 +30,7 @@ Result<std::map<std::string, NpyArray>> ParseNpz(std::string_view bytes,
                                                  const std::vector<std::string>& names,
                                                  uint64_t max_total_size) {
   DETRAIN_ASSIGN_OR_RETURN(std::vector<ZipEntry> entries, ReadZipDirectory(bytes, max_total_size));
-  std::map<std::string, NpyArray> out;
+  std::vector<const ZipEntry*> members;
   for (const std::string& name : names) {
     const ZipEntry* found = nullptr;
     for (const std::string& member : {name, name + std::string(kSuffix)}) {
@@ -48,7 +48,14 @@ Result<std::map<std::string, NpyArray>> ParseNpz(std::string_view bytes,
       return NotFound("no array '" + PrintableName(name) + "'" + DidYouMean(name, held) +
                       (held.empty() ? "; the archive is empty" : "; the archive holds: " + list));
     }
-    DETRAIN_ASSIGN_OR_RETURN(out[name], ParseMember(bytes, *found, name));
+    members.push_back(found);
+  }
+  // Everything to extract is accounted before the first byte is inflated (a member asked for
+  // under two names is extracted, and counted, twice).
+  DETRAIN_RETURN_IF_ERROR(CheckExtractionBudget(members));
+  std::map<std::string, NpyArray> out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    DETRAIN_ASSIGN_OR_RETURN(out[names[i]], ParseMember(bytes, *members[i], names[i]));
   }
   return out;
 }
@@ -63,6 +70,9 @@ Result<std::map<std::string, NpyArray>> ParseNpz(std::string_view bytes, uint64_
       return DataLoss("members '" + n + "' and '" + n + ".npy' both name array '" + n + "'");
     }
   }
+  std::vector<const ZipEntry*> members;
+  for (const ZipEntry& e : entries) members.push_back(&e);
+  DETRAIN_RETURN_IF_ERROR(CheckExtractionBudget(members));
   std::map<std::string, NpyArray> out;
   for (const auto& [array, e] : by_array) {
     DETRAIN_ASSIGN_OR_RETURN(out[array], ParseMember(bytes, *e, array));

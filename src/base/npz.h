@@ -3,8 +3,13 @@
 // "<array>.npy". Arrays are looked up as numpy's NpzFile does: the member of exactly that name,
 // else "<name>.npy"; only the arrays asked for are extracted and parsed.
 //
+// Memory: the members to extract are accounted against the memory budget (base/budget.h) from
+// their declared sizes before any is extracted (zip.h, CheckExtractionBudget), and each array is
+// parsed in place, so an array costs its data once, not twice.
+//
 // Errors name the array (the caller adds the file): NotFound for an array the archive does not
-// hold (listing those it does), DataLoss or InvalidArgument from the zip and .npy readers.
+// hold (listing those it does), DataLoss or InvalidArgument from the zip and .npy readers and
+// the budget.
 //
 // Thread safety: pure functions of the bytes.
 #ifndef DETRAIN_BASE_NPZ_H_

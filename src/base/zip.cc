@@ -8,6 +8,8 @@
 #include <optional>
 #include <set>
 
+#include "base/budget.h"
+
 namespace detrain {
 namespace {
 
@@ -25,6 +27,11 @@ constexpr uint16_t kZip64ExtraId = 0x0001;  // 4.5.3
 constexpr uint16_t kFlagEncrypted = 1 << 0, kFlagDescriptor = 1 << 3, kFlagStrong = 1 << 6,
                    kFlagMasked = 1 << 13;
 constexpr uint16_t kStored = 0, kDeflate = 8;
+// Deflate's largest expansion: a match of 258 bytes costs at least 2 bits (a one-bit length code
+// and a one-bit distance code), so n bytes of deflate data inflate to at most 1032 n bytes. A
+// member that declares more is lying about its size; this is the only ratio limit (memory is
+// bounded by the budget, not by a ratio: legitimate arrays of zeros come close to 1032:1).
+constexpr uint64_t kMaxDeflateRatio = 1032;
 
 // Little-endian reads at offsets the caller has checked to be in bounds.
 uint64_t Le(std::string_view b, uint64_t at, int n) {
@@ -257,6 +264,15 @@ Status CheckLocal(std::string_view b, uint64_t data_end, Central* c) {
   return Status::Ok();
 }
 
+// A deflated member cannot inflate to more than kMaxDeflateRatio times its data.
+Status CheckRatio(const ZipEntry& e) {
+  if (e.method != kDeflate || e.size / kMaxDeflateRatio <= e.compressed_size) return Status::Ok();
+  return DataLoss(Member(e.name) + ": declares " + std::to_string(e.size) +
+                  " bytes uncompressed, more than its " + std::to_string(e.compressed_size) +
+                  " bytes of deflate data can hold (deflate expands at most " +
+                  std::to_string(kMaxDeflateRatio) + ":1)");
+}
+
 // Frees a zlib stream on every path.
 struct Inflater {
   z_stream z{};
@@ -266,41 +282,42 @@ struct Inflater {
   }
 };
 
-// Raw deflate (RFC 1951) to exactly `size` bytes; the output grows as it is produced, so a
-// declared size that the data does not back allocates nothing beyond what inflates.
+// Raw deflate (RFC 1951) to exactly `size` bytes, which the caller has checked against the
+// memory budget. Inflation runs into a bounded chunk and is appended to a buffer reserved at
+// `size` (its pages are touched only as bytes arrive, so a declared size that the data does not
+// back costs nothing); each call may produce at most the bytes still missing, and once all are
+// out a one-byte chunk catches the first byte beyond them.
 Result<std::string> Inflate(std::string_view in, uint64_t size, const std::string& where) {
-  constexpr uint64_t kChunk = uint64_t{1} << 30;  // zlib counts in 32-bit units
+  constexpr uint64_t kInChunk = uint64_t{1} << 30;  // zlib counts in 32-bit units
+  constexpr uint64_t kOutChunk = uint64_t{1} << 16;
   Inflater f;
   if (inflateInit2(&f.z, -MAX_WBITS) != Z_OK) return Internal("zlib: inflateInit2 failed");
   f.live = true;
-  std::string out(std::min<uint64_t>(size, uint64_t{1} << 20), '\0');
-  uint64_t in_pos = 0, out_pos = 0;
-  unsigned char spare;
+  std::string out;
+  out.reserve(size);
+  std::string chunk(std::min(size + 1, kOutChunk), '\0');
+  uint64_t in_pos = 0;
   for (;;) {
     if (f.z.avail_in == 0 && in_pos < in.size()) {
-      const uint64_t n = std::min(in.size() - in_pos, kChunk);
+      const uint64_t n = std::min(in.size() - in_pos, kInChunk);
       f.z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + in_pos));
       f.z.avail_in = static_cast<uInt>(n);
       in_pos += n;
     }
-    if (out_pos == out.size() && out.size() < size) {
-      out.resize(std::min(size, std::max<uint64_t>(2 * out.size(), 1)));
-    }
-    // Once `size` bytes are out, a one-byte spare buffer catches any byte beyond them.
-    const bool full = out_pos == size;
-    f.z.next_out = full ? &spare : reinterpret_cast<Bytef*>(out.data() + out_pos);
-    f.z.avail_out = full ? 1 : static_cast<uInt>(std::min(out.size() - out_pos, kChunk));
-    const uInt before = f.z.avail_out;
+    const uint64_t missing = size - out.size();
+    const uInt room = static_cast<uInt>(missing == 0 ? 1 : std::min(missing, kOutChunk));
+    f.z.next_out = reinterpret_cast<Bytef*>(chunk.data());
+    f.z.avail_out = room;
     const int rc = inflate(&f.z, Z_NO_FLUSH);
-    const uInt produced = before - f.z.avail_out;
-    if (full && produced > 0) {
+    const uInt produced = room - f.z.avail_out;
+    if (produced > missing) {
       return DataLoss(where + ": inflates to more than its declared " + std::to_string(size) +
                       " bytes");
     }
-    out_pos += produced;
+    out.append(chunk.data(), produced);
     if (rc == Z_STREAM_END) break;
     if (rc == Z_BUF_ERROR) {  // no progress with output space left: the input is used up
-      return DataLoss(where + ": its deflate data ends early (after " + std::to_string(out_pos) +
+      return DataLoss(where + ": its deflate data ends early (after " + std::to_string(out.size()) +
                       " of " + std::to_string(size) + " bytes)");
     }
     if (rc != Z_OK) {
@@ -308,8 +325,8 @@ Result<std::string> Inflate(std::string_view in, uint64_t size, const std::strin
                       (f.z.msg != nullptr ? f.z.msg : std::to_string(rc)) + ")");
     }
   }
-  if (out_pos != size) {
-    return DataLoss(where + ": inflates to " + std::to_string(out_pos) +
+  if (out.size() != size) {
+    return DataLoss(where + ": inflates to " + std::to_string(out.size()) +
                     " bytes, not its declared " + std::to_string(size));
   }
   if (f.z.avail_in != 0 || in_pos != in.size()) {
@@ -317,6 +334,12 @@ Result<std::string> Inflate(std::string_view in, uint64_t size, const std::strin
                     " bytes follow the end of its deflate data");
   }
   return out;
+}
+
+// "extracting member 'x.npy' (deflated, 2.0 MiB in the archive)": what a budget message names.
+std::string Extracting(const ZipEntry& e) {
+  return "extracting " + Member(e.name) + " (" + (e.method == kStored ? "stored" : "deflated") +
+         ", " + FormatBytes(static_cast<int64_t>(e.compressed_size)) + " in the archive)";
 }
 
 }  // namespace
@@ -351,6 +374,7 @@ Result<std::vector<ZipEntry>> ReadZipDirectory(std::string_view bytes, uint64_t 
     }
     total += c.entry.size;
     DETRAIN_RETURN_IF_ERROR(CheckLocal(bytes, end.cd_offset, &c));
+    DETRAIN_RETURN_IF_ERROR(CheckRatio(c.entry));
     members.push_back(std::move(c));
   }
   if (at != end.end) {
@@ -379,8 +403,29 @@ Result<std::vector<ZipEntry>> ReadZipDirectory(std::string_view bytes, uint64_t 
   return out;
 }
 
+Status CheckExtractionBudget(const std::vector<const ZipEntry*>& members) {
+  // Declared sizes come from 64-bit fields: each is clamped to int64 and the sum saturates.
+  constexpr uint64_t kMax = static_cast<uint64_t>(INT64_MAX);
+  uint64_t total = 0;
+  std::string names;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const ZipEntry& e = *members[i];
+    const int64_t size = static_cast<int64_t>(std::min(e.size, kMax));
+    DETRAIN_RETURN_IF_ERROR(CheckTensorBytes(size, Extracting(e)));
+    total = std::min(kMax, total + static_cast<uint64_t>(size));
+    if (i < 3) names += (i == 0 ? "'" : "', '") + PrintableName(e.name);
+  }
+  if (members.size() < 2) return Status::Ok();
+  names += "'";
+  if (members.size() > 3) names += " and " + std::to_string(members.size() - 3) + " more";
+  return CheckTotalBytes(
+      static_cast<int64_t>(total),
+      "extracting the " + std::to_string(members.size()) + " members " + names + " together");
+}
+
 Result<std::string> ExtractZipEntry(std::string_view bytes, const ZipEntry& e) {
   const std::string where = Member(e.name);
+  DETRAIN_RETURN_IF_ERROR(CheckExtractionBudget({&e}));
   if (!Within(e.data_offset, e.compressed_size, bytes.size())) {
     return DataLoss(where + ": its data lies outside the archive");
   }

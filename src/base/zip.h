@@ -14,6 +14,17 @@
 // the CRC-32 of every extracted member is checked. Errors are DataLoss (corrupt or truncated) or
 // InvalidArgument (well formed but unsupported) and name the member.
 //
+// Memory: what extraction allocates is accounted against the memory budget (base/budget.h,
+// `--max-memory`) before it is allocated, from the declared sizes: each member against the
+// one-tensor limit, the members a caller extracts together against the total limit
+// (CheckExtractionBudget). The declared size is never trusted beyond that: inflation runs in
+// bounded chunks into a buffer of the declared size and stops at the first byte past it. So a
+// small archive that inflates to gigabytes ("zip bomb") costs at most what the budget allows.
+// The one ratio limit is deflate's own: a member that declares more than 1032 times its
+// compressed size (more than any deflate stream can expand to) is refused from its headers.
+// Memory is bounded by the budget, not by a tighter ratio: legitimate arrays of zeros come
+// close to 1032:1.
+//
 // Thread safety: pure functions of the bytes.
 #ifndef DETRAIN_BASE_ZIP_H_
 #define DETRAIN_BASE_ZIP_H_
@@ -47,8 +58,14 @@ std::string PrintableName(std::string_view name);
 Result<std::vector<ZipEntry>> ReadZipDirectory(std::string_view bytes,
                                                uint64_t max_total_size = kZipMaxTotalSize);
 
+// Whether extracting `members` together fits the memory budget: each member's declared size
+// against the one-tensor limit, their sum against the total limit. An error (InvalidArgument)
+// names the member (or the members) and --max-memory.
+Status CheckExtractionBudget(const std::vector<const ZipEntry*>& members);
+
 // The uncompressed bytes of one member of `bytes`, as ReadZipDirectory(bytes) returned it:
-// exactly entry.size bytes whose CRC-32 is entry.crc32.
+// exactly entry.size bytes whose CRC-32 is entry.crc32. The member alone must fit the budget
+// (CheckExtractionBudget({&entry})); that is checked before anything is allocated.
 Result<std::string> ExtractZipEntry(std::string_view bytes, const ZipEntry& entry);
 
 }  // namespace detrain

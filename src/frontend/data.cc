@@ -64,26 +64,31 @@ Result<Dataset> LoadNpyPair(const std::string& features_path, const std::string&
                             LabelType label_type) {
   DETRAIN_ASSIGN_OR_RETURN(std::string fbytes, ReadFile(features_path));
   DETRAIN_ASSIGN_OR_RETURN(std::string lbytes, ReadFile(labels_path));
-  Result<NpyArray> fr = ParseNpy(fbytes);
+  std::vector<std::pair<std::string, std::string>> digests = {
+      {features_path, attest::Sha256Hex(fbytes)}, {labels_path, attest::Sha256Hex(lbytes)}};
+  // Parsed in place (ParseNpy of an rvalue): each file's data is held once, not twice.
+  Result<NpyArray> fr = ParseNpy(std::move(fbytes));
   if (!fr.ok()) return fr.status().WithContext(features_path);
-  Result<NpyArray> lr = ParseNpy(lbytes);
+  Result<NpyArray> lr = ParseNpy(std::move(lbytes));
   if (!lr.ok()) return lr.status().WithContext(labels_path);
   DETRAIN_ASSIGN_OR_RETURN(Dataset ds,
                            FromArrays(*fr, features_path, *lr, labels_path, label_type));
-  ds.file_sha256 = {{features_path, attest::Sha256Hex(fbytes)},
-                    {labels_path, attest::Sha256Hex(lbytes)}};
+  ds.file_sha256 = std::move(digests);
   return ds;
 }
 
 Result<Dataset> LoadNpz(const std::string& path, const std::string& features,
                         const std::string& labels, LabelType label_type) {
   DETRAIN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  const std::string digest = attest::Sha256Hex(bytes);
+  // ParseNpz accounts the arrays against the memory budget before it inflates anything.
   Result<std::map<std::string, NpyArray>> arrays = ParseNpz(bytes, {features, labels});
+  std::string().swap(bytes);  // the archive is no longer needed while the arrays are copied
   if (!arrays.ok()) return arrays.status().WithContext(path);
   auto where = [&](const std::string& array) { return path + ": array '" + array + "'"; };
   DETRAIN_ASSIGN_OR_RETURN(Dataset ds, FromArrays(arrays->at(features), where(features),
                                                   arrays->at(labels), where(labels), label_type));
-  ds.file_sha256 = {{path, attest::Sha256Hex(bytes)}};
+  ds.file_sha256 = {{path, digest}};
   return ds;
 }
 

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "base/budget.h"
+
 namespace detrain {
 namespace {
 
@@ -40,6 +42,28 @@ TEST(NpyHostile, ZeroDimensionBeforeAHugeOneIsAnEmptyArray) {
   auto r = ParseNpy(NpyWithShape("(0, 281474976710656)", ""));  // 0 x 2^48
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(r->data.empty());
+}
+
+// The array's data is a tensor: at the one-tensor budget it parses, one byte past it is an error
+// that names the shape, the dtype and --max-memory. Both overloads agree.
+TEST(NpyHostile, DataIsCheckedAgainstTheBudget) {
+  const std::string bytes = NpyWithShape("(2,)", std::string(8, '\x01'));
+  SetMemoryBudget({8, 8});
+  Result<NpyArray> view = ParseNpy(std::string_view(bytes));
+  Result<NpyArray> moved = ParseNpy(std::string(bytes));
+  ASSERT_TRUE(view.ok()) << view.status().message();
+  ASSERT_TRUE(moved.ok()) << moved.status().message();
+  EXPECT_EQ(view->data, std::string(8, '\x01'));
+  EXPECT_EQ(moved->data, view->data);
+  EXPECT_EQ(moved->shape, view->shape);
+  SetMemoryBudget({7, 7});
+  Result<NpyArray> past = ParseNpy(std::string(bytes));
+  SetMemoryBudget({0, 0});  // the default again
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(past.status().message(),
+            "an .npy array of shape (2,) and dtype <f4 needs 8 B, more than the one-tensor memory "
+            "budget of 7 B (raise it with --max-memory SIZE, e.g. --max-memory 64G)");
 }
 
 }  // namespace

@@ -247,11 +247,18 @@ TEST(ZipTest, LyingFieldsAreRejected) {
        "member 'y.npy': inflates to more than its declared 199 bytes"},
       {"data: declared size too large",
        [](std::string* z, const ZipLayout& l) {
+         PatchLe(z, l.local[1] + 22, 10000, 4);
+         PatchLe(z, l.local[1] + 30 + 5 + 4, 10000, 8);
+         PatchLe(z, l.central[1] + 24, 10000, 4);
+       },
+       "member 'y.npy': inflates to 200 bytes, not its declared 10000"},
+      {"data: declared size beyond what deflate can expand to",
+       [](std::string* z, const ZipLayout& l) {
          PatchLe(z, l.local[1] + 22, 100000000, 4);
          PatchLe(z, l.local[1] + 30 + 5 + 4, 100000000, 8);
          PatchLe(z, l.central[1] + 24, 100000000, 4);
        },
-       "member 'y.npy': inflates to 200 bytes, not its declared 100000000"},
+       "member 'y.npy': declares 100000000 bytes uncompressed, more than its "},
       {"data: deflate stream cut short",
        [](std::string* z, const ZipLayout& l) {
          const uint64_t size = l.central[0] - l.data[1] - 10;

@@ -17,6 +17,7 @@ names the binary; DETRAIN_SOURCE_DIR the repository). Prints one line per failin
 summary "N cases, N passed".
 """
 import ctypes
+import hashlib
 import json
 import os
 import re
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import zlib
 
 SRC = os.environ.get("DETRAIN_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("DETRAIN_BINARY", os.path.join(SRC, "build", "src", "cli", "detrain"))
@@ -69,6 +71,62 @@ def npy_bytes(header, data=b"", magic=b"\x93NUMPY", version=b"\x01\x00", hlen=No
     h = h + b" " * (pad % 16) + b"\n"
     n = len(h) if hlen is None else hlen
     return magic + version + struct.pack("<H", n) + h + data
+
+
+MIB = b"\0" * (1 << 20)
+
+
+def deflated_zeros(mib):
+    """Raw deflate blocks (not final) for `mib` MiB of zero bytes, made in milliseconds: a full
+    flush resets the compressor, so every further MiB is the same bytes."""
+    if mib == 0:
+        return b""
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    first = c.compress(MIB) + c.flush(zlib.Z_FULL_FLUSH)
+    again = c.compress(MIB) + c.flush(zlib.Z_FULL_FLUSH)
+    return first + again * (mib - 1)
+
+
+def zip_archive(members):
+    """A zip archive as numpy writes it (ZIP64 extra fields in every header). Each member is
+    (name, method, data as stored, CRC-32, declared uncompressed size, local header offset: None
+    writes the member's local header and data here, a number points at one written before)."""
+    out, central = bytearray(), bytearray()
+    for name, method, data, crc, size, at in members:
+        name = name.encode()
+        off = len(out) if at is None else at
+        if at is None:
+            out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 45, 0, method, 0, 0x21, crc,
+                               0xFFFFFFFF, 0xFFFFFFFF, len(name), 20) + name
+            out += struct.pack("<HHQQ", 1, 16, size, len(data)) + data
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 45, 45, 0, method, 0, 0x21, crc,
+                               0xFFFFFFFF, 0xFFFFFFFF, len(name), 28, 0, 0, 0, 0, 0xFFFFFFFF)
+        central += name + struct.pack("<HHQQQ", 1, 24, size, len(data), off)
+    cd, n = len(out), len(members)
+    out += central
+    end64 = len(out)
+    out += struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, n, n, len(central), cd)
+    out += struct.pack("<IIQI", 0x07064B50, 0, end64, 1)
+    out += struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    return bytes(out)
+
+
+def npy_member(name, descr, shape, stored=False, declare=None):
+    """An .npy member of zeros: (name, method, data, CRC-32, declared size, None)."""
+    dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+    header = npy_bytes("{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims))
+    zeros = 4 * shape[0] * (shape[1] if len(shape) > 1 else 1)
+    crc = zlib.crc32(header + b"\0" * (zeros & 0xFFFFF))
+    for _ in range(zeros >> 20):
+        crc = zlib.crc32(MIB, crc)
+    if stored:
+        data = header + b"\0" * zeros
+    else:
+        c = zlib.compressobj(9, zlib.DEFLATED, -15)
+        data = (c.compress(header + b"\0" * (zeros & 0xFFFFF)) + c.flush(zlib.Z_FULL_FLUSH) +
+                deflated_zeros(zeros >> 20) + b"\x03\x00")  # 03 00: an empty final block
+    size = len(header) + zeros
+    return (name, 0 if stored else 8, data, crc, size if declare is None else declare, None)
 
 
 class Corpus:
@@ -398,6 +456,73 @@ class Corpus:
         verify("steps-devzero-link", d)
 
 
+    # ---- .npz archives that inflate past the memory budget --------------------------------
+    def npz_archives(self):
+        """Decompression is accounted against --max-memory from the declared sizes before
+        anything is inflated (base/zip.h); each refusal names the file and the member."""
+        def npz(name, members, max_memory="256M", rc=(2,), msg=None):
+            path = self.write(name + ".npz", zip_archive(members))
+            self.dt_line("npz-budget-" + name, 'csv("tiny.csv", label = -1, ',
+                         f'npz("{path}", features = "x", labels = "y", ', rc=rc, msg=msg)
+            self.cases[-1].args += ["--max-memory", max_memory]
+            return path
+
+        rows = (2 << 30) // 16  # x: 2 GiB of f32 zeros, about 2 MB deflated
+        bomb = npy_member("x.npy", "<f4", (rows, 4))
+        labels = npy_member("y.npy", "<i4", (64,))
+        bomb_path = npz("bomb-2GiB", [bomb, labels], msg="bomb-2GiB.npz: extracting member 'x.npy'")
+        # x exactly at the budget passes; x and y together are past it.
+        npz("bomb-2GiB-x-at-the-budget", [bomb, labels], max_memory=str(bomb[4]), msg="together")
+        mib200 = (200 << 20) // 16
+        npz("two-below-the-limit-together-above", [npy_member("x.npy", "<f4", (mib200, 4)),
+                                                   npy_member("y.npy", "<i4", (4 * mib200,))],
+            msg="extracting the 2 members 'x.npy', 'y.npy' together")
+        npz("declares-1KiB-inflates-to-2GiB", [bomb[:4] + (1024, None), labels],
+            msg="inflates to more than its declared 1024 bytes")
+        npz("declares-6GiB-of-2MB", [bomb[:4] + (6 << 30, None), labels],
+            msg="deflate expands at most 1032:1")
+        mib8 = (8 << 20) // 16
+        npz("stored-16MiB", [npy_member("x.npy", "<f4", (mib8, 4), stored=True),
+                             npy_member("y.npy", "<i4", (4 * mib8,), stored=True)],
+            max_memory="12M", msg="--max-memory")
+        # Overlapping members: every central entry points at x's local header (a zip bomb
+        # made of one compressed stream counted many times).
+        over = [npy_member("x.npy", "<f4", (64, 4))]
+        over += [("d%d.npy" % i,) + over[0][1:5] + (0,) for i in range(20)]
+        npz("overlapping-members", over, msg="local header names it 'x.npy'")
+        self.bundle_with_npz(bomb_path)
+
+    def bundle_with_npz(self, npz_path):
+        """The tiny golden bundle, its program reading an embedded .npz (the bomb), resealed as a
+        forger would: verify's recompile must refuse it from the declared sizes."""
+        sys.path.insert(0, os.path.join(SRC, "tests", "tools"))
+        import bundle_testlib as bt  # noqa: E402 (needs SRC on the path)
+        d = os.path.join(self.root, "bundle-npz-bomb")
+        shutil.copytree(os.path.join(SRC, "audit-bundles", "v1", "tiny"), d, symlinks=True)
+        with open(npz_path, "rb") as f:
+            data = f.read()
+        digest = hashlib.sha256(data).hexdigest()
+        program = bt.ReadBytes(d, "program/train.dt").decode().replace(
+            'csv("tiny.csv", label = -1, ', 'npz("x.npz", features = "x", labels = "y", ')
+        bt.WriteBytes(d, "program/train.dt", program.encode())
+        os.remove(os.path.join(d, "data", "files", "tiny.csv"))
+        bt.WriteBytes(d, "data/files/x.npz", data)
+        record = json.loads(bt.ReadBytes(d, "data/data.json"))
+        record["files"] = [{"embedded": "data/files/x.npz", "path": "x.npz", "sha256": digest,
+                            "size": len(data)}]
+        record["source"] = "npz"
+        bt.WriteBytes(d, "data/data.json", bt.cb.canonical_bytes(record) + b"\n")
+        m = bt.Manifest(d)
+        m["program"]["sha256"] = hashlib.sha256(program.encode()).hexdigest()
+        m["data"]["files"] = [{"path": "x.npz", "sha256": digest}]
+        for f in m["files"]:
+            if f["path"] == "data/files/tiny.csv":
+                f["path"] = "data/files/x.npz"
+        m["files"].sort(key=lambda f: f["path"].encode("utf-8"))
+        bt.Reseal(d, m)
+        self.add("verify/npz-bomb-embedded", ["verify", d, "--max-memory", "256M"], rc=(1, 2),
+                 msg="data/files/x.npz: extracting member 'x.npy'")
+
 def run_case(case, root):
     args = [a.replace("{d}", root) for a in case.args]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -675,6 +800,7 @@ class HostileInputs(unittest.TestCase):
             corpus.hlo_modules()
             corpus.inputs()
             corpus.bundles()
+            corpus.npz_archives()
             signing_cases(corpus)
             link_cases(corpus)
             option_cases(corpus)

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/budget.h"
 #include "base/npy.h"
 #include "base/testing/zip_writer.h"
 
@@ -305,6 +306,38 @@ TEST_F(DatasetTest, NpzErrorsNameFileAndArray) {
   EXPECT_EQ(d.status().code(), StatusCode::kDataLoss);
   EXPECT_EQ(d.status().message(),
             dir_ + "/bad.npz: not a zip archive: no end-of-central-directory record");
+}
+
+// An archive whose arrays inflate past --max-memory is refused before they are inflated, with
+// the file, the member and the flag in the message; at the budget it loads.
+TEST_F(DatasetTest, NpzBeyondTheMemoryBudgetNamesFileAndMember) {
+  std::map<std::string, NpyArray> arrays = {
+      {"x", F32Array({1024, 4}, std::vector<float>(4096, 0.0f))},
+      {"y", S64Array(std::vector<int64_t>(1024, 1))}};
+  const std::string path = Write("d.npz", testing::WriteNpz(arrays, true));
+  const int64_t x = static_cast<int64_t>(SerializeNpy(arrays.at("x")).size());
+  const int64_t y = static_cast<int64_t>(SerializeNpy(arrays.at("y")).size());
+  SetMemoryBudget({x, x + y});
+  Result<Dataset> at = LoadNpz(path, "x", "y", LabelType::kS32);
+  SetMemoryBudget({x - 1, x + y});
+  Result<Dataset> one = LoadNpz(path, "x", "y", LabelType::kS32);
+  SetMemoryBudget({x, x + y - 1});
+  Result<Dataset> both = LoadNpz(path, "x", "y", LabelType::kS32);
+  SetMemoryBudget({0, 0});  // the default again
+  ASSERT_TRUE(at.ok()) << at.status().message();
+  EXPECT_EQ(at->rows, 1024);
+  ASSERT_FALSE(one.ok());
+  const std::string m = one.status().message().substr(dir_.size() + 1);
+  EXPECT_EQ(m.rfind("d.npz: extracting member 'x.npy' (deflated, ", 0), 0u) << m;
+  EXPECT_NE(m.find("needs 16.1 KiB, more than the one-tensor memory budget of 16.1 KiB (raise it "
+                   "with --max-memory SIZE"),
+            std::string::npos)
+      << m;
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.status().message().substr(dir_.size() + 1),
+            "d.npz: extracting the 2 members 'x.npy', 'y.npy' together needs 24.2 KiB, more "
+            "than the total memory budget of 24.2 KiB (raise it with --max-memory SIZE, e.g. "
+            "--max-memory 64G)");
 }
 
 // The program's data source: paths resolved against its directory, digests recorded under the
