@@ -25,6 +25,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "internal error";
     case StatusCode::kCancelled:
       return "cancelled";
+    case StatusCode::kResourceExhausted:
+      return "resource exhausted";
   }
   return "unknown";
 }

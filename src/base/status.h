@@ -27,6 +27,9 @@ enum class StatusCode {
   kUnimplemented,
   kInternal,   // a broken invariant inside detrain
   kCancelled,  // stopped because another party stopped: rank 0 of a multi-process run
+  // The memory budget (base/budget.h, --max-memory) refuses what the input declares: a limit
+  // of this machine's or this user's, not a fault of the input.
+  kResourceExhausted,
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -68,6 +71,9 @@ inline Status VerificationFailed(std::string m) {
 inline Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 inline Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
+inline Status ResourceExhausted(std::string m) {
+  return {StatusCode::kResourceExhausted, std::move(m)};
+}
 
 // Either a value or a non-OK Status. Constructing a Result from an OK Status is an internal
 // error and yields kInternal.

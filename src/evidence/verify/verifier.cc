@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "attest/canonical_json.h"
+#include "base/budget.h"
 #include "base/exit_code.h"
 #include "base/fs.h"
 #include "evidence/verify/verifier_internal.h"
@@ -108,6 +109,7 @@ struct SegmentResult {
   int64_t first_bad = -1;  // step of the first mismatch
   std::string message;
   int64_t replayed = 0;
+  bool exhausted = false;  // not a mismatch: this verifier ran out of memory (an input error)
 };
 
 SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOptions& o,
@@ -118,18 +120,21 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
     out.message = std::move(m);
     return out;
   };
+  auto failed = [&](int64_t step, const Status& s, const std::string& prefix = "") {
+    out.exhausted = s.code() == StatusCode::kResourceExhausted;
+    return fail(step, prefix + s.message());
+  };
   Result<std::unique_ptr<runtime::Replica>> replica = r.session->NewReplica(o.executor);
-  if (!replica.ok()) return fail(seg.begin, std::string(replica.status().message()));
+  if (!replica.ok()) return failed(seg.begin, replica.status());
   const BundleRun run(b);
   Result<runtime::TrainState> start = (*replica)->StartState(seg.begin, run);
-  if (!start.ok()) return fail(seg.begin, std::string(start.status().message()));
+  if (!start.ok()) return failed(seg.begin, start.status());
   runtime::TrainState state = std::move(*start);
   ThreadPool pool(1);
   const std::vector<StepRecord>& recs = b.steps.records;
   for (int64_t t = seg.begin; t < seg.end; ++t) {
     Result<runtime::StepOutcome> step = (*replica)->Step(t, run.HashBefore(t), &state, &pool);
-    if (!step.ok())
-      return fail(t, "step " + std::to_string(t) + ": " + std::string(step.status().message()));
+    if (!step.ok()) return failed(t, step.status(), "step " + std::to_string(t) + ": ");
     if (!step->finite) {
       return fail(t, "step " + std::to_string(t) + ": replay gives a non-finite result (" +
                          step->nonfinite + "); the run recorded a finite loss");
@@ -206,8 +211,13 @@ Check Replay(const Bundle& b, const Replayable& r, const VerifyOptions& o, int64
   std::vector<size_t> mine;
   for (size_t i = rank; i < segments.size(); i += ranks) mine.push_back(i);
   std::atomic<size_t> done{0};
+  // Each segment's trainer holds a training state and the plan's buffers: no more run at once
+  // than the memory budget holds (one always may: recompiling accounted for one).
+  const int64_t each = std::max<int64_t>(1, driver::TrainerBytes(r.session->compiled()));
+  const int64_t fit = std::max<int64_t>(1, CurrentMemoryBudget().max_total_bytes / each);
+  const int jobs = static_cast<int>(std::min<int64_t>(o.jobs, fit));
   ThreadPool pool(static_cast<size_t>(
-      std::max(1, std::min<int>(o.jobs, static_cast<int>(std::max<size_t>(1, mine.size()))))));
+      std::max(1, std::min<int>(jobs, static_cast<int>(std::max<size_t>(1, mine.size()))))));
   std::mutex mu;
   pool.ParallelFor(mine.size(), [&](size_t j) {
     const size_t i = mine[j];
@@ -248,7 +258,9 @@ Check Replay(const Bundle& b, const Replayable& r, const VerifyOptions& o, int64
   *replayed = 0;
   for (const SegmentResult& s : results) {
     *replayed += s.replayed;
-    if (s.first_bad >= 0) return Fail(s.message);  // segments are in step order
+    if (s.first_bad >= 0) {  // segments are in step order
+      return s.exhausted ? InputError(s.message) : Fail(s.message);
+    }
   }
   // The last segment's final state is the recorded final state (its record has the roots).
   return std::nullopt;

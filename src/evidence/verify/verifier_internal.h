@@ -41,10 +41,13 @@ using Check = std::optional<Failure>;
 
 inline Check Fail(std::string m) { return Failure{Outcome::kFailed, std::move(m)}; }
 inline Check InputError(std::string m) { return Failure{Outcome::kInputError, std::move(m)}; }
+// A failure from `s` — but a memory budget's refusal is no verdict on the bundle: an input
+// error (exit 2) whose message says to raise --max-memory.
 inline Check FailStatus(const Status& s, const std::string& context = "") {
-  const std::string m(s.message());
-  if (context.empty() || m.rfind(context, 0) == 0) return Fail(m);
-  return Fail(context + ": " + m);
+  std::string m(s.message());
+  if (!context.empty() && m.rfind(context, 0) != 0) m = context + ": " + m;
+  if (s.code() == StatusCode::kResourceExhausted) return InputError(std::move(m));
+  return Fail(std::move(m));
 }
 
 // A regular file of at most `limit` bytes.
