@@ -14,6 +14,7 @@ namespace {
 
 std::atomic<int64_t> g_tensor_bytes{0};  // 0: not set, use the default
 std::atomic<int64_t> g_total_bytes{0};
+thread_local DeferDeclaredSizes* t_deferred = nullptr;  // this thread's innermost scope
 
 int64_t PhysicalMemoryBytes() {
   long pages = sysconf(_SC_PHYS_PAGES);
@@ -24,9 +25,9 @@ int64_t PhysicalMemoryBytes() {
 }
 
 Status OverBudget(int64_t bytes, int64_t limit, std::string_view what, std::string_view which) {
-  return InvalidArgument(std::string(what) + " needs " + FormatBytes(bytes) + ", more than the " +
-                         std::string(which) + " memory budget of " + FormatBytes(limit) +
-                         " (raise it with --max-memory SIZE, e.g. --max-memory 64G)");
+  return ResourceExhausted(std::string(what) + " needs " + FormatBytes(bytes) + ", more than the " +
+                           std::string(which) + " memory budget of " + FormatBytes(limit) +
+                           " (raise it with --max-memory SIZE, e.g. --max-memory 64G)");
 }
 
 }  // namespace
@@ -119,5 +120,22 @@ Status CheckTotalBytes(int64_t bytes, std::string_view what) {
   if (bytes > limit) return OverBudget(bytes, limit, what, "total");
   return Status::Ok();
 }
+
+Status DeferDeclaredSizes::Postpone(Status s) {
+  if (s.ok() || t_deferred == nullptr) return s;
+  if (t_deferred->excess_.ok()) t_deferred->excess_ = std::move(s);
+  return Status::Ok();
+}
+
+Status CheckDeclaredTensorBytes(int64_t bytes, std::string_view what) {
+  return DeferDeclaredSizes::Postpone(CheckTensorBytes(bytes, what));
+}
+
+Status CheckDeclaredTotalBytes(int64_t bytes, std::string_view what) {
+  return DeferDeclaredSizes::Postpone(CheckTotalBytes(bytes, what));
+}
+
+DeferDeclaredSizes::DeferDeclaredSizes() : outer_(t_deferred) { t_deferred = this; }
+DeferDeclaredSizes::~DeferDeclaredSizes() { t_deferred = outer_; }
 
 }  // namespace detrain

@@ -27,6 +27,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "cancelled";
     case StatusCode::kUnavailable:
       return "unavailable here";
+    case StatusCode::kResourceExhausted:
+      return "resource exhausted";
   }
   return "unknown";
 }

@@ -28,10 +28,13 @@ enum class StatusCode {
   kInternal,   // a broken invariant inside detrain
   kCancelled,  // stopped because another party stopped: rank 0 of a multi-process run
   // This machine, or the way the user asked for the work, cannot do it — no GPU, an ISA this
-  // CPU lacks, a device count the program's shards do not allow, a memory budget too small —
+  // CPU lacks, a device count the program's shards do not allow, —
   // though the input is fine. Never about the input: a verifier reports it as an error of its
   // own options (exit 2), never as a verdict on a bundle.
   kUnavailable,
+  // The memory budget (base/budget.h, --max-memory) refuses what the input declares: a limit
+  // of this machine's or this user's, not a fault of the input.
+  kResourceExhausted,
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -74,6 +77,9 @@ inline Status VerificationFailed(std::string m) {
 inline Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 inline Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
+inline Status ResourceExhausted(std::string m) {
+  return {StatusCode::kResourceExhausted, std::move(m)};
+}
 
 // Either a value or a non-OK Status. Constructing a Result from an OK Status is an internal
 // error and yields kInternal.

@@ -8,8 +8,11 @@
 // its call.
 #include "driver/compile.h"
 
+#include <optional>
 #include <thread>
 
+#include "base/budget.h"
+#include "base/checked.h"
 #include "compiler/codegen/cuda/cuda_program.h"
 #include "compiler/codegen/cuda/toolchain.h"
 #include "compiler/ir/parser.h"
@@ -24,6 +27,38 @@ namespace {
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The bytes of the state the train step carries (every parameter, optimizer slot and the step
+// counter), which the runtime holds for the whole run; INT64_MAX when they overflow int64.
+int64_t StateBytes(const CompileResult& out) {
+  int64_t total = 0;
+  for (const StateSpec& s : out.state) {
+    if (s.shape.is_tuple()) continue;  // a state tensor is an array
+    Result<int64_t> count = s.shape.CheckedElementCount();
+    int64_t bytes = 0;
+    if (!count.ok() || !CheckedMul(*count, ir::ElementTypeByteSize(s.shape.type()), &bytes) ||
+        !CheckedAdd(total, bytes, &total)) {
+      return INT64_MAX;
+    }
+  }
+  return total;
+}
+
+Status CheckStateBytes(const CompileResult& out) {
+  return CheckTotalBytes(StateBytes(out), "the training state (" +
+                                              std::to_string(out.state.size()) +
+                                              " tensors: parameters, optimizer slots, counter)");
+}
+
+// A plan's buffers at their peak, held while the training state is: together against the total
+// budget, before anything runs the plan. `plan` names it ("plan", "eval plan").
+Status CheckPlanBytes(const CompileResult& out, const plan::BuiltPlan& built,
+                      const std::string& plan) {
+  int64_t total = 0;
+  if (!CheckedAdd(StateBytes(out), built.peak_bytes, &total)) total = INT64_MAX;
+  return CheckTotalBytes(total, "the peak of the " + plan + "'s buffers" +
+                                    (out.state.empty() ? "" : " with the training state"));
 }
 
 // The eval program (a .dt program with a validation split) through the same pipeline to a plan
@@ -43,6 +78,7 @@ Status AppendEvalPlan(const std::string& spec, const passes::PipelineOptions& po
   }
   DETRAIN_ASSIGN_OR_RETURN(plan::BuiltPlan built,
                            plan::BuildPlan(*r.module, plan::EntrySignature{}, optimized));
+  DETRAIN_RETURN_IF_ERROR(CheckPlanBytes(*out, built, "eval plan"));
   DETRAIN_ASSIGN_OR_RETURN(
       std::string options,
       OptionsJson({{"pipeline", spec}, {"format_version", plan::kPlanFormatVersion}}));
@@ -154,6 +190,27 @@ Status AppendCudaStages(const std::string& plan_stage, const std::string& prefix
   return Status::Ok();
 }
 
+// The front end's stages (0 to 2, init, eval): with options.stages_before_budget, every one
+// made before the first declared size over the budget is reported.
+Status FrontEnd(const std::string& path, const CompileOptions& options, CompileResult* out) {
+  std::optional<DeferDeclaredSizes> deferred;
+  if (options.stages_before_budget) deferred.emplace();
+  DETRAIN_RETURN_IF_ERROR(IsHloInput(path)  ? ImportHlo(path, out)
+                          : IsRunSpec(path) ? CompileRunSpec(path, options, out)
+                                            : CompileDtProgram(path, options, out));
+  if (deferred.has_value() && !deferred->excess().ok()) {
+    return deferred->excess().WithContext(path);
+  }
+  return Status::Ok();
+}
+
+Status CompileInto(const std::string& path, const CompileOptions& options, CompileResult* out) {
+  DETRAIN_RETURN_IF_ERROR(FrontEnd(path, options, out));
+  DETRAIN_RETURN_IF_ERROR(CheckStateBytes(*out).WithContext(path));
+  if (options.backend) DETRAIN_RETURN_IF_ERROR(AppendBackendStages(options, out));
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool IsHloInput(const std::string& path) { return EndsWith(path, ".hlo"); }
@@ -190,6 +247,7 @@ Status AppendBackendStages(const CompileOptions& options, CompileResult* out) {
   DETRAIN_ASSIGN_OR_RETURN(
       plan::BuiltPlan built,
       plan::BuildPlan(*r.module, out->signature, out->stages.Find(kStageOptHlo)->bytes));
+  DETRAIN_RETURN_IF_ERROR(CheckPlanBytes(*out, built, "plan"));
   out->peak_bytes = built.peak_bytes;
   out->total_bytes = built.total_bytes;
   DETRAIN_ASSIGN_OR_RETURN(std::string plan_options,
@@ -204,12 +262,17 @@ Status AppendBackendStages(const CompileOptions& options, CompileResult* out) {
   return AppendCudaStages(kStageEvalPlan, kEvalPrefix, options, out);
 }
 
+int64_t TrainerBytes(const CompileResult& c) {
+  int64_t total = 0;
+  return CheckedAdd(StateBytes(c), c.peak_bytes, &total) ? total : INT64_MAX;
+}
+
 Result<CompileResult> Compile(const std::string& path, const CompileOptions& options) {
   CompileResult out;
-  DETRAIN_RETURN_IF_ERROR(IsHloInput(path)  ? ImportHlo(path, &out)
-                          : IsRunSpec(path) ? CompileRunSpec(path, options, &out)
-                                            : CompileDtProgram(path, options, &out));
-  if (options.backend) DETRAIN_RETURN_IF_ERROR(AppendBackendStages(options, &out));
+  out.stages.set_on_add(options.on_stage);
+  Status compiled = CompileInto(path, options, &out);
+  out.stages.set_on_add(nullptr);
+  if (!compiled.ok()) return compiled;
   return out;
 }
 

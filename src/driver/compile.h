@@ -24,6 +24,7 @@
 #define DETRAIN_DRIVER_COMPILE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -65,6 +66,16 @@ struct CompileOptions {
   // program writes them, relative to its directory. Never changes a stage: digests are recorded
   // under the program's own spelling.
   std::map<std::string, std::string> data_files;
+  // Called with each stage's record as soon as the stage is made, in chain order; an error stops
+  // the compile and is its error. A verifier compares each stage with the one a bundle records,
+  // so that a program that differs stops at the first stage that differs.
+  std::function<Status(const StageRecord&)> on_stage;
+  // The front end's checks of declared sizes against the memory budget (base/budget.h: the
+  // parameters, the batch, every instruction's result) wait until its stages (0 to 2, init,
+  // eval) are made and passed to on_stage; the first excess is then the compile's error, before
+  // the backend starts. The front end allocates nothing of a declared size, so a program that
+  // differs from a record is found to differ under any budget.
+  bool stages_before_budget = false;
 };
 
 // A plan stage's CUDA executable, as the compile made it (CompileOptions::cuda): the generated
@@ -130,8 +141,17 @@ bool IsDtProgram(const std::string& path);
 // True when `path` ends in .json: a run spec (frontend/run_spec.h).
 bool IsRunSpec(const std::string& path);
 
-// A .dt program, an .hlo file or a run spec through every stage the options ask for.
+// A .dt program, an .hlo file or a run spec through every stage the options ask for. What the
+// run allocates is accounted against the memory budget (base/budget.h) before a later step could
+// allocate it: each declared tensor (the front end), the training state (after the front end:
+// the parameters, optimizer slots and step counter together), and the plans' buffers at their
+// peak (when they are built). Folding constants never materializes a tensor of a declared size.
 Result<CompileResult> Compile(const std::string& path, const CompileOptions& options);
+
+// What one trainer of `c` holds at once, as Compile accounted it: the training state and the
+// plan's buffers at their peak (the state alone without a plan). A replay that runs several
+// trainers at once runs no more than the memory budget holds.
+int64_t TrainerBytes(const CompileResult& c);
 
 }  // namespace detrain::driver
 

@@ -96,7 +96,7 @@ Status StageTable::Add(std::string_view name, std::string bytes, Transform trans
   r.bytes = std::move(bytes);
   r.transform = std::move(transform);
   records_.push_back(std::move(r));
-  return Status::Ok();
+  return on_add_ ? on_add_(records_.back()) : Status::Ok();
 }
 
 const StageRecord* StageTable::Find(std::string_view name) const {

@@ -35,9 +35,11 @@
 #define DETRAIN_DRIVER_STAGE_TABLE_H_
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -102,8 +104,13 @@ class StageTable {
   const StageRecord* Find(std::string_view name) const;
   const std::vector<StageRecord>& records() const { return records_; }
 
+  // Called with each record as Add appends it; its error is Add's (the record stays). Compile
+  // sets it for the time of one compile (CompileOptions::on_stage): a table it returns has none.
+  void set_on_add(std::function<Status(const StageRecord&)> on_add) { on_add_ = std::move(on_add); }
+
  private:
   std::vector<StageRecord> records_;  // in chain order
+  std::function<Status(const StageRecord&)> on_add_;
 };
 
 // Every stage name the table knows, in chain order (`compile --emit` offers them), and whether a

@@ -63,9 +63,9 @@ Status Checker::CheckParams() {
     for (const DimValue& d : t.dims) sizes.push_back(d.size);
     int64_t bytes = ByteSize(CheckedElementCount(sizes).value(), 4);  // ResolveType checked it
     std::string what = "parameter '" + p.name + "' " + t.ToString();
-    Status fits = CheckTensorBytes(bytes, what);
+    Status fits = CheckDeclaredTensorBytes(bytes, what);
     if (fits.ok() && !CheckedAdd(param_bytes_, bytes, &param_bytes_)) param_bytes_ = INT64_MAX;
-    if (fits.ok()) fits = CheckTotalBytes(param_bytes_, what + " with those before it");
+    if (fits.ok()) fits = CheckDeclaredTotalBytes(param_bytes_, what + " with those before it");
     if (!fits.ok()) return src_.Error(p.name_range, fits.message());
     globals_[p.name] = t;
     out_.params.emplace_back(p.name, t);
@@ -193,7 +193,7 @@ Status Checker::CheckBatchInput(const FuncArg& a) {
                      " with " + a.type.dims[0].symbol + " = " + std::to_string(sizes[0]);
   Result<int64_t> n = CheckedElementCount(sizes, what);
   if (!n.ok()) return src_.Error(a.type.range, n.status().message());
-  Status fits = CheckTensorBytes(ByteSize(*n, 4), what);
+  Status fits = CheckDeclaredTensorBytes(ByteSize(*n, 4), what);
   if (!fits.ok()) return src_.Error(a.type.range, fits.message());
   return Status::Ok();
 }

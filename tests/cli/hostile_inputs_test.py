@@ -32,6 +32,8 @@ import unittest
 import zlib
 
 SRC = os.environ.get("DETRAIN_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(SRC, "tests", "tools"))
+import bundle_testlib  # noqa: E402  (reseals a bundle as a forger can)
 BIN = os.environ.get("DETRAIN_BINARY", os.path.join(SRC, "build", "src", "cli", "detrain"))
 TIME_LIMIT = 1.0 * float(os.environ.get("DETRAIN_TIME_SCALE", "1"))
 TINY_DIR = os.path.join(SRC, "tests", "evidence", "testdata", "tiny")
@@ -522,6 +524,99 @@ class Corpus:
         bt.Reseal(d, m)
         self.add("verify/npz-bomb-embedded", ["verify", d, "--max-memory", "256M"], rc=(1, 2),
                  msg="data/files/x.npz: extracting member 'x.npy'")
+def declared_size_cases(corpus):
+    """Issue 35, class 11: a bundle whose program declares enormous tensors. verify compares each
+    stage as it is made, so a program that differs from its recorded stages is FAILED at stage 1
+    at once, under any budget (before: 2 minutes and 6 GB, or "out of memory"); one whose stages
+    were rewritten to match is refused by the budget (exit 2, naming what and --max-memory)
+    before anything of its size is allocated; the golden bundle verifies at exactly its largest
+    file's size and is refused (exit 2, not FAILED) one byte below it."""
+    root = corpus.root
+    golden = os.path.join(SRC, "audit-bundles", "v1", "tiny")
+    tiny = corpus.tiny
+
+    def sub(text, old, new):
+        assert old in text, old
+        return text.replace(old, new, 1)
+
+    big = "param b2: f32[2]    = zeros\nparam big: f32[28000, 28000] = "
+    hidden = "50000000"
+    programs = {
+        "param": sub(tiny, "param b2: f32[2]    = zeros", big + "zeros"),
+        "glorot": sub(tiny, "param b2: f32[2]    = zeros", big + "glorot_uniform"),
+        "hidden": sub(sub(sub(tiny, "param w1: f32[4, 8]", f"param w1: f32[4, {hidden}]"),
+                          "param b1: f32[8]", f"param b1: f32[{hidden}]"),
+                      "param w2: f32[8, 2]", f"param w2: f32[{hidden}, 2]"),
+        "constant": sub(sub(tiny, "param b2: f32[2]    = zeros", big + "zeros"),
+                        "return mean(softmax_cross_entropy(h @ w2 + b2, y))",
+                        "return mean(softmax_cross_entropy(h @ w2 + b2, y)) + mean(big * 0.5 + 2)"),
+    }
+
+    def forged(name, program, stages=False):
+        """The golden bundle with `program`, resealed; with `stages`, every stage file and record
+        rewritten to what compiling it gives (the program has no validation split, so that no
+        eval plan's pass records are needed)."""
+        d = os.path.join(root, "bundle-" + name)
+        shutil.copytree(golden, d)
+        m = bundle_testlib.Manifest(d)
+        bundle_testlib.WriteBytes(d, m["program"]["path"], program.encode())
+        if stages:
+            work = d + ".compile"
+            os.mkdir(work)
+            shutil.copy(os.path.join(d, m["program"]["path"]), work)
+            shutil.copy(os.path.join(d, "data", "files", "tiny.csv"), work)
+            opt = [s for s in m["stages"] if s["stage"] == "opt-hlo"][0]
+            subprocess.run([BIN, "compile", os.path.join(work, "train.dt"), "--pipeline",
+                            opt["transform"]["options"]["pipeline"], "--dump-dir", work + "/dump",
+                            "--max-memory", "1024T"], check=True, capture_output=True)
+            made = os.listdir(os.path.join(work, "dump"))
+            for s in [s for s in m["stages"] if s["file"] not in made]:
+                os.remove(os.path.join(d, "stages", s["file"]))
+                m["files"] = [f for f in m["files"] if f["path"] != "stages/" + s["file"]]
+            m["stages"] = [s for s in m["stages"] if s["file"] in made]
+            digest = {}
+            for s in m["stages"]:
+                with open(os.path.join(work, "dump", s["file"]), "rb") as f:
+                    data = f.read()
+                bundle_testlib.WriteBytes(d, "stages/" + s["file"], data)
+                s["sha256"] = digest[s["stage"]] = hashlib.sha256(data).hexdigest()
+                s["size"] = len(data)
+            for s in m["stages"]:
+                if "transform" in s:
+                    s["transform"]["input_sha256"] = digest[s["transform"]["input_stage"]]
+                if s["stage"] == "opt-hlo":
+                    with open(os.path.join(work, "dump", "summary.json")) as f:
+                        s["transform"]["passes"] = json.load(f)["passes"]
+            shutil.rmtree(work)
+        else:
+            digest = {"program": hashlib.sha256(program.encode()).hexdigest()}
+            bundle_testlib.WriteBytes(d, "stages/00.program.dt", program.encode())
+            m["stages"][0]["sha256"] = digest["program"]
+            m["stages"][0]["size"] = len(program.encode())
+        m["program"]["sha256"] = digest["program"]
+        bundle_testlib.Reseal(d, m)
+        return d
+
+    for name, program in programs.items():
+        d = forged("declares-" + name, program)
+        for budget in ([], ["--max-memory", "64M"]):
+            corpus.add(f"declared/{name}-differs{'-64M' if budget else ''}",
+                       ["verify", d] + budget, rc=(1,), msg="stage 1 (source) differs")
+    d = forged("declares-param-consistent",
+               programs["param"].replace(", validation = 0.25", ""), stages=True)
+    for budget, what in (("64M", "parameter 'big' f32[28000,28000] needs 2.9 GiB"),
+                         ("4G", "the training state (16 tensors"),
+                         ("12G", "the peak of the plan's buffers with the training state")):
+        corpus.add(f"declared/param-consistent-{budget}", ["verify", d, "--max-memory", budget],
+                   rc=(2,), msg=what)
+    largest = max(os.path.getsize(os.path.join(dirpath, f))
+                  for dirpath, _, files in os.walk(golden) for f in files)
+    corpus.add("declared/golden-at-its-largest-file", ["verify", golden, "--max-memory",
+                                                       str(largest)], rc=(0,))
+    corpus.add("declared/golden-one-byte-below", ["verify", golden, "--max-memory",
+                                                  str(largest - 1)], rc=(2,),
+               msg="(raise it with --max-memory")
+
 
 def run_case(case, root):
     args = [a.replace("{d}", root) for a in case.args]
@@ -804,6 +899,7 @@ class HostileInputs(unittest.TestCase):
             signing_cases(corpus)
             link_cases(corpus)
             option_cases(corpus)
+            declared_size_cases(corpus)
             only = os.environ.get("DETRAIN_HOSTILE_FILTER")
             failures = []
             ran = 0

@@ -98,8 +98,8 @@ class Verifier {
     }
     auto count = shape.CheckedElementCount();
     if (!count.ok()) return Error(instr, count.status().message());
-    Status fits = CheckTensorBytes(ByteSize(*count, ElementTypeByteSize(shape.type())),
-                                   "the result " + shape.ToString());
+    Status fits = CheckDeclaredTensorBytes(ByteSize(*count, ElementTypeByteSize(shape.type())),
+                                           "the result " + shape.ToString());
     if (!fits.ok()) return Error(instr, fits.message());
     return Status::Ok();
   }

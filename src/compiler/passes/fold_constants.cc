@@ -77,6 +77,14 @@ Result<ir::Literal> Evaluate(const Instruction& instr,
   return interp::Evaluate(scratch, {});
 }
 
+// `broadcast(constant(bits))` of `shape`, an instruction of `c`.
+Instruction* BroadcastScalar(ir::Computation& c, const ir::Shape& shape, const std::string& bits) {
+  Instruction* scalar = c.AddInstruction(ScalarConstant(shape.type(), bits));
+  ir::AttrMap attrs;
+  attrs[ir::Attr::kDimensions].ints = {};
+  return AddInstruction(c, Opcode::kBroadcast, shape, {scalar}, std::move(attrs));
+}
+
 // The value as an instruction of `c`: a broadcast scalar when all elements are equal.
 Instruction* Materialize(ir::Computation& c, const ir::Literal& value) {
   auto constant = std::make_unique<Instruction>();
@@ -85,10 +93,7 @@ Instruction* Materialize(ir::Computation& c, const ir::Literal& value) {
   constant->literal = value;
   std::optional<std::string> splat = SplatBits(*constant);
   if (!splat || value.element_count() <= 1) return c.AddInstruction(std::move(constant));
-  Instruction* scalar = c.AddInstruction(ScalarConstant(value.shape().type(), *splat));
-  ir::AttrMap attrs;
-  attrs[ir::Attr::kDimensions].ints = {};
-  return AddInstruction(c, Opcode::kBroadcast, value.shape(), {scalar}, std::move(attrs));
+  return BroadcastScalar(c, value.shape(), *splat);
 }
 
 Result<Instruction*> FoldOne(ir::Computation& c, Instruction* instr) {
@@ -102,11 +107,11 @@ Result<Instruction*> FoldOne(ir::Computation& c, Instruction* instr) {
     }
     DETRAIN_ASSIGN_OR_RETURN(ir::Literal scalar, Evaluate(*instr, std::move(operands),
                                                           ir::Shape::Scalar(instr->shape.type())));
-    ir::Literal value(instr->shape);
-    for (int64_t i = 0; i < value.element_count(); ++i) {
-      value.mutable_bytes().replace(static_cast<size_t>(i) * scalar.bytes().size(),
-                                    scalar.bytes().size(), scalar.bytes());
-    }
+    // What Materialize makes of the splat value, without the value: a result of the program's
+    // declared size (a gradient of zeros the size of a parameter) is never held in memory.
+    if (instr->shape.ElementCount() > 1) return BroadcastScalar(c, instr->shape, scalar.bytes());
+    ir::Literal value(instr->shape);  // no element, or one
+    if (value.element_count() == 1) value.mutable_bytes() = scalar.bytes();
     return Materialize(c, value);
   }
   if (instr->shape.ElementCount() > kMaxFoldedElements) return nullptr;

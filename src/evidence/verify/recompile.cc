@@ -146,6 +146,9 @@ Check CheckStaticsAndManifest(const Bundle& b, const Replayable& r,
   for (const auto& [rel, bytes] : *files) {
     if (rel == bundle::kEnvironment) continue;
     Result<std::string> have = bundle::ReadBundleFile(b.dir, rel, bundle::kMaxTensorFileBytes);
+    if (!have.ok() && have.status().code() == StatusCode::kResourceExhausted) {
+      return FailStatus(have.status());  // too large for this verifier's budget
+    }
     if (!have.ok()) return Fail(rel + ": missing (recompiling the run writes it)");
     if (*have != bytes) {
       // `name`, not a capture of `rel`: clang 14 cannot capture a structured binding.

@@ -137,9 +137,29 @@ std::string StageMismatch(const Bundle& b, const std::string& at, const json& s,
          rec.sha256 + "; " + FirstDifference(bundled, rec.bytes, text);
 }
 
-// The recompiled `records` against the bundle's list `field` ("stages", "executables.cuda"):
-// the same stages in the same order, each with the recorded digest and record. `standins`:
-// the stages that were taken from the bundle, not compiled.
+// The recompiled record `rec` against entry `i` of the bundle's list `field` ("stages",
+// "executables.cuda"): the same stage, with the recorded digest and record. `standin`: the stage
+// was taken from the bundle, not compiled.
+Check CompareStage(const Bundle& b, const std::string& field, const json& listed, size_t i,
+                   const driver::StageRecord& rec, bool standin) {
+  if (i >= listed.size()) {
+    return Fail("manifest.json: field \"" + field + "\": the bundle records " +
+                std::to_string(listed.size()) + " stages; recompiling gives more, the next \"" +
+                rec.name + "\"");
+  }
+  const json& s = listed[i];
+  const std::string at = field + "[" + std::to_string(i) + "]";
+  if (s["stage"] != rec.name || s["sha256"] != rec.sha256) {
+    return Fail(StageMismatch(b, at, s, rec, standin));
+  }
+  const json want = driver::StageRecordJson(rec);
+  if (s != want) return Fail("manifest.json: " + JsonDifference(s, want, at));
+  return std::nullopt;
+}
+
+// The recompiled `records` against the bundle's list `field`: the same stages in the same order,
+// each with the recorded digest and record. `standins`: the stages that were taken from the
+// bundle, not compiled.
 Check CompareStages(const Bundle& b, const std::string& field, const json& listed,
                     const std::vector<const driver::StageRecord*>& records,
                     const std::set<std::string>& standins) {
@@ -149,14 +169,8 @@ Check CompareStages(const Bundle& b, const std::string& field, const json& liste
                 std::to_string(records.size()));
   }
   for (size_t i = 0; i < records.size(); ++i) {
-    const json& s = listed[i];
     const driver::StageRecord& rec = *records[i];
-    const std::string at = field + "[" + std::to_string(i) + "]";
-    if (s["stage"] != rec.name || s["sha256"] != rec.sha256) {
-      return Fail(StageMismatch(b, at, s, rec, standins.count(rec.name) > 0));
-    }
-    const json want = driver::StageRecordJson(rec);
-    if (s != want) return Fail("manifest.json: " + JsonDifference(s, want, at));
+    if (Check c = CompareStage(b, field, listed, i, rec, standins.count(rec.name) > 0)) return c;
   }
   return std::nullopt;
 }
@@ -213,16 +227,32 @@ Check CompileStages(const Bundle& b, const std::string& program, driver::Compile
     copts.cuda = true;
     copts.recorded_toolchain_stages = std::move(recorded);
   }
+  // The chain's stages are compared as they are made, and the first that differs ends the
+  // compile: the front end's (stage 1 first) before anything the program declares is accounted
+  // or allocated, so that a program that differs is FAILED quickly, under any memory budget.
+  const json& listed = b.manifest.json["stages"];
+  size_t compared = 0;
+  Check differs;
+  copts.on_stage = [&](const driver::StageRecord& rec) -> Status {
+    if (!rec.backend.empty()) return Status::Ok();  // the executable's: compared below
+    differs = CompareStage(b, "stages", listed, compared++, rec, false);
+    return differs.has_value() ? Cancelled("the stage differs") : Status::Ok();
+  };
+  copts.stages_before_budget = true;
   Result<driver::CompileResult> compiled = driver::Compile(program, copts);
+  copts.on_stage = nullptr;
+  copts.stages_before_budget = false;
+  if (differs.has_value()) return differs;
   if (!compiled.ok()) {
     return FailStatus(compiled.status(),
                       cuda ? "recompiling the bundled program with the recorded PTX and cubins "
                              "(manifest.json's \"executables.cuda\")"
                            : "recompiling the bundled program");
   }
-  if (Check c =
-          CompareStages(b, "stages", b.manifest.json["stages"], RecordsOf(*compiled, ""), {})) {
-    return c;
+  if (compared != listed.size()) {
+    return Fail("manifest.json: field \"stages\": the bundle records " +
+                std::to_string(listed.size()) + " stages; recompiling gives " +
+                std::to_string(compared));
   }
   if (!cuda) {
     *out = std::move(*compiled);

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "attest/canonical_json.h"
+#include "base/budget.h"
 #include "base/exit_code.h"
 #include "base/fs.h"
 #include "evidence/verify/verifier_internal.h"
@@ -109,6 +110,7 @@ struct SegmentResult {
   int64_t first_bad = -1;  // step of the first mismatch (SegmentVerdict's values)
   std::string message;
   int64_t replayed = 0;
+  bool exhausted = false;  // with kCannotReplayHere: the memory budget's (its message says so)
 };
 
 SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOptions& o,
@@ -119,22 +121,25 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
     out.message = std::move(m);
     return out;
   };
+  // An error of this machine or the options (kUnavailable) or of the memory budget
+  // (kResourceExhausted) is no mismatch: the segment could not run here.
+  auto failed = [&](int64_t step, const Status& s, const std::string& prefix = "") {
+    const bool here = s.code() == StatusCode::kUnavailable ||
+                      s.code() == StatusCode::kResourceExhausted;
+    out.exhausted = s.code() == StatusCode::kResourceExhausted;
+    return fail(here ? internal::kCannotReplayHere : step, prefix + std::string(s.message()));
+  };
   Result<std::unique_ptr<runtime::Replica>> replica = r.session->NewReplica(o.executor);
-  if (!replica.ok()) {
-    const bool here = replica.status().code() == StatusCode::kUnavailable;
-    return fail(here ? internal::kCannotReplayHere : seg.begin,
-                std::string(replica.status().message()));
-  }
+  if (!replica.ok()) return failed(seg.begin, replica.status());
   const BundleRun run(b);
   Result<runtime::TrainState> start = (*replica)->StartState(seg.begin, run);
-  if (!start.ok()) return fail(seg.begin, std::string(start.status().message()));
+  if (!start.ok()) return failed(seg.begin, start.status());
   runtime::TrainState state = std::move(*start);
   ThreadPool pool(1);
   const std::vector<StepRecord>& recs = b.steps.records;
   for (int64_t t = seg.begin; t < seg.end; ++t) {
     Result<runtime::StepOutcome> step = (*replica)->Step(t, run.HashBefore(t), &state, &pool);
-    if (!step.ok())
-      return fail(t, "step " + std::to_string(t) + ": " + std::string(step.status().message()));
+    if (!step.ok()) return failed(t, step.status(), "step " + std::to_string(t) + ": ");
     if (!step->finite) {
       return fail(t, "step " + std::to_string(t) + ": replay gives a non-finite result (" +
                          step->nonfinite + "); the run recorded a finite loss");
@@ -211,8 +216,13 @@ Check Replay(const Bundle& b, const Replayable& r, const VerifyOptions& o, int64
   std::vector<size_t> mine;
   for (size_t i = rank; i < segments.size(); i += ranks) mine.push_back(i);
   std::atomic<size_t> done{0};
+  // Each segment's trainer holds a training state and the plan's buffers: no more run at once
+  // than the memory budget holds (one always may: recompiling accounted for one).
+  const int64_t each = std::max<int64_t>(1, driver::TrainerBytes(r.session->compiled()));
+  const int64_t fit = std::max<int64_t>(1, CurrentMemoryBudget().max_total_bytes / each);
+  const int jobs = static_cast<int>(std::min<int64_t>(o.jobs, fit));
   ThreadPool pool(static_cast<size_t>(
-      std::max(1, std::min<int>(o.jobs, static_cast<int>(std::max<size_t>(1, mine.size()))))));
+      std::max(1, std::min<int>(jobs, static_cast<int>(std::max<size_t>(1, mine.size()))))));
   std::mutex mu;
   pool.ParallelFor(mine.size(), [&](size_t j) {
     const size_t i = mine[j];
@@ -254,7 +264,9 @@ Check Replay(const Bundle& b, const Replayable& r, const VerifyOptions& o, int64
   }
   *replayed = 0;
   for (const SegmentResult& s : results) {
-    if (s.first_bad == internal::kCannotReplayHere) return InputError(s.message + kNotAVerdict);
+    if (s.first_bad == internal::kCannotReplayHere) {
+      return InputError(s.exhausted ? s.message : s.message + kNotAVerdict);
+    }
   }
   for (const SegmentResult& s : results) {
     *replayed += s.replayed;

@@ -46,14 +46,16 @@ inline Check InputError(std::string m) { return Failure{Outcome::kInputError, st
 inline constexpr const char* kNotAVerdict =
     " (a limit of this machine or of the options given, not a verdict on the bundle)";
 
-// An error as a verdict — but for one about this machine or the auditor's options
-// (StatusCode::kUnavailable: no GPU, --devices the program's shards do not allow, the memory
-// budget), which is an input error: it says nothing about the bundle, so no verdict is made.
+// An error as a verdict — but for one about this machine, the auditor's options
+// (StatusCode::kUnavailable: no GPU, --devices the program's shards do not allow) or the memory
+// budget (kResourceExhausted: the message says to raise --max-memory), which is an input error:
+// it says nothing about the bundle, so no verdict is made.
 inline Check FailStatus(const Status& s, const std::string& context = "") {
   std::string m(s.message());
   if (!context.empty() && m.rfind(context, 0) != 0) m = context + ": " + m;
   if (s.code() == StatusCode::kUnavailable) return InputError(m + kNotAVerdict);
-  return Fail(m);
+  if (s.code() == StatusCode::kResourceExhausted) return InputError(std::move(m));
+  return Fail(std::move(m));
 }
 
 // The first line (text) or byte where two byte strings differ, for messages.

@@ -27,8 +27,10 @@ Status CpuDevice::Load(const plan::ValidatedPlan& plan) {
   std::free(arena_);
   size_t bytes = static_cast<size_t>((plan.proto().arena_bytes() + 63) / 64 * 64 + 64);
   arena_ = static_cast<uint8_t*>(std::aligned_alloc(64, bytes));
+  // Within the budget (the plan reader checked it), but the system refuses: a limit of the
+  // machine, as the budget's own refusals are.
   if (arena_ == nullptr)
-    return Unavailable("cannot allocate a " + std::to_string(bytes) + "-byte arena");
+    return ResourceExhausted("cannot allocate a " + std::to_string(bytes) + "-byte arena");
   std::memset(arena_, 0, bytes);
   kernels_.clear();
   int64_t scratch = 0;
@@ -41,7 +43,7 @@ Status CpuDevice::Load(const plan::ValidatedPlan& plan) {
   const size_t scratch_alloc = static_cast<size_t>((scratch + 63) / 64 * 64 + 64);
   scratch_ = static_cast<uint8_t*>(std::aligned_alloc(64, scratch_alloc));
   if (scratch_ == nullptr)
-    return Unavailable("cannot allocate " + std::to_string(scratch) + " bytes of scratch");
+    return ResourceExhausted("cannot allocate " + std::to_string(scratch) + " bytes of scratch");
   ctx_.scratch = scratch_;
   ctx_.scratch_bytes = scratch;
   return Status::Ok();
