@@ -5,9 +5,11 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <memory>
+#include <optional>
 #include <set>
-#include <vector>
+#include <string>
+
+#include "base/json_parse.h"
 
 namespace detrain::attest {
 namespace {
@@ -189,22 +191,6 @@ Result<std::string> CanonicalJson(const nlohmann::json& value) {
 
 namespace {
 
-// Rejects duplicate keys while parsing: keeps one key set per open object.
-struct DuplicateKeyCheck {
-  std::vector<std::set<std::string>> open;
-  std::string duplicate;
-  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    if (event == Event::object_start) open.emplace_back();
-    if (event == Event::object_end) open.pop_back();
-    if (event == Event::key && !open.empty()) {
-      const auto& key = parsed.get_ref<const std::string&>();
-      if (!open.back().insert(key).second && duplicate.empty()) duplicate = key;
-    }
-    return true;
-  }
-};
-
 // The byte offset where `text` nests arrays and objects deeper than kMaxJsonDepth, or npos.
 // The parser itself is iterative, but copying, comparing, destroying and printing a parsed value
 // recurse once per level, so hostile input (100000 '[') would overflow the stack later.
@@ -232,29 +218,62 @@ size_t TooDeepAt(std::string_view text) {
 
 }  // namespace
 
-Result<nlohmann::json> ParseJson(std::string_view text) {
+namespace {
+
+// Runs `parse` (which parses `text` with base/json_parse.h) under ParseJson's checks: the depth
+// limit first, then its errors for malformed JSON, then the first repeated key.
+template <typename Parse>
+Status CheckedParse(std::string_view text, const Parse& parse) {
   if (size_t at = TooDeepAt(text); at != std::string_view::npos) {
     return InvalidArgument("invalid JSON at byte " + std::to_string(at) +
                            ": arrays and objects nested more than " +
                            std::to_string(kMaxJsonDepth) + " deep");
   }
-  auto check = std::make_shared<DuplicateKeyCheck>();
-  nlohmann::json j;
+  std::optional<std::string> duplicate;
   try {
-    j = nlohmann::json::parse(text.begin(), text.end(),
-                              [check](int d, nlohmann::json::parse_event_t e, nlohmann::json& p) {
-                                return (*check)(d, e, p);
-                              });
+    parse(&duplicate);
   } catch (const nlohmann::json::parse_error& e) {
     return InvalidArgument("invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
   } catch (const nlohmann::json::exception& e) {
     // Not only parse_error: a number too large for a double ("1e400") throws out_of_range.
     return InvalidArgument(std::string("invalid JSON: ") + e.what());
   }
-  if (!check->duplicate.empty()) {
-    return InvalidArgument("invalid JSON: duplicate object key \"" + check->duplicate + "\"");
+  if (duplicate.has_value()) {
+    return InvalidArgument("invalid JSON: duplicate object key \"" + *duplicate + "\"");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<nlohmann::json> ParseJson(std::string_view text) {
+  nlohmann::json j;
+  DETRAIN_RETURN_IF_ERROR(CheckedParse(
+      text, [&](std::optional<std::string>* duplicate) { j = ParseJsonText(text, duplicate); }));
   return j;
+}
+
+Result<std::optional<nlohmann::json>> ParseJsonMember(std::string_view text, std::string_view key,
+                                                      bool* is_object) {
+  std::optional<nlohmann::json> kept;
+  *is_object = false;
+  DETRAIN_RETURN_IF_ERROR(CheckedParse(text, [&](std::optional<std::string>* duplicate) {
+    std::optional<JsonRepeatedKey> repeat;  // the first, by position in the text
+    std::set<std::string> top;
+    auto member = [&](std::string k, size_t position, nlohmann::json value) {
+      if (k == key) kept = std::move(value);  // of a repeated key the last, as ParseJson's
+      auto [it, inserted] = top.insert(std::move(k));
+      if (!inserted && !repeat.has_value()) repeat = JsonRepeatedKey{*it, position};
+    };
+    std::optional<JsonRepeatedKey> inside;
+    *is_object = StreamJsonObject(text, member, &inside);
+    if (inside.has_value() && (!repeat.has_value() || inside->position < repeat->position)) {
+      repeat = std::move(inside);
+    }
+    if (repeat.has_value()) *duplicate = repeat->key;
+  }));
+  if (!*is_object) return std::optional<nlohmann::json>();
+  return kept;
 }
 
 }  // namespace detrain::attest

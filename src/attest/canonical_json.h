@@ -12,6 +12,7 @@
 #define DETRAIN_ATTEST_CANONICAL_JSON_H_
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,14 @@ Result<std::string> CanonicalJson(const nlohmann::json& value);
 // copied, compared and printed recursively). Never throws.
 inline constexpr size_t kMaxJsonDepth = 256;
 Result<nlohmann::json> ParseJson(std::string_view text);
+
+// ParseJson for a large object of which one member is wanted (a safetensors header's
+// "__metadata__", beside a million tensors): the same checks and errors, but the members are
+// parsed one at a time (base/json_parse.h) and all but `key` dropped, so memory stays that of
+// the largest member and time linear. Returns the member's value, or nullopt when the object has
+// no such member; *is_object is false (and the result nullopt) when the text is not an object.
+Result<std::optional<nlohmann::json>> ParseJsonMember(std::string_view text, std::string_view key,
+                                                      bool* is_object);
 
 // ECMAScript Number::toString for a finite double: shortest digits that round-trip.
 std::string FormatJsonNumber(double value);

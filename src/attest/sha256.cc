@@ -16,6 +16,20 @@ namespace {
   std::abort();
 }
 
+// SHA-256 fetched from the default provider once. EVP_sha256() makes EVP_DigestInit_ex fetch the
+// algorithm again on every call (under a global lock): most of the cost of hashing a small input,
+// and a digest of a state of a million empty tensors hashes three small inputs per tensor.
+// EVP_MD_fetch is thread-safe and so is a function-local static's initialization; the handle
+// lives as long as the process.
+const EVP_MD* Sha256Md() {
+  static const EVP_MD* const md = [] {
+    EVP_MD* m = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    if (m == nullptr) Die("EVP_MD_fetch");
+    return m;
+  }();
+  return md;
+}
+
 }  // namespace
 
 struct Sha256::EvpContext {
@@ -34,7 +48,7 @@ Sha256::~Sha256() {
 }
 
 void Sha256::Reset() {
-  if (EVP_DigestInit_ex(ctx_->md, EVP_sha256(), nullptr) != 1) Die("EVP_DigestInit_ex");
+  if (EVP_DigestInit_ex(ctx_->md, Sha256Md(), nullptr) != 1) Die("EVP_DigestInit_ex");
 }
 
 void Sha256::Update(const void* data, size_t size) {

@@ -6,11 +6,12 @@
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <set>
+#include <optional>
 #include <tuple>
 #include <utility>
 
 #include "base/file_io.h"
+#include "base/json_parse.h"
 
 namespace detrain {
 namespace {
@@ -18,9 +19,6 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr std::string_view kMetadataKey = "__metadata__";
-// The reference implementation's limit on the header; it also bounds what a hostile length field
-// can make us allocate.
-constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 // The schema's deepest value is a shape array: top-level object > tensor object > array.
 constexpr int kMaxNesting = 3;
 
@@ -126,33 +124,6 @@ Status CheckNesting(std::string_view header) {
   return Status::Ok();
 }
 
-// Parses the header, flagging duplicate keys in any object (nlohmann keeps one silently).
-Result<Json> ParseHeaderJson(std::string_view header) {
-  DETRAIN_RETURN_IF_ERROR(CheckNesting(header));
-  std::vector<std::set<std::string>> keys;
-  std::string duplicate;
-  bool has_duplicate = false;
-  Json::parser_callback_t cb = [&](int, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::object_start) {
-      keys.emplace_back();
-    } else if (event == Json::parse_event_t::object_end) {
-      if (!keys.empty()) keys.pop_back();
-    } else if (event == Json::parse_event_t::key && !keys.empty()) {
-      const std::string& k = parsed.get_ref<const std::string&>();
-      if (!keys.back().insert(k).second && !has_duplicate) {
-        has_duplicate = true;
-        duplicate = k;
-      }
-    }
-    return true;
-  };
-  Json j = Json::parse(header.begin(), header.end(), cb, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Error("header is not valid JSON");
-  if (has_duplicate) return Error("header has the key " + Brief(Json(duplicate)) + " twice");
-  if (!j.is_object()) return Error("header is not a JSON object");
-  return j;
-}
-
 Status ParseMetadata(const Json& j, std::map<std::string, std::string>* out) {
   if (!j.is_object()) return Error("\"__metadata__\" is " + KindOf(j) + ", not an object");
   for (auto it = j.begin(); it != j.end(); ++it) {
@@ -168,23 +139,27 @@ Status ParseMetadata(const Json& j, std::map<std::string, std::string>* out) {
 struct Entry {
   uint64_t begin = 0;
   uint64_t end = 0;
+  size_t position = 0;  // of its key in the header (JsonRepeatedKey::position)
   SafeTensor tensor;
 };
 
-Result<uint64_t> UnsignedField(const Json& v, const std::string& what) {
+// `what` names the field for the error message; it is called only on an error.
+template <typename What>
+Result<uint64_t> UnsignedField(const Json& v, const What& what) {
   if (!v.is_number_unsigned()) {
-    return Error(what + " is " + Brief(v) + ", not a non-negative integer");
+    return Error(what() + " is " + Brief(v) + ", not a non-negative integer");
   }
   return v.get<uint64_t>();
 }
 
 Result<Entry> ParseEntry(const std::string& name, const Json& j, uint64_t data_size) {
-  std::string where = TensorName(name);
+  // Built only for an error message: a header may hold a million tensors.
+  auto where = [&name] { return TensorName(name); };
   if (name.empty()) return Error("a tensor has an empty name");
-  if (!j.is_object()) return Error(where + " is " + KindOf(j) + ", not an object");
+  if (!j.is_object()) return Error(where() + " is " + KindOf(j) + ", not an object");
   if (j.size() != 3 || !j.contains("dtype") || !j.contains("shape") ||
       !j.contains("data_offsets")) {
-    return Error(where + " has keys " + KeyList(j) +
+    return Error(where() + " has keys " + KeyList(j) +
                  "; expected exactly \"data_offsets\", \"dtype\" and \"shape\"");
   }
   Entry e;
@@ -192,40 +167,43 @@ Result<Entry> ParseEntry(const std::string& name, const Json& j, uint64_t data_s
   const Json& dtype = j["dtype"];
   int itemsize = dtype.is_string() ? SafetensorsItemSize(dtype.get_ref<const std::string&>()) : 0;
   if (itemsize == 0) {
-    return Error(where + " has dtype " + Brief(dtype) +
+    return Error(where() + " has dtype " + Brief(dtype) +
                  "; supported: F32 F64 I32 U32 I64 U64 U8 I8 BOOL");
   }
   e.tensor.dtype = dtype.get<std::string>();
   const Json& shape = j["shape"];
-  if (!shape.is_array()) return Error(where + " has shape " + Brief(shape) + ", not an array");
+  if (!shape.is_array()) return Error(where() + " has shape " + Brief(shape) + ", not an array");
   for (size_t i = 0; i < shape.size(); ++i) {
-    DETRAIN_ASSIGN_OR_RETURN(uint64_t d,
-                             UnsignedField(shape[i], where + " shape entry " + std::to_string(i)));
+    DETRAIN_ASSIGN_OR_RETURN(uint64_t d, UnsignedField(shape[i], [&] {
+                               return where() + " shape entry " + std::to_string(i);
+                             }));
     if (d > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return Error(where + " shape entry " + std::to_string(i) + " is " + std::to_string(d) +
+      return Error(where() + " shape entry " + std::to_string(i) + " is " + std::to_string(d) +
                    ", larger than 2^63-1");
     }
     e.tensor.shape.push_back(static_cast<int64_t>(d));
   }
   uint64_t nbytes = 0;
   if (!TensorBytes(e.tensor.shape, itemsize, &nbytes)) {
-    return Error(where + " of shape " + ShapeString(e.tensor.shape) + " and dtype " +
+    return Error(where() + " of shape " + ShapeString(e.tensor.shape) + " and dtype " +
                  e.tensor.dtype + " has more than 2^64 bytes");
   }
   const Json& offsets = j["data_offsets"];
   if (!offsets.is_array() || offsets.size() != 2) {
-    return Error(where + " has data_offsets " + Brief(offsets) + ", not [begin, end]");
+    return Error(where() + " has data_offsets " + Brief(offsets) + ", not [begin, end]");
   }
-  DETRAIN_ASSIGN_OR_RETURN(e.begin, UnsignedField(offsets[0], where + " data_offsets begin"));
-  DETRAIN_ASSIGN_OR_RETURN(e.end, UnsignedField(offsets[1], where + " data_offsets end"));
-  std::string range = "[" + std::to_string(e.begin) + "," + std::to_string(e.end) + "]";
-  if (e.begin > e.end) return Error(where + " has data_offsets " + range + " with begin > end");
+  DETRAIN_ASSIGN_OR_RETURN(
+      e.begin, UnsignedField(offsets[0], [&] { return where() + " data_offsets begin"; }));
+  DETRAIN_ASSIGN_OR_RETURN(
+      e.end, UnsignedField(offsets[1], [&] { return where() + " data_offsets end"; }));
+  auto range = [&e] { return "[" + std::to_string(e.begin) + "," + std::to_string(e.end) + "]"; };
+  if (e.begin > e.end) return Error(where() + " has data_offsets " + range() + " with begin > end");
   if (e.end > data_size) {
-    return Error(where + " has data_offsets " + range + " past the end of the " +
+    return Error(where() + " has data_offsets " + range() + " past the end of the " +
                  std::to_string(data_size) + " data bytes");
   }
   if (e.end - e.begin != nbytes) {
-    return Error(where + " has data_offsets " + range + " (" + std::to_string(e.end - e.begin) +
+    return Error(where() + " has data_offsets " + range() + " (" + std::to_string(e.end - e.begin) +
                  " bytes) but shape " + ShapeString(e.tensor.shape) + " and dtype " +
                  e.tensor.dtype + " need " + std::to_string(nbytes) + " bytes");
   }
@@ -234,12 +212,18 @@ Result<Entry> ParseEntry(const std::string& name, const Json& j, uint64_t data_s
 
 // Sorted by offset, the tensors must tile the data region: each starts where the previous one
 // ended, the first at 0 and the last at its end.
-Status CheckLayout(std::vector<Entry>& entries, uint64_t data_size) {
+Status CheckLayout(const std::vector<Entry>& entries, uint64_t data_size) {
+  // `entries` are in name order, so a stable sort breaks ties by name; a file as the writer
+  // lays it out is in offset order already.
   std::vector<const Entry*> by_offset;
+  by_offset.reserve(entries.size());
   for (const Entry& e : entries) by_offset.push_back(&e);
-  std::sort(by_offset.begin(), by_offset.end(), [](const Entry* a, const Entry* b) {
-    return std::tie(a->begin, a->end, a->tensor.name) < std::tie(b->begin, b->end, b->tensor.name);
-  });
+  auto before = [](const Entry* a, const Entry* b) {
+    return std::tie(a->begin, a->end) < std::tie(b->begin, b->end);
+  };
+  if (!std::is_sorted(by_offset.begin(), by_offset.end(), before)) {
+    std::stable_sort(by_offset.begin(), by_offset.end(), before);
+  }
   uint64_t expected = 0;
   for (const Entry* e : by_offset) {
     if (e->begin != expected) {
@@ -256,6 +240,89 @@ Status CheckLayout(std::vector<Entry>& entries, uint64_t data_size) {
   return Status::Ok();
 }
 
+// The header's members, read one at a time as the parser streams them (base/json_parse.h): a
+// header of a million tensors is never one JSON value in memory, and each is checked as it
+// ends. The result is what checking the whole parsed header in key order gives: the first
+// problem in this order wins — invalid JSON, a repeated key (the first repeat in the text), not
+// an object, the first member in key order that is malformed, then the layout.
+class HeaderReader {
+ public:
+  explicit HeaderReader(uint64_t data_size) : data_size_(data_size) {}
+
+  Status Read(std::string_view header, SafetensorsFile* out, std::vector<Entry>* entries) {
+    DETRAIN_RETURN_IF_ERROR(CheckNesting(header));
+    std::optional<JsonRepeatedKey> repeat;
+    bool is_object = false;
+    try {
+      is_object = StreamJsonObject(
+          header, [&](std::string key, size_t at, Json v) { Member(std::move(key), at, v, out); },
+          &repeat);
+    } catch (const Json::exception&) {
+      return Error("header is not valid JSON");
+    }
+    // Sorted by name (the order of the tensors in the file's model), repeats side by side.
+    // (A header as the writer writes it is in name order already.)
+    auto before = [](const Entry& a, const Entry& b) {
+      return std::tie(a.tensor.name, a.position) < std::tie(b.tensor.name, b.position);
+    };
+    if (!std::is_sorted(entries_.begin(), entries_.end(), before)) {
+      std::sort(entries_.begin(), entries_.end(), before);
+    }
+    for (size_t i = 1; i < entries_.size(); ++i) {
+      if (entries_[i].tensor.name == entries_[i - 1].tensor.name) {
+        NoteRepeat(JsonRepeatedKey{entries_[i].tensor.name, entries_[i].position}, &repeat);
+      }
+    }
+    if (metadata_positions_.size() > 1) {
+      NoteRepeat(JsonRepeatedKey{std::string(kMetadataKey), metadata_positions_[1]}, &repeat);
+    }
+    if (repeat.has_value())
+      return Error("header has the key " + Brief(Json(repeat->key)) + " twice");
+    if (!is_object) return Error("header is not a JSON object");
+    if (error_.has_value()) return error_->second;
+    *entries = std::move(entries_);
+    return Status::Ok();
+  }
+
+ private:
+  static void NoteRepeat(JsonRepeatedKey r, std::optional<JsonRepeatedKey>* first) {
+    if (!first->has_value() || r.position < (*first)->position) *first = std::move(r);
+  }
+
+  void Member(std::string key, size_t position, const Json& value, SafetensorsFile* out) {
+    // Only a member that sorts before the first malformed one so far can change the result.
+    const bool check = !error_.has_value() || key < error_->first;
+    if (key == kMetadataKey) {
+      metadata_positions_.push_back(position);
+      if (metadata_positions_.size() == 1 && check) {
+        if (Status s = ParseMetadata(value, &out->metadata); !s.ok()) Note(std::move(key), s);
+      }
+      return;
+    }
+    Entry e;
+    if (check) {
+      Result<Entry> r = ParseEntry(key, value, data_size_);
+      if (r.ok()) {
+        e = std::move(*r);
+      } else {
+        Note(key, r.status());
+      }
+    }
+    e.tensor.name = std::move(key);
+    e.position = position;
+    entries_.push_back(std::move(e));
+  }
+
+  void Note(std::string key, const Status& s) {
+    if (!error_.has_value() || key < error_->first) error_.emplace(std::move(key), s);
+  }
+
+  uint64_t data_size_;
+  std::vector<Entry> entries_;
+  std::vector<size_t> metadata_positions_;
+  std::optional<std::pair<std::string, Status>> error_;  // the first malformed member by key
+};
+
 }  // namespace
 
 int SafetensorsItemSize(std::string_view dtype) {
@@ -266,7 +333,7 @@ int SafetensorsItemSize(std::string_view dtype) {
 }
 
 Result<std::string> SerializeSafetensors(const SafetensorsFile& file) {
-  std::map<std::string, const SafeTensor*> by_name;
+  std::map<std::string_view, const SafeTensor*> by_name;
   for (const SafeTensor& t : file.tensors) {
     if (t.name.empty()) return InvalidArgument("safetensors: a tensor has an empty name");
     if (t.name == kMetadataKey) {
@@ -287,20 +354,41 @@ Result<std::string> SerializeSafetensors(const SafetensorsFile& file) {
                              std::to_string(t.data.size()) + " data bytes");
     }
   }
-  Json header = Json::object();  // std::map underneath: keys in byte order
-  if (!file.metadata.empty()) header[std::string(kMetadataKey)] = file.metadata;
+  // The canonical header, written member by member: what nlohmann's dump of the whole header as
+  // one object gives (keys in byte order, "__metadata__" among them; no whitespace), without
+  // building it (a DOM of a million tensors takes a gigabyte). Strings go through nlohmann's own
+  // escaping; dtypes are plain ASCII and numbers are integers.
+  std::string text = "{";
   uint64_t offset = 0;
-  for (const auto& [name, t] : by_name) {
-    uint64_t end = offset + t->data.size();
-    header[name] = {{"dtype", t->dtype}, {"shape", t->shape}, {"data_offsets", {offset, end}}};
-    offset = end;
-  }
-  std::string text;
   try {
-    text = header.dump();
+    bool metadata_due = !file.metadata.empty();
+    auto member = [&text](const std::string& quoted_key) {
+      if (text.size() > 1) text += ',';
+      text += quoted_key;
+      text += ':';
+    };
+    auto metadata = [&] {
+      member("\"__metadata__\"");
+      text += Json(file.metadata).dump();
+      metadata_due = false;
+    };
+    for (const auto& [name, t] : by_name) {
+      if (metadata_due && name > kMetadataKey) metadata();
+      const uint64_t end = offset + t->data.size();
+      member(Json(std::string(name)).dump());
+      text += "{\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(end) +
+              "],\"dtype\":\"" + t->dtype + "\",\"shape\":[";
+      for (size_t i = 0; i < t->shape.size(); ++i) {
+        text += (i ? "," : "") + std::to_string(t->shape[i]);
+      }
+      text += "]}";
+      offset = end;
+    }
+    if (metadata_due) metadata();
   } catch (const Json::exception& e) {  // type_error 316: a name or metadata is not UTF-8
     return InvalidArgument(std::string("safetensors: ") + e.what());
   }
+  text += '}';
   text.append((8 - text.size() % 8) % 8, ' ');
   std::string out;
   out.reserve(8 + text.size() + offset);
@@ -321,24 +409,18 @@ Result<SafetensorsFile> ParseSafetensors(std::string_view bytes) {
     return Error("header length " + std::to_string(n) + " exceeds the file's " +
                  std::to_string(rest) + " bytes after the length field");
   }
-  if (n > kMaxHeaderBytes) {
+  if (n > kMaxSafetensorsHeaderBytes) {
     return Error("header length " + std::to_string(n) + " exceeds the limit of " +
-                 std::to_string(kMaxHeaderBytes) + " bytes");
+                 std::to_string(kMaxSafetensorsHeaderBytes) + " bytes");
   }
-  DETRAIN_ASSIGN_OR_RETURN(Json header, ParseHeaderJson(bytes.substr(8, n)));
   std::string_view data = bytes.substr(8 + n);
   SafetensorsFile out;
   std::vector<Entry> entries;
-  for (auto it = header.begin(); it != header.end(); ++it) {
-    if (it.key() == kMetadataKey) {
-      DETRAIN_RETURN_IF_ERROR(ParseMetadata(*it, &out.metadata));
-      continue;
-    }
-    DETRAIN_ASSIGN_OR_RETURN(Entry e, ParseEntry(it.key(), *it, data.size()));
-    entries.push_back(std::move(e));
-  }
+  HeaderReader reader(data.size());
+  DETRAIN_RETURN_IF_ERROR(reader.Read(bytes.substr(8, n), &out, &entries));
   DETRAIN_RETURN_IF_ERROR(CheckLayout(entries, data.size()));
-  // The header iterates the std::map in key order, so the tensors come out sorted by name.
+  // HeaderReader sorted the entries by name.
+  out.tensors.reserve(entries.size());
   for (Entry& e : entries) {
     e.tensor.data = std::string(data.substr(e.begin, e.end - e.begin));
     out.tensors.push_back(std::move(e.tensor));
@@ -351,6 +433,12 @@ Result<SafetensorsFile> ReadSafetensorsFile(const std::string& path) {
   Result<SafetensorsFile> r = ParseSafetensors(bytes);
   if (!r.ok()) return r.status().WithContext(path);
   return r;
+}
+
+std::map<std::string_view, const SafeTensor*> TensorsByName(const SafetensorsFile& file) {
+  std::map<std::string_view, const SafeTensor*> out;
+  for (const SafeTensor& t : file.tensors) out[t.name] = &t;
+  return out;
 }
 
 Status WriteSafetensorsFile(const std::string& path, const SafetensorsFile& file) {

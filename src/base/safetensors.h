@@ -47,14 +47,27 @@ struct SafetensorsFile {
 // Bytes per element of a safetensors dtype name, or 0 if unknown or unsupported.
 int SafetensorsItemSize(std::string_view dtype);
 
+// The longest header a reader accepts, as the reference implementation's; it also bounds what a
+// hostile length field can make a reader allocate. Every reader of a safetensors header uses it.
+inline constexpr uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
+
 // The file's bytes. Fails on a duplicate or empty name, an unknown dtype, or a data size that
 // disagrees with the shape. Tensors may be given in any order; the file lists them by name.
 Result<std::string> SerializeSafetensors(const SafetensorsFile& file);
 
 // Parses and checks a whole file's bytes (see the header comment). DataLoss on malformed input.
+// Time and memory are linear in the file's size (times the logarithm of the tensor count): the
+// header is read one tensor at a time (base/json_parse.h), never as one JSON value. The only
+// limit is kMaxSafetensorsHeaderBytes, which bounds the tensor count too (an entry takes at
+// least ~50 bytes of header, so at most ~2 million tensors).
 Result<SafetensorsFile> ParseSafetensors(std::string_view bytes);
 
 Result<SafetensorsFile> ReadSafetensorsFile(const std::string& path);
+
+// The file's tensors by name, for lookups in logarithmic time (a file may hold a million
+// tensors; a scan per lookup made readers quadratic). Of a name given twice, which a parsed file
+// never has, the last tensor. The pointers and names point into `file`.
+std::map<std::string_view, const SafeTensor*> TensorsByName(const SafetensorsFile& file);
 // Serializes and writes atomically (base/file_io.h).
 Status WriteSafetensorsFile(const std::string& path, const SafetensorsFile& file);
 

@@ -14,6 +14,9 @@
 // the spec's entry list, the result tuple against the state and the loss, the initial state's
 // tensors against the state entries, the data's shapes against the batch and labels parameters.
 #include <algorithm>
+#include <map>
+#include <set>
+#include <string_view>
 
 #include "attest/canonical_json.h"
 #include "attest/sha256.h"
@@ -113,18 +116,17 @@ Result<std::vector<StateTensor>> ReadInitialState(const std::string& path, const
                                                   const ir::Module& module) {
   DETRAIN_ASSIGN_OR_RETURN(SafetensorsFile file, ReadSafetensorsFile(path));
   const std::vector<ir::Instruction*> params = module.entry()->Parameters();
+  const std::map<std::string_view, const SafeTensor*> by_name = TensorsByName(file);
   std::vector<StateTensor> out;
   size_t state = 0;
   for (size_t i = 0; i < spec.entry.size(); ++i) {
     const frontend::RunSpecEntry& e = spec.entry[i];
     if (!plan::IsStateRole(e.role)) continue;
     ++state;
-    const SafeTensor* found = nullptr;
-    for (const SafeTensor& t : file.tensors) {
-      if (t.name == e.name) found = &t;
-    }
-    if (found == nullptr)
+    auto it = by_name.find(e.name);
+    if (it == by_name.end())
       return InvalidArgument(path + ": no tensor '" + e.name + "' for " + EntryText(spec, i));
+    const SafeTensor* found = it->second;
     const ir::Shape& shape = params[i]->shape;
     const char* dtype = StateDType(shape.type());
     if (found->dtype != dtype || found->shape != shape.dims()) {
@@ -138,10 +140,10 @@ Result<std::vector<StateTensor>> ReadInitialState(const std::string& path, const
     out.push_back(std::move(t));
   }
   if (file.tensors.size() != state) {
+    std::set<std::string_view> entry_names;
+    for (const frontend::RunSpecEntry& e : spec.entry) entry_names.insert(e.name);
     for (const SafeTensor& t : file.tensors) {
-      bool named = false;
-      for (const frontend::RunSpecEntry& e : spec.entry) named = named || e.name == t.name;
-      if (!named) {
+      if (entry_names.count(t.name) == 0) {
         return InvalidArgument(path + ": tensor '" + t.name +
                                "' is not a state entry of the run spec");
       }

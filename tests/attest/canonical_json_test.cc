@@ -6,6 +6,8 @@
 
 #include <bit>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace detrain::attest {
 namespace {
@@ -130,6 +132,64 @@ TEST(CanonicalJsonTest, HostileInputIsAnErrorNotACrash) {
   ASSERT_FALSE(big.ok());
   EXPECT_NE(big.status().message().find("number overflow"), std::string::npos)
       << big.status().message();
+}
+
+// ParseJsonMember: ParseJson's errors, and the member ParseJson's value holds.
+TEST(CanonicalJsonTest, ParseJsonMemberAgreesWithParseJson) {
+  const std::string docs[] = {R"({"a":{"k":"v"},"b":[1,2]})",
+                              R"({"b":1})",
+                              R"({"a":null})",
+                              R"({})",
+                              R"([{"a":1}])",
+                              "7",
+                              R"({"a":1,"a":2})",
+                              R"({"b":{"x":1,"x":2},"a":1,"a":2})",
+                              R"({"a":1,"a":2,"b":{"x":1,"x":2}})",
+                              R"({"":1,"":2})",
+                              R"({"a":1,)",
+                              R"({"a":1e400})",
+                              R"({"a":1} x)",
+                              "",
+                              std::string(300, '[') + std::string(300, ']'),
+                              "{\"a\":\"\xff\"}"};
+  for (const std::string& d : docs) {
+    SCOPED_TRACE(d);
+    Result<nlohmann::json> whole = ParseJson(d);
+    bool is_object = false;
+    Result<std::optional<nlohmann::json>> member = ParseJsonMember(d, "a", &is_object);
+    ASSERT_EQ(member.ok(), whole.ok());
+    if (!whole.ok()) {
+      EXPECT_EQ(member.status().message(), whole.status().message());
+      continue;
+    }
+    EXPECT_EQ(is_object, whole->is_object());
+    const bool has = whole->is_object() && whole->contains("a");
+    ASSERT_EQ(member->has_value(), has);
+    if (has) EXPECT_EQ(**member, (*whole)["a"]);
+  }
+  // A repeated empty key is a repeat (ParseJson once let it through: its check used "" for none).
+  EXPECT_FALSE(ParseJson(R"({"":1,"":2})").ok());
+}
+
+// An object of many objects: the parser that checked for repeated keys through nlohmann's
+// callback took quadratic time on it (minutes); now linear, whole or member by member.
+TEST(CanonicalJsonTest, ManyObjectsInLinearTime) {
+  std::string text = "{";
+  for (int i = 0; i < 200'000; ++i) {
+    text += (i ? ",\"t" : "\"t") + std::to_string(i) + "\":{\"shape\":[0],\"dtype\":\"F32\"}";
+  }
+  text += ",\"__metadata__\":{\"k\":\"v\"}}";
+  Result<nlohmann::json> whole = ParseJson(text);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  EXPECT_EQ(whole->size(), 200'001u);
+  bool is_object = false;
+  Result<std::optional<nlohmann::json>> m = ParseJsonMember(text, "__metadata__", &is_object);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_TRUE(m->has_value());
+  EXPECT_EQ(**m, nlohmann::json({{"k", "v"}}));
+  Result<nlohmann::json> repeated = ParseJson(text.substr(0, text.size() - 1) + ",\"t7\":{}}");
+  ASSERT_FALSE(repeated.ok());
+  EXPECT_NE(repeated.status().message().find("duplicate object key \"t7\""), std::string::npos);
 }
 
 TEST(CanonicalJsonTest, Utf8Validation) {

@@ -616,6 +616,62 @@ def declared_size_cases(corpus):
     corpus.add("declared/golden-one-byte-below", ["verify", golden, "--max-memory",
                                                   str(largest - 1)], rc=(2,),
                msg="(raise it with --max-memory")
+def many_tensors_header(n, metadata=None):
+    """A safetensors file of n empty tensors (canonical order, padded as the writer pads)."""
+    parts = ['"__metadata__":' + json.dumps(metadata, sort_keys=True, separators=(",", ":"))
+             ] if metadata else []
+    entry = '{"data_offsets":[0,0],"dtype":"F32","shape":[0]}'
+    parts += ['"t%07d":%s' % (i, entry) for i in range(n)]
+    header = ("{" + ",".join(parts) + "}").encode()
+    header += b" " * ((8 - len(header) % 8) % 8)
+    return struct.pack("<Q", len(header)) + header
+
+
+def safetensors_metadata(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack_from("<Q", data)
+    return json.loads(data[8:8 + n]).get("__metadata__", {})
+
+
+def many_tensor_cases(corpus, n=100_000):
+    """Headers with many tensors (issue 35, class 3): a checkpoint, the final weights, the split
+    (resealed, as a forger without a key can) and a run spec's initial state, each of n empty
+    tensors. Every reader takes time linear in n (they took minutes: 17 s at 50,000)."""
+    sys.path.insert(0, os.path.join(SRC, "tests", "tools"))
+    import bundle_testlib as tl  # noqa: E402
+    golden = os.path.join(SRC, "audit-bundles", "v1", "tiny")
+    for rel, args, rc, msg in (
+            ("checkpoints/step-00000008.safetensors", ["verify", "--integrity-only"], (0, 1), None),
+            ("checkpoints/step-00000008.safetensors", ["verify", "--no-replay"], (1,),
+             "holds 100000 tensors"),
+            ("final/weights.safetensors", ["verify", "--integrity-only"], (1,), "root differs"),
+            ("data/split.safetensors", ["verify", "--integrity-only"], (1,), "train_index"),
+            ("data/split.safetensors", ["inspect"], (0,), None)):
+        d = os.path.join(corpus.root, "many-%s-%d" % (rel.split("/")[0], len(corpus.cases)))
+        shutil.copytree(golden, d, symlinks=True)
+        p = os.path.join(d, rel)
+        if rel.startswith("final/"):
+            tl.Reseal(d)
+            data = many_tensors_header(n, safetensors_metadata(p))
+        else:
+            data = many_tensors_header(n, safetensors_metadata(p) if "step" in rel else None)
+        with open(p, "wb") as f:
+            f.write(data)
+        if not rel.startswith("final/"):
+            tl.Reseal(d)
+        corpus.add("many-tensors/" + " ".join(args) + " " + rel, args + [d], rc=rc, msg=msg)
+    spec = os.path.join(corpus.root, "many-initial-state")
+    shutil.copytree(os.path.join(SRC, "examples", "jax", "mlp_bf16"), spec)
+    with open(os.path.join(spec, "run.json")) as f:
+        run = json.load(f)
+    run["data"]["path"] = os.path.join(SRC, "examples", "digits", "digits.csv")
+    with open(os.path.join(spec, "run.json"), "w") as f:
+        json.dump(run, f)
+    with open(os.path.join(spec, "initial_state.safetensors"), "wb") as f:
+        f.write(many_tensors_header(n))
+    corpus.add("many-tensors/compile initial state", ["compile", os.path.join(spec, "run.json")],
+               msg="no tensor")
 
 
 def run_case(case, root):
@@ -900,6 +956,7 @@ class HostileInputs(unittest.TestCase):
             link_cases(corpus)
             option_cases(corpus)
             declared_size_cases(corpus)
+            many_tensor_cases(corpus)
             only = os.environ.get("DETRAIN_HOSTILE_FILTER")
             failures = []
             ran = 0

@@ -1,7 +1,9 @@
 // libFuzzer harness: the bundle's JSON readers. The first byte picks the reader, the rest is the
 // text:
 //   0  attest::ParseJson, then CanonicalJson: canonical text must be a fixed point (it parses
-//      and prints to the same bytes; schemas/canonical-json.md)
+//      and prints to the same bytes; schemas/canonical-json.md). The parser it rests on
+//      (base/json_parse.h) must agree with nlohmann::json::parse (the same value, or the same
+//      exception), and attest::ParseJsonMember with ParseJson (the same error, or the member)
 //   1  bundle::ParseSteps (steps.jsonl); each record it accepts must survive
 //      StepRecordJson -> ParseStepRecord
 //   2  prng::KeyLineage::FromJsonl (lineage.jsonl); an accepted lineage prints (ToJsonl) to
@@ -17,11 +19,13 @@
 //      envelope prints (EnvelopeText) to text that parses to the same envelope
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "attest/canonical_json.h"
 #include "attest/prng/lineage.h"
 #include "base/budget.h"
+#include "base/json_parse.h"
 #include "evidence/bundle/attested_run.h"
 #include "evidence/bundle/bundle_format.h"
 #include "evidence/sign/dsse.h"
@@ -34,8 +38,45 @@ namespace {
 
 using detrain::fuzz::PropertyFailed;
 
+// The text's nlohmann::json::parse outcome: its value's dump, or its exception's message.
+template <typename Parse>
+std::string Outcome(const Parse& parse) {
+  try {
+    return "value " + parse().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  } catch (const nlohmann::json::exception& e) {
+    return std::string("error ") + e.what();
+  }
+}
+
+void SameAsNlohmann(std::string_view text) {
+  std::optional<std::string> repeated;
+  std::string ours = Outcome([&] { return detrain::ParseJsonText(text, &repeated); });
+  std::string theirs = Outcome([&] { return nlohmann::json::parse(text.begin(), text.end()); });
+  if (ours != theirs) PropertyFailed("ParseJsonText and nlohmann::json::parse differ", ours);
+}
+
+void MemberAsWhole(std::string_view text, const detrain::Result<nlohmann::json>& whole) {
+  bool is_object = false;
+  auto member = detrain::attest::ParseJsonMember(text, "a", &is_object);
+  if (!whole.ok()) {
+    if (member.ok() || member.status().message() != whole.status().message())
+      PropertyFailed("ParseJsonMember and ParseJson fail differently", std::string(text));
+    return;
+  }
+  if (!member.ok() || is_object != whole->is_object())
+    PropertyFailed("ParseJsonMember fails where ParseJson does not", std::string(text));
+  const bool has = whole->is_object() && whole->contains("a");
+  if (member->has_value() != has || (has && **member != (*whole)["a"]))
+    PropertyFailed("ParseJsonMember's member is not ParseJson's", std::string(text));
+}
+
 void CanonicalFixedPoint(std::string_view text) {
   auto parsed = detrain::attest::ParseJson(text);
+  MemberAsWhole(text, parsed);
+  // Past ParseJson's depth limit a parsed value's dump would recurse too deep.
+  if (parsed.ok() || parsed.status().message().find("nested more than") == std::string::npos) {
+    SameAsNlohmann(text);
+  }
   if (!parsed.ok()) return;
   auto once = detrain::attest::CanonicalJson(*parsed);
   if (!once.ok()) return;  // e.g. a string that is not UTF-8

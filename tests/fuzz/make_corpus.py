@@ -74,6 +74,24 @@ def main():
     for rel in ["checkpoints/step-00000008.safetensors", "final/weights.safetensors",
                 "data/split.safetensors"]:
         put("safetensors", rel, read(os.path.join(TINY, rel)))
+    # ... and headers of many entries (docs/reliability.md, "Headers with many tensors"), within
+    # the harness's 16 KB: empty tensors in order, then in reverse order with whitespace and a
+    # name given twice, then one-byte tensors laid out from the end.
+    def st(header, data=b""):
+        header = header.encode()
+        header += b" " * ((8 - len(header) % 8) % 8)
+        return struct.pack("<Q", len(header)) + header + data
+
+    empty = '{"data_offsets":[0,0],"dtype":"F32","shape":[0]}'
+    names = ["t%04d" % i for i in range(200)]
+    put("safetensors", "many_empty", st(
+        '{"__metadata__":{"detrain.format":"x"},' + ",".join('"%s":%s' % (n, empty) for n in names)
+        + "}"))
+    put("safetensors", "many_unsorted", st(
+        "{ " + " ,\n".join('"%s" : %s' % (n, empty) for n in reversed(names + names[:1])) + " }"))
+    put("safetensors", "many_bytes", st(
+        "{" + ",".join('"%s":{"dtype":"U8","shape":[1],"data_offsets":[%d,%d]}' % (n, 199 - i, 200 - i)
+                       for i, n in enumerate(names)) + "}", bytes(range(200))))
     # npz: numpy.savez and savez_compressed archives (tests/frontend/testdata/npz).
     for rel, data in files_under("tests/frontend/testdata/npz", ".npz"):
         put("npz", rel, data)

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
+#include <string_view>
 #include <tuple>
 
 #include "base/fs.h"
@@ -48,12 +50,10 @@ std::vector<std::string> ContentFields(const StepRecord& a, const StepRecord& b,
     auto it = tb.find(name);
     if (it == tb.end() || it->second != digest) tensors->push_back(name);
   }
+  std::set<std::string_view> in_a;
+  for (const auto& entry : a.tensors) in_a.insert(entry.first);
   for (const auto& entry : b.tensors) {
-    const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one
-    if (std::none_of(a.tensors.begin(), a.tensors.end(),
-                     [&](const auto& t) { return t.first == name; })) {
-      tensors->push_back(name);
-    }
+    if (in_a.count(entry.first) == 0) tensors->push_back(entry.first);
   }
   if (!tensors->empty() && std::find(f.begin(), f.end(), "state") == f.end())
     f.push_back("tensors");

@@ -342,9 +342,13 @@ Result<std::map<std::string, std::string>> SafetensorsMetadata(const std::string
     uint64_t n = 0;
     for (int i = 7; i >= 0; --i)
       n = (n << 8) | static_cast<unsigned char>(head[static_cast<size_t>(i)]);
-    if (n > size - 8 || n > (uint64_t{100} << 20)) {
+    if (n > size - 8) {
       st = DataLoss(path + ": safetensors header length " + std::to_string(n) +
                     " exceeds the file's " + std::to_string(size - 8) + " bytes after it");
+    } else if (n > kMaxSafetensorsHeaderBytes) {
+      st = DataLoss(path + ": safetensors header length " + std::to_string(n) +
+                    " exceeds the limit of " + std::to_string(kMaxSafetensorsHeaderBytes) +
+                    " bytes");
     } else {
       header.resize(n);
       if (::pread(fd, header.data(), n, 8) != static_cast<ssize_t>(n)) {
@@ -354,13 +358,14 @@ Result<std::map<std::string, std::string>> SafetensorsMetadata(const std::string
   }
   ::close(fd);
   DETRAIN_RETURN_IF_ERROR(st);
-  Result<json> parsed = attest::ParseJson(header);
+  // Only "__metadata__" is kept: the header may list a million tensors.
+  bool is_object = false;
+  Result<std::optional<json>> parsed = attest::ParseJsonMember(header, "__metadata__", &is_object);
   if (!parsed.ok()) return DataLoss(path + ": header: " + std::string(parsed.status().message()));
-  const json j = std::move(*parsed);
   std::map<std::string, std::string> out;
-  if (!j.is_object()) return DataLoss(path + ": the safetensors header is not an object");
-  if (j.contains("__metadata__")) {
-    const json& m = j["__metadata__"];
+  if (!is_object) return DataLoss(path + ": the safetensors header is not an object");
+  if (parsed->has_value()) {
+    const json& m = **parsed;
     if (!m.is_object()) return DataLoss(path + ": __metadata__ is not an object");
     for (auto it = m.begin(); it != m.end(); ++it) {
       if (!it->is_string()) return DataLoss(path + ": __metadata__ values must be strings");

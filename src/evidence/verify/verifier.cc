@@ -6,7 +6,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <mutex>
+#include <string_view>
 
 #include "attest/canonical_json.h"
 #include "base/budget.h"
@@ -83,19 +85,19 @@ std::string CompareRecords(const StepRecord& want, const StepRecord& got) {
 
 // For a mismatch whose step is followed by a checkpoint: the first differing element.
 std::string ElementDifference(const runtime::TrainState& state, const SafetensorsFile& f) {
+  const std::map<std::string_view, const SafeTensor*> by_name = TensorsByName(f);
   for (const runtime::StateTensor& s : state) {
-    for (const SafeTensor& t : f.tensors) {
-      if (t.name != s.name || t.data.size() != s.value.bytes().size()) continue;
-      const std::string& a = t.data;
-      const std::string& b = s.value.bytes();
-      for (size_t i = 0; i + 4 <= a.size(); i += 4) {
-        if (std::memcmp(a.data() + i, b.data() + i, 4) != 0) {
-          uint32_t x, y;
-          std::memcpy(&x, a.data() + i, 4);
-          std::memcpy(&y, b.data() + i, 4);
-          return "; first differing element: " + s.name + "[" + std::to_string(i / 4) +
-                 "] (flat index) recorded " + FloatText(x) + ", replayed " + FloatText(y);
-        }
+    auto it = by_name.find(s.name);
+    if (it == by_name.end() || it->second->data.size() != s.value.bytes().size()) continue;
+    const std::string& a = it->second->data;
+    const std::string& b = s.value.bytes();
+    for (size_t i = 0; i + 4 <= a.size(); i += 4) {
+      if (std::memcmp(a.data() + i, b.data() + i, 4) != 0) {
+        uint32_t x, y;
+        std::memcpy(&x, a.data() + i, 4);
+        std::memcpy(&y, b.data() + i, 4);
+        return "; first differing element: " + s.name + "[" + std::to_string(i / 4) +
+               "] (flat index) recorded " + FloatText(x) + ", replayed " + FloatText(y);
       }
     }
   }

@@ -1,6 +1,9 @@
 // See train_state.h.
 #include "runtime/train/train_state.h"
 
+#include <map>
+#include <string_view>
+
 #include "attest/state_digest.h"
 
 namespace detrain::runtime {
@@ -73,12 +76,11 @@ Status LoadState(const SafetensorsFile& file, TrainState* layout) {
     return DataLoss("the file holds " + std::to_string(file.tensors.size()) +
                     " tensors; the state has " + std::to_string(layout->size()));
   }
+  const std::map<std::string_view, const SafeTensor*> by_name = TensorsByName(file);
   for (StateTensor& s : *layout) {
-    const SafeTensor* found = nullptr;
-    for (const SafeTensor& t : file.tensors) {
-      if (t.name == s.name) found = &t;
-    }
-    if (found == nullptr) return DataLoss("no tensor '" + s.name + "'");
+    auto it = by_name.find(s.name);
+    if (it == by_name.end()) return DataLoss("no tensor '" + s.name + "'");
+    const SafeTensor* found = it->second;
     if (found->dtype != ir::SafetensorsDType(s.value.shape().type()) ||
         found->shape != s.value.shape().dims() || found->data.size() != s.value.bytes().size()) {
       return DataLoss("tensor '" + s.name + "' has the wrong dtype or shape");
