@@ -239,7 +239,8 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
       "(every step's record, bit for bit).\n"
       "Exit codes: 0 verified, 1 verification failed or bundle incomplete, 2 usage or input\n"
       "error (no such bundle, a format version this detrain does not read, a dataset not\n"
-      "found).\n"
+      "found, an option this machine or the program's shards cannot take, --backend cuda\n"
+      "without a GPU, a program larger than the memory budget): no verdict, no summary.\n"
       "mpirun -np P detrain verify BUNDLE shares the replay's checkpoint segments among P\n"
       "processes (each must see the bundle); rank 0 prints the report.");
   cmd->callback([f, exit_code] { *exit_code = RunVerify(*f); });

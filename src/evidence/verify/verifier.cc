@@ -389,7 +389,10 @@ VerifyReport VerifyOnRank(const VerifyOptions& o,
     if (o.progress) {
       char secs[32];
       std::snprintf(secs, sizeof(secs), "%.2f s", p.seconds);
-      o.progress(std::string(name) + ": " + (p.ok ? "ok" : "FAILED") + " (" + secs + ")");
+      const char* result = p.ok                                  ? "ok"
+                           : c->outcome == Outcome::kInputError ? "stopped (input error)"
+                                                                : "FAILED";
+      o.progress(std::string(name) + ": " + result + " (" + secs + ")");
     }
     return p.ok;
   };
