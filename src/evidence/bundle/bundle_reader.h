@@ -27,9 +27,9 @@
 namespace detrain::bundle {
 
 // Largest file of each kind a reader reads (a bundle that needs more was not written by detrain).
-inline constexpr uint64_t kMaxJsonFileBytes = uint64_t{256} << 20;  // manifest, data, environment
-inline constexpr uint64_t kMaxLogFileBytes = uint64_t{4} << 30;     // steps.jsonl, lineage.jsonl
-inline constexpr uint64_t kMaxStageFileBytes = uint64_t{1} << 30;   // stages/, program/
+inline constexpr uint64_t kMaxJsonFileBytes = uint64_t{256} << 20;   // manifest, data, environment
+inline constexpr uint64_t kMaxLogFileBytes = uint64_t{4} << 30;      // steps.jsonl, lineage.jsonl
+inline constexpr uint64_t kMaxStageFileBytes = uint64_t{1} << 30;    // stages/, program/
 inline constexpr uint64_t kMaxTensorFileBytes = uint64_t{64} << 30;  // safetensors, data/files
 
 // Every regular file of the bundle (relative, sorted); an error naming the first link or special

@@ -126,8 +126,8 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
   // An error of this machine or the options (kUnavailable) or of the memory budget
   // (kResourceExhausted) is no mismatch: the segment could not run here.
   auto failed = [&](int64_t step, const Status& s, const std::string& prefix = "") {
-    const bool here = s.code() == StatusCode::kUnavailable ||
-                      s.code() == StatusCode::kResourceExhausted;
+    const bool here =
+        s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kResourceExhausted;
     out.exhausted = s.code() == StatusCode::kResourceExhausted;
     return fail(here ? internal::kCannotReplayHere : step, prefix + std::string(s.message()));
   };
@@ -389,7 +389,7 @@ VerifyReport VerifyOnRank(const VerifyOptions& o,
     if (o.progress) {
       char secs[32];
       std::snprintf(secs, sizeof(secs), "%.2f s", p.seconds);
-      const char* result = p.ok                                  ? "ok"
+      const char* result = p.ok                                 ? "ok"
                            : c->outcome == Outcome::kInputError ? "stopped (input error)"
                                                                 : "FAILED";
       o.progress(std::string(name) + ": " + result + " (" + secs + ")");
