@@ -60,7 +60,7 @@ TEST(NpyHostile, DataIsCheckedAgainstTheBudget) {
   Result<NpyArray> past = ParseNpy(std::string(bytes));
   SetMemoryBudget({0, 0});  // the default again
   ASSERT_FALSE(past.ok());
-  EXPECT_EQ(past.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(past.status().code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(past.status().message(),
             "an .npy array of shape (2,) and dtype <f4 needs 8 B, more than the one-tensor memory "
             "budget of 7 B (raise it with --max-memory SIZE, e.g. --max-memory 64G)");

@@ -288,7 +288,7 @@ TEST(ClusterHostile, SegmentVerdicts) {
        {std::string(), std::string(100000, '['), std::string(1 << 16, '\0'), std::string("{}"),
         std::string(R"([[0,-1,"",5]])"),      // rank 0's segment, from rank 1
         std::string(R"([[5,-1,"",5]])"),      // no such segment
-        std::string(R"([[1,-2,"",5]])"),      // a step before -1
+        std::string(R"([[1,-3,"",5]])"),      // a step before -2 (kCannotReplayHere)
         std::string(R"([[1,-1,7,5]])"),       // a message that is no string
         std::string(R"([[1,-1,"",-5]])"),     // negative count
         std::string(R"([[1,-1,""]])"),        // short
