@@ -17,6 +17,8 @@
 #include "base/safetensors.h"
 
 namespace detrain {
+namespace scale_test {  // named: the unity build (DETRAIN_CI_BUILD) joins it with
+                        // safetensors_test.cc
 namespace {
 
 std::string U64Le(uint64_t v) {
@@ -220,4 +222,5 @@ TEST(SafetensorsScaleTest, TensorsByNameKeepsTheLastOfARepeatedName) {
 }
 
 }  // namespace
+}  // namespace scale_test
 }  // namespace detrain
