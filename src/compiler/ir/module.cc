@@ -28,8 +28,19 @@ const Computation* Instruction::ComputationAttr(Attr a) const {
 }
 
 Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instr) {
+  instr->id = static_cast<int64_t>(instructions_.size());
   instructions_.push_back(std::move(instr));
   return instructions_.back().get();
+}
+
+void Computation::KeepOnly(const std::vector<const Instruction*>& keep) {
+  std::vector<std::unique_ptr<Instruction>> kept;
+  kept.reserve(keep.size());
+  for (const Instruction* instr : keep) {
+    kept.push_back(std::move(instructions_[static_cast<size_t>(instr->id)]));
+    kept.back()->id = static_cast<int64_t>(kept.size() - 1);
+  }
+  instructions_.swap(kept);  // the rest are destroyed with `kept`
 }
 
 std::vector<Instruction*> Computation::Parameters() const {
@@ -45,19 +56,41 @@ std::vector<Instruction*> Computation::Parameters() const {
 
 Result<std::vector<const Instruction*>> Computation::PostOrder() const {
   std::vector<const Instruction*> order;
-  for (const Instruction* p : Parameters()) order.push_back(p);
+  order.reserve(instructions_.size());
+  for (const auto& instr : instructions_) {  // the parameters, as Parameters() orders them
+    if (instr->opcode == Opcode::kParameter) order.push_back(instr.get());
+  }
+  auto by_number = [](const Instruction* a, const Instruction* b) {
+    return a->parameter_number < b->parameter_number;
+  };
+  if (!std::is_sorted(order.begin(), order.end(), by_number)) {
+    std::stable_sort(order.begin(), order.end(), by_number);
+  }
   if (root_ == nullptr) return order;
-  // 0 unvisited, 1 on the stack, 2 done. Iterative DFS: deep graphs must not overflow the stack.
-  std::unordered_map<const Instruction*, int> state;
-  for (const Instruction* p : order) state[p] = 2;
-  if (state[root_] == 2) return order;  // the root is a parameter, already listed
+  // By id: 0 unvisited, 1 on the stack, 2 done. Iterative DFS: deep graphs must not overflow
+  // the stack. An operand from another computation (a verifier error) has an id that may
+  // collide; `owned` catches it so that the walk never indexes past the table.
+  std::vector<uint8_t> state(instructions_.size(), 0);
+  auto owned = [&](const Instruction* x) {
+    return x->id >= 0 && static_cast<size_t>(x->id) < instructions_.size() &&
+           instructions_[static_cast<size_t>(x->id)].get() == x;
+  };
+  auto foreign = [&](const Instruction* user) {
+    return InvalidArgument("computation '" + name_ + "': an operand of '" + user->name +
+                           "' is not one of its instructions");
+  };
+  for (const Instruction* p : order) state[static_cast<size_t>(p->id)] = 2;
+  if (!owned(root_))
+    return InvalidArgument("computation '" + name_ + "': its root is not one of its instructions");
+  if (state[static_cast<size_t>(root_->id)] == 2) return order;  // the root is a parameter
   std::vector<std::pair<const Instruction*, size_t>> stack = {{root_, 0}};
-  state[root_] = 1;
+  state[static_cast<size_t>(root_->id)] = 1;
   while (!stack.empty()) {
     auto& [instr, next] = stack.back();
     if (next < instr->operands.size()) {
       const Instruction* operand = instr->operands[next++];
-      int& s = state[operand];
+      if (!owned(operand)) return foreign(instr);
+      uint8_t& s = state[static_cast<size_t>(operand->id)];
       if (s == 1) {
         std::string where = instr->loc.line > 0 ? std::to_string(instr->loc.line) + ":" +
                                                       std::to_string(instr->loc.column) + ": "
@@ -71,7 +104,7 @@ Result<std::vector<const Instruction*>> Computation::PostOrder() const {
       }
       continue;
     }
-    state[instr] = 2;
+    state[static_cast<size_t>(instr->id)] = 2;
     order.push_back(instr);
     stack.pop_back();
   }
@@ -79,8 +112,19 @@ Result<std::vector<const Instruction*>> Computation::PostOrder() const {
 }
 
 Computation* Module::AddComputation(std::unique_ptr<Computation> computation) {
+  computation->set_id(static_cast<int64_t>(computations_.size()));
   computations_.push_back(std::move(computation));
   return computations_.back().get();
+}
+
+void Module::KeepOnly(const std::vector<const Computation*>& keep) {
+  std::vector<std::unique_ptr<Computation>> kept;
+  kept.reserve(keep.size());
+  for (const Computation* c : keep) {
+    kept.push_back(std::move(computations_[static_cast<size_t>(c->id())]));
+    kept.back()->set_id(static_cast<int64_t>(kept.size() - 1));
+  }
+  computations_.swap(kept);
 }
 
 std::vector<const Computation*> CalledComputations(const Instruction& instr) {
@@ -94,23 +138,44 @@ std::vector<const Computation*> CalledComputations(const Instruction& instr) {
 }
 
 Result<std::vector<const Computation*>> Module::ComputationPostOrder() const {
+  DETRAIN_ASSIGN_OR_RETURN(Order order, CanonicalOrder());
+  return std::move(order.computations);
+}
+
+Result<Module::Order> Module::CanonicalOrder() const {
   if (entry_ == nullptr) return InvalidArgument("module '" + name_ + "' has no ENTRY computation");
   // Iterative DFS over the call graph (0 unvisited, 1 on the stack, 2 done): a chain of 50 000
   // computations calling each other must not overflow the native stack.
   struct Frame {
     const Computation* computation;
-    std::vector<const Computation*> callees;  // in canonical instruction order
+    std::vector<const Instruction*> instructions;  // its PostOrder
+    std::vector<const Computation*> callees;       // in canonical instruction order
     size_t next = 0;
   };
-  std::unordered_map<const Computation*, int> state;
-  std::vector<const Computation*> order;
+  // By computation id; a computation of another module (a verifier error) is looked up by
+  // address instead, so that its id cannot alias one of ours.
+  std::vector<int> state(computations_.size(), 0);
+  std::unordered_map<const Computation*, int> foreign_state;
+  auto state_of = [&](const Computation* c) -> int& {
+    const int64_t id = c->id();
+    if (id >= 0 && static_cast<size_t>(id) < computations_.size() &&
+        computations_[static_cast<size_t>(id)].get() == c) {
+      return state[static_cast<size_t>(id)];
+    }
+    return foreign_state[c];
+  };
+  Order order;
   std::vector<Frame> stack;
   auto push = [&](const Computation* c) -> Status {
-    state[c] = 1;
+    state_of(c) = 1;
     DETRAIN_ASSIGN_OR_RETURN(auto instrs, c->PostOrder());
-    Frame frame{c, {}, 0};
-    for (const Instruction* instr : instrs) {
-      for (const Computation* callee : CalledComputations(*instr)) frame.callees.push_back(callee);
+    Frame frame{c, std::move(instrs), {}, 0};
+    for (const Instruction* instr : frame.instructions) {
+      for (const auto& [attr, value] : instr->attrs) {  // CalledComputations, in place
+        if (AttrKindOf(attr) == AttrKind::kComputation && value.computation) {
+          frame.callees.push_back(value.computation);
+        }
+      }
     }
     stack.push_back(std::move(frame));
     return Status::Ok();
@@ -120,15 +185,16 @@ Result<std::vector<const Computation*>> Module::ComputationPostOrder() const {
     Frame& top = stack.back();
     if (top.next < top.callees.size()) {
       const Computation* callee = top.callees[top.next++];
-      int s = state[callee];
+      int s = state_of(callee);
       if (s == 1) {
         return InvalidArgument("computation '" + callee->name() + "' calls itself (recursion)");
       }
       if (s == 0) DETRAIN_RETURN_IF_ERROR(push(callee));
       continue;
     }
-    state[top.computation] = 2;
-    order.push_back(top.computation);
+    state_of(top.computation) = 2;
+    order.computations.push_back(top.computation);
+    order.instructions.push_back(std::move(top.instructions));
     stack.pop_back();
   }
   return order;

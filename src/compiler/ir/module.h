@@ -2,8 +2,10 @@
 //
 // An Instruction is an op applied to operands (other instructions of the same computation)
 // with attributes; its result has a static Shape. Called computations (`to_apply`) are
-// referenced by pointer and owned by the same module. There are no ids: the canonical
-// printer derives every name from the graph structure (printer.h).
+// referenced by pointer and owned by the same module. No name or number is part of the program:
+// the canonical printer derives every name from the graph structure (printer.h). An
+// instruction's `id` is only its index in its computation's list, a dense key for the tables
+// that passes keep per instruction (a vector indexed by id instead of a map keyed by address).
 //
 // Thread safety: a Module is a plain value-like object; concurrent reads are safe, writes are not.
 #ifndef DETRAIN_COMPILER_IR_MODULE_H_
@@ -29,9 +31,11 @@ struct SourceLoc {
 };
 
 struct Instruction {
+  // The fields every walk of the graph reads come first, in one cache line.
   Opcode opcode = Opcode::kParameter;
-  Shape shape;
+  int64_t id = -1;  // index in its computation's instructions() (set by AddInstruction)
   std::vector<Instruction*> operands;
+  Shape shape;
   AttrMap attrs;
   Literal literal;               // kConstant only
   int64_t parameter_number = 0;  // kParameter only
@@ -52,11 +56,19 @@ class Computation {
 
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
+  // Index in its module's computations() (set by AddComputation; -1 before).
+  int64_t id() const { return id_; }
+  void set_id(int64_t id) { id_ = id; }
   Instruction* root() const { return root_; }
   void set_root(Instruction* root) { root_ = root; }
 
+  // Appends `instr` and sets its id to its index. Instructions are never removed.
   Instruction* AddInstruction(std::unique_ptr<Instruction> instr);
   const std::vector<std::unique_ptr<Instruction>>& instructions() const { return instructions_; }
+
+  // Keeps exactly the instructions in `keep` (its own, each once), in that order, renumbering
+  // their ids; destroys the others, which no kept instruction may use.
+  void KeepOnly(const std::vector<const Instruction*>& keep);
 
   // Parameters ordered by parameter_number (gaps or duplicates are verifier errors).
   std::vector<Instruction*> Parameters() const;
@@ -69,6 +81,7 @@ class Computation {
 
  private:
   std::string name_;
+  int64_t id_ = -1;
   Instruction* root_ = nullptr;
   std::vector<std::unique_ptr<Instruction>> instructions_;
 };
@@ -109,11 +122,22 @@ class Module {
   void set_entry(Computation* entry) { entry_ = entry; }
 
   Computation* AddComputation(std::unique_ptr<Computation> computation);
+  // Keeps exactly the computations in `keep` (its own, each once), in that order, renumbering
+  // their ids; destroys the others, which no kept instruction may call.
+  void KeepOnly(const std::vector<const Computation*>& keep);
   const std::vector<std::unique_ptr<Computation>>& computations() const { return computations_; }
 
   // Computations reachable from the entry, callees before callers (post-order over
   // attribute references in canonical instruction order), the entry last. Error on recursion.
   Result<std::vector<const Computation*>> ComputationPostOrder() const;
+
+  // ComputationPostOrder together with each computation's PostOrder, which it computes anyway:
+  // one walk for the consumers that need both (printer, verifier, CloneModule).
+  struct Order {
+    std::vector<const Computation*> computations;
+    std::vector<std::vector<const Instruction*>> instructions;  // parallel to computations
+  };
+  Result<Order> CanonicalOrder() const;
 
  private:
   std::string name_;

@@ -2,6 +2,7 @@
 #include "compiler/ir/printer.h"
 
 #include <cctype>
+#include <vector>
 
 #include "attest/sha256.h"
 
@@ -18,6 +19,19 @@ bool IsOptionalAttr(Opcode op, Attr attr) {
     if (spec.attr == attr) return spec.optional;
   }
   return false;
+}
+
+// ", name=value" for every attribute but the optional ones at their default.
+template <typename ComputationName>
+void AppendAttributes(const Instruction& instr, const ComputationName& comp_name,
+                      std::string* out) {
+  for (const auto& [attr, value] : instr.attrs) {
+    if (IsOptionalAttr(instr.opcode, attr) && IsDefaultAttrValue(attr, value)) continue;
+    *out += ", ";
+    *out += AttrName(attr);
+    *out += '=';
+    *out += FormatAttrValue(attr, value, comp_name);
+  }
 }
 
 void AppendInstruction(const Instruction& instr, bool is_root, const CanonicalNames& names,
@@ -43,13 +57,7 @@ void AppendInstruction(const Instruction& instr, bool is_root, const CanonicalNa
     auto it = names.computations.find(c);
     return it == names.computations.end() ? std::string("<unknown>") : it->second;
   };
-  for (const auto& [attr, value] : instr.attrs) {
-    if (IsOptionalAttr(instr.opcode, attr) && IsDefaultAttrValue(attr, value)) continue;
-    *out += ", ";
-    *out += AttrName(attr);
-    *out += '=';
-    *out += FormatAttrValue(attr, value, comp_name);
-  }
+  AppendAttributes(instr, comp_name, out);
   *out += '\n';
 }
 
@@ -76,13 +84,14 @@ bool IsValidParameterName(std::string_view name) {
 }
 
 Result<CanonicalNames> ComputeCanonicalNames(const Module& module) {
-  DETRAIN_ASSIGN_OR_RETURN(auto comps, module.ComputationPostOrder());
+  DETRAIN_ASSIGN_OR_RETURN(Module::Order order, module.CanonicalOrder());
   CanonicalNames names;
   int region = 0;
-  for (const Computation* c : comps) {
+  for (size_t ci = 0; ci < order.computations.size(); ++ci) {
+    const Computation* c = order.computations[ci];
+    const std::vector<const Instruction*>& instrs = order.instructions[ci];
     bool is_entry = c == module.entry();
     names.computations[c] = is_entry ? "main" : "region." + std::to_string(region++);
-    DETRAIN_ASSIGN_OR_RETURN(auto instrs, c->PostOrder());
     int k = 0;
     for (const Instruction* instr : instrs) {
       names.instructions[instr] =
@@ -94,17 +103,73 @@ Result<CanonicalNames> ComputeCanonicalNames(const Module& module) {
   return names;
 }
 
+// PrintModule names instructions as ComputeCanonicalNames does, without building its maps: an
+// instruction's name is its parameter name or "opcode.k", k its rank among the non-parameters
+// of its computation's canonical order, kept in a table indexed by instruction id.
 Result<std::string> PrintModule(const Module& module) {
-  DETRAIN_ASSIGN_OR_RETURN(CanonicalNames names, ComputeCanonicalNames(module));
-  DETRAIN_ASSIGN_OR_RETURN(auto comps, module.ComputationPostOrder());
-  std::string out = "HloModule " + module.name() + "\n";
+  DETRAIN_ASSIGN_OR_RETURN(Module::Order order, module.CanonicalOrder());
+  return PrintModule(module, order);
+}
+
+std::string PrintModule(const Module& module, const Module::Order& order) {
+  const std::vector<const Computation*>& comps = order.computations;
+  std::map<const Computation*, std::string> comp_names;
+  int region = 0;
   for (const Computation* c : comps) {
+    comp_names[c] = c == module.entry() ? "main" : "region." + std::to_string(region++);
+  }
+  auto comp_name = [&](const Computation* c) {
+    auto it = comp_names.find(c);
+    return it == comp_names.end() ? std::string("<unknown>") : it->second;
+  };
+  std::string out = "HloModule " + module.name() + "\n";
+  std::vector<int64_t> rank;  // by id: -1 unnamed, -2 a parameter, else k of "opcode.k"
+  for (size_t ci = 0; ci < comps.size(); ++ci) {
+    const Computation* c = comps[ci];
+    const std::vector<const Instruction*>& instrs = order.instructions[ci];
+    const bool is_entry = c == module.entry();
     out += "\n";
-    if (c == module.entry()) out += "ENTRY ";
-    out += names.computations.at(c) + " {\n";
-    DETRAIN_ASSIGN_OR_RETURN(auto instrs, c->PostOrder());
+    if (is_entry) out += "ENTRY ";
+    out += comp_names.at(c) + " {\n";
+    rank.assign(c->instructions().size(), -1);
+    int64_t k = 0;
     for (const Instruction* instr : instrs) {
-      AppendInstruction(*instr, instr == c->root(), names, &out);
+      rank[static_cast<size_t>(instr->id)] = instr->opcode == Opcode::kParameter ? -2 : k++;
+    }
+    auto append_name = [&](const Instruction& x) {
+      const int64_t r = rank[static_cast<size_t>(x.id)];  // PostOrder checked every id
+      if (r == -2) {
+        out += ParameterName(x, is_entry);
+      } else if (r >= 0) {
+        out += OpcodeName(x.opcode);
+        out += '.';
+        out += std::to_string(r);
+      } else {
+        out += "<unknown>";
+      }
+    };
+    for (const Instruction* instr : instrs) {
+      out += "  ";
+      if (instr == c->root()) out += "ROOT ";
+      append_name(*instr);
+      out += " = ";
+      out += instr->shape.ToString();
+      out += ' ';
+      out += OpcodeName(instr->opcode);
+      out += '(';
+      if (instr->opcode == Opcode::kParameter) {
+        out += std::to_string(instr->parameter_number);
+      } else if (instr->opcode == Opcode::kConstant) {
+        out += FormatLiteralValues(instr->literal);
+      } else {
+        for (size_t i = 0; i < instr->operands.size(); ++i) {
+          if (i) out += ", ";
+          append_name(*instr->operands[i]);
+        }
+      }
+      out += ')';
+      AppendAttributes(*instr, comp_name, &out);
+      out += '\n';
     }
     out += "}\n";
   }

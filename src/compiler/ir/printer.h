@@ -35,6 +35,8 @@ struct CanonicalNames {
 Result<CanonicalNames> ComputeCanonicalNames(const Module& module);
 
 Result<std::string> PrintModule(const Module& module);
+// The same, given the module's CanonicalOrder (computed by the caller, e.g. VerifyModuleInOrder).
+std::string PrintModule(const Module& module, const Module::Order& order);
 
 // One instruction's line exactly as PrintModule writes it, without indentation or newline
 // (`ROOT ` prefixed when `is_root`). `names` from ComputeCanonicalNames of its module.

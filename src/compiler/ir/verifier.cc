@@ -19,11 +19,15 @@ class Verifier {
  public:
   explicit Verifier(const Module& module) : module_(module) {}
 
-  Status Run() {
-    DETRAIN_ASSIGN_OR_RETURN(auto comps, module_.ComputationPostOrder());
-    DETRAIN_RETURN_IF_ERROR(CheckCallGraph(comps));
-    for (const Computation* c : comps) DETRAIN_RETURN_IF_ERROR(VerifyComputation(*c));
-    return CheckCollectivePlacement(comps);
+  // One walk of the program (Module::CanonicalOrder) serves every check; it runs after the
+  // operand check, since it follows operands.
+  Result<Module::Order> Run() {
+    for (const auto& c : module_.computations()) DETRAIN_RETURN_IF_ERROR(CheckOperandsOwned(*c));
+    DETRAIN_ASSIGN_OR_RETURN(Module::Order order, module_.CanonicalOrder());  // cycles, recursion
+    DETRAIN_RETURN_IF_ERROR(CheckCallGraph(order));
+    for (const Computation* c : order.computations) DETRAIN_RETURN_IF_ERROR(VerifyComputation(*c));
+    DETRAIN_RETURN_IF_ERROR(CheckCollectivePlacement(order.computations));
+    return order;
   }
 
  private:
@@ -45,10 +49,22 @@ class Verifier {
     return InvalidArgument(text);
   }
 
+  // Every operand of every instruction (dead ones too) belongs to the same computation.
+  Status CheckOperandsOwned(const Computation& c) const {
+    auto member = [&](const Instruction* x) {  // by id, which AddInstruction keeps
+      return x->id >= 0 && static_cast<size_t>(x->id) < c.instructions().size() &&
+             c.instructions()[static_cast<size_t>(x->id)].get() == x;
+    };
+    for (const auto& owned : c.instructions()) {
+      for (const Instruction* op : owned->operands) {
+        if (!member(op)) return Error(*owned, "an operand belongs to another computation");
+      }
+    }
+    return Status::Ok();
+  }
+
   Status VerifyComputation(const Computation& c) {
     if (c.root() == nullptr) return InvalidArgument("computation '" + c.name() + "' has no root");
-    std::set<const Instruction*> members;
-    for (const auto& instr : c.instructions()) members.insert(instr.get());
     auto params = c.Parameters();
     std::set<std::string> param_names;
     for (size_t i = 0; i < params.size(); ++i) {
@@ -64,13 +80,9 @@ class Verifier {
           return Error(*params[i], "duplicate parameter name '" + params[i]->name + "'");
       }
     }
-    DETRAIN_RETURN_IF_ERROR(c.PostOrder().status());  // cycles among live instructions
     // Dead instructions are not part of the program, but they must still be well formed.
     for (const auto& owned : c.instructions()) {
       const Instruction* instr = owned.get();
-      for (const Instruction* op : instr->operands) {
-        if (!members.count(op)) return Error(*instr, "an operand belongs to another computation");
-      }
       DETRAIN_RETURN_IF_ERROR(CheckDeclaredShape(*instr, instr->shape));
     }
     for (const auto& owned : c.instructions()) {
@@ -108,13 +120,13 @@ class Verifier {
   // the passes walk at most kMaxCallDepth nested calls, and inlining every call (and
   // running every combiner once) yields at most kMaxExpandedInstructions instructions, so a
   // chain of computations that each call the next twice is an error, not 2^n work.
-  Status CheckCallGraph(const std::vector<const Computation*>& comps) const {
+  Status CheckCallGraph(const Module::Order& order) const {
     std::unordered_map<const Computation*, int64_t> depth, expanded;
-    for (const Computation* c : comps) {  // callees first
+    for (size_t i = 0; i < order.computations.size(); ++i) {  // callees first
+      const Computation* c = order.computations[i];
       int64_t d = 1, n = 0;
       // Live instructions only, as ComputationPostOrder: a dead call reaches nothing.
-      DETRAIN_ASSIGN_OR_RETURN(auto live, c->PostOrder());
-      for (const Instruction* instr : live) {
+      for (const Instruction* instr : order.instructions[i]) {
         ++n;
         for (const Computation* callee : CalledComputations(*instr)) {
           d = std::max(d, depth.at(callee) + 1);
@@ -178,7 +190,9 @@ class Verifier {
 
 }  // namespace
 
-Status VerifyModule(const Module& module) { return Verifier(module).Run(); }
+Status VerifyModule(const Module& module) { return Verifier(module).Run().status(); }
+
+Result<Module::Order> VerifyModuleInOrder(const Module& module) { return Verifier(module).Run(); }
 
 Result<std::unique_ptr<Module>> ParseAndVerify(std::string_view text) {
   DETRAIN_ASSIGN_OR_RETURN(auto module, ParseModule(text));

@@ -28,6 +28,10 @@ inline constexpr int64_t kMaxExpandedInstructions = int64_t{1} << 22;
 
 Status VerifyModule(const Module& module);
 
+// VerifyModule, returning the module's CanonicalOrder, which it walks anyway (for a caller that
+// prints the module next: PrintModule(module, order)).
+Result<Module::Order> VerifyModuleInOrder(const Module& module);
+
 // ParseModule followed by VerifyModule.
 Result<std::unique_ptr<Module>> ParseAndVerify(std::string_view text);
 

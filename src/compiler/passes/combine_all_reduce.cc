@@ -15,8 +15,8 @@
 // reorder replicas; use tuple-shaped all-reduce (not in the IR subset); touch computations
 // other than the entry (run `inline` first; all-reduce may not appear in combiners).
 // Pre: a verified module. Post: a verified module; replicated interpreter results unchanged.
+#include <algorithm>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewrite.h"
@@ -42,31 +42,39 @@ std::string BucketKey(const Instruction& ar) {
 
 struct Bucket {
   std::vector<Instruction*> members;
-  std::unordered_set<const Instruction*> set;
   int64_t bytes = 0;
 };
 
 // One bucket is open at a time: an all-reduce with another key, a dependence on a member, or
 // the size limit closes it. Buckets are therefore contiguous in canonical order, so a bucket's
 // operands never depend on a later bucket and combining cannot create a cycle.
-std::vector<Bucket> MakeBuckets(const std::vector<Instruction*>& order) {
+// Whether an operand depends on a member of the open bucket (the newest) is one comparison:
+// `newest[x]` is the highest bucket number among the members x depends on (itself included),
+// -1 for none, propagated along canonical order (operands first).
+std::vector<Bucket> MakeBuckets(const std::vector<Instruction*>& order, size_t instructions) {
   std::vector<Bucket> buckets;
+  std::vector<int64_t> newest(instructions, -1);  // by id
   std::string open_key;
   for (Instruction* instr : order) {
+    int64_t& mine = newest[static_cast<size_t>(instr->id)];
+    for (const Instruction* op : instr->operands) {
+      mine = std::max(mine, newest[static_cast<size_t>(op->id)]);
+    }
     if (instr->opcode != Opcode::kAllReduce) continue;
     std::string key = BucketKey(*instr);
     int64_t bytes = instr->shape.ElementCount() * ir::ElementTypeByteSize(instr->shape.type());
+    const int64_t open = static_cast<int64_t>(buckets.size()) - 1;
     bool join = !buckets.empty() && key == open_key &&
                 buckets.back().bytes + bytes <= kMaxBucketBytes &&
-                !DependsOn(instr->operands[0], buckets.back().set);
+                newest[static_cast<size_t>(instr->operands[0]->id)] != open;
     if (!join) {
       buckets.emplace_back();
       open_key = key;
     }
     Bucket& bucket = buckets.back();
     bucket.members.push_back(instr);
-    bucket.set.insert(instr);
     bucket.bytes += bytes;
+    mine = static_cast<int64_t>(buckets.size()) - 1;
   }
   return buckets;
 }
@@ -107,17 +115,16 @@ std::vector<Instruction*> Combine(ir::Computation& c, const Bucket& bucket) {
 
 }  // namespace
 
-PassOutput CombineAllReduces(const ir::Module& module) {
-  DETRAIN_ASSIGN_OR_RETURN(auto out, CloneModule(module));
-  ir::Computation& entry = *out->entry();
+Status CombineAllReducesInPlace(ir::Module& module) {
+  ir::Computation& entry = *module.entry();
   DETRAIN_ASSIGN_OR_RETURN(auto order, MutablePostOrder(entry));
   std::unordered_map<const Instruction*, Instruction*> replaced;
-  for (const Bucket& bucket : MakeBuckets(order)) {
+  for (const Bucket& bucket : MakeBuckets(order, entry.instructions().size())) {
     if (bucket.members.size() < 2) continue;
     std::vector<Instruction*> parts = Combine(entry, bucket);
     for (size_t i = 0; i < parts.size(); ++i) replaced[bucket.members[i]] = parts[i];
   }
-  if (replaced.empty()) return out;
+  if (replaced.empty()) return Status::Ok();
   // Redirect every use (new instructions included: a bucket may consume another's member).
   for (const auto& instr : entry.instructions()) {
     for (Instruction*& op : instr->operands) {
@@ -126,7 +133,11 @@ PassOutput CombineAllReduces(const ir::Module& module) {
     }
   }
   if (auto it = replaced.find(entry.root()); it != replaced.end()) entry.set_root(it->second);
-  return CloneModule(*out);
+  return Compact(module);
+}
+
+PassOutput CombineAllReduces(const ir::Module& module) {
+  return OnCopy(module, CombineAllReducesInPlace);
 }
 
 }  // namespace detrain::passes

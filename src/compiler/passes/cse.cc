@@ -26,8 +26,8 @@ using ir::Computation;
 using ir::Instruction;
 
 // The key of one instruction: everything that determines its value, with operands named by
-// `operand_name`. Called computations (and, during the sweep, operands) are named by address:
-// keys are only compared for equality, never printed or ordered by.
+// `operand_name`. Called computations are named by address (and, during the sweep, operands by
+// id): keys are only compared for equality, never printed or ordered by.
 std::string InstructionKey(const Instruction& instr,
                            const std::function<std::string(const Instruction*)>& operand_name) {
   std::string key(ir::OpcodeName(instr.opcode));
@@ -48,52 +48,62 @@ std::string InstructionKey(const Instruction& instr,
   return key;
 }
 
-// Merges identical instructions of one computation; returns the computation's structural key
-// (the keys of its live instructions in canonical order after merging, and its root).
-Result<std::string> CseComputation(Computation& c) {
+// Merges identical instructions of one computation (`order`: its PostOrder); returns the
+// computation's structural key (the keys of its live instructions in canonical order after
+// merging, and its root), or "" without `want_key`.
+Result<std::string> CseComputation(Computation& c, const std::vector<Instruction*>& order,
+                                   bool want_key) {
   std::unordered_map<std::string, Instruction*> seen;
-  DETRAIN_RETURN_IF_ERROR(RewriteComputation(c, [&](Instruction* instr) -> Result<Instruction*> {
+  auto rule = [&](Instruction* instr) -> Result<Instruction*> {
     if (instr->opcode == ir::Opcode::kParameter) return nullptr;
-    // Operands are already merged, so their addresses identify their values.
-    std::string key = InstructionKey(*instr, [](const Instruction* op) {
-      return std::to_string(reinterpret_cast<uintptr_t>(op));
-    });
+    // Operands are already merged, so their ids identify their values.
+    std::string key =
+        InstructionKey(*instr, [](const Instruction* op) { return std::to_string(op->id); });
     auto [it, inserted] = seen.emplace(std::move(key), instr);
     return inserted ? nullptr : it->second;
-  }));
-  DETRAIN_ASSIGN_OR_RETURN(auto order, c.PostOrder());
-  std::unordered_map<const Instruction*, size_t> position;
+  };
+  DETRAIN_RETURN_IF_ERROR(RewriteComputation(c, rule, order));
+  if (!want_key) return std::string();
+  DETRAIN_ASSIGN_OR_RETURN(auto merged, c.PostOrder());
+  std::vector<size_t> position(c.instructions().size());  // by id
   std::string body;
-  for (size_t i = 0; i < order.size(); ++i) {
-    position[order[i]] = i;
-    body += InstructionKey(*order[i],
-                           [&](const Instruction* op) { return std::to_string(position.at(op)); }) +
+  for (size_t i = 0; i < merged.size(); ++i) {
+    position[static_cast<size_t>(merged[i]->id)] = i;
+    body += InstructionKey(*merged[i],
+                           [&](const Instruction* op) {
+                             return std::to_string(position[static_cast<size_t>(op->id)]);
+                           }) +
             "\n";
   }
-  return body + "root " + std::to_string(position.at(c.root()));
+  return body + "root " + std::to_string(position[static_cast<size_t>(c.root()->id)]);
 }
 
 }  // namespace
 
-PassOutput EliminateCommonSubexpressions(const ir::Module& module) {
-  DETRAIN_ASSIGN_OR_RETURN(auto out, CloneModule(module));
-  DETRAIN_ASSIGN_OR_RETURN(auto comps, MutableComputations(*out));
+Status EliminateCommonSubexpressionsInPlace(ir::Module& module) {
+  DETRAIN_ASSIGN_OR_RETURN(MutableOrder order, MutableCanonicalOrder(module));
   std::unordered_map<const Computation*, const Computation*> merged_into;
   std::unordered_map<std::string, const Computation*> by_body;
-  for (Computation* c : comps) {  // callees first, so their merges are visible to callers
-    DETRAIN_ASSIGN_OR_RETURN(auto order, MutablePostOrder(*c));
-    for (Instruction* instr : order) {
+  // Callees first, so that their merges are visible to their callers.
+  for (size_t i = 0; i < order.computations.size(); ++i) {
+    Computation* c = order.computations[i];
+    for (Instruction* instr : order.instructions[i]) {
       for (auto& [attr, value] : instr->attrs) {
         auto it = value.computation ? merged_into.find(value.computation) : merged_into.end();
         if (it != merged_into.end()) value.computation = it->second;
       }
     }
-    DETRAIN_ASSIGN_OR_RETURN(std::string body, CseComputation(*c));
-    if (c == out->entry()) continue;
+    const bool entry = c == module.entry();  // merged with no other: its key is not needed
+    DETRAIN_ASSIGN_OR_RETURN(std::string body, CseComputation(*c, order.instructions[i], !entry));
+    if (entry) continue;
     auto [it, inserted] = by_body.emplace(body, c);
     if (!inserted) merged_into[c] = it->second;
   }
-  return CloneModule(*out);
+  return Compact(module);
+}
+
+PassOutput EliminateCommonSubexpressions(const ir::Module& module) {
+  return OnCopy(module, EliminateCommonSubexpressionsInPlace);
 }
 
 }  // namespace detrain::passes

@@ -134,14 +134,16 @@ Result<Instruction*> FoldOne(ir::Computation& c, Instruction* instr) {
 
 }  // namespace
 
-PassOutput FoldConstants(const ir::Module& module) {
-  DETRAIN_ASSIGN_OR_RETURN(auto out, CloneModule(module));
-  DETRAIN_ASSIGN_OR_RETURN(auto comps, MutableComputations(*out));
-  for (ir::Computation* c : comps) {
-    DETRAIN_RETURN_IF_ERROR(
-        RewriteComputation(*c, [&](Instruction* instr) { return FoldOne(*c, instr); }));
+Status FoldConstantsInPlace(ir::Module& module) {
+  DETRAIN_ASSIGN_OR_RETURN(MutableOrder order, MutableCanonicalOrder(module));
+  for (size_t i = 0; i < order.computations.size(); ++i) {
+    ir::Computation* c = order.computations[i];
+    DETRAIN_RETURN_IF_ERROR(RewriteComputation(
+        *c, [&](Instruction* instr) { return FoldOne(*c, instr); }, order.instructions[i]));
   }
-  return CloneModule(*out);
+  return Compact(module);
 }
+
+PassOutput FoldConstants(const ir::Module& module) { return OnCopy(module, FoldConstantsInPlace); }
 
 }  // namespace detrain::passes

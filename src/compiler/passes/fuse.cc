@@ -167,12 +167,11 @@ Result<std::vector<ir::Computation*>> KernelComputations(ir::Module& module) {
 
 }  // namespace
 
-PassOutput Fuse(const ir::Module& module) {
-  DETRAIN_ASSIGN_OR_RETURN(auto out, CloneModule(module));
-  DETRAIN_ASSIGN_OR_RETURN(auto computations, KernelComputations(*out));
+Status FuseInPlace(ir::Module& module) {
+  DETRAIN_ASSIGN_OR_RETURN(auto computations, KernelComputations(module));
   for (ir::Computation* c : computations) {
     DETRAIN_ASSIGN_OR_RETURN(auto order, MutablePostOrder(*c));
-    auto fused = Fuser(*out, *c, order).Run();
+    auto fused = Fuser(module, *c, order).Run();
     if (fused.empty()) continue;
     for (const auto& instr : c->instructions()) {
       for (Instruction*& op : instr->operands) {
@@ -181,7 +180,9 @@ PassOutput Fuse(const ir::Module& module) {
     }
     if (auto it = fused.find(c->root()); it != fused.end()) c->set_root(it->second);
   }
-  return CloneModule(*out);
+  return Compact(module);
 }
+
+PassOutput Fuse(const ir::Module& module) { return OnCopy(module, FuseInPlace); }
 
 }  // namespace detrain::passes

@@ -45,18 +45,22 @@ Result<Instruction*> InlineOne(ir::Computation& caller, Instruction* call) {
 
 }  // namespace
 
-PassOutput InlineCalls(const ir::Module& module) {
-  DETRAIN_ASSIGN_OR_RETURN(auto out, CloneModule(module));
-  DETRAIN_ASSIGN_OR_RETURN(auto comps, MutableComputations(*out));
-  for (ir::Computation* c : comps) {  // callees first: their own calls are already inlined
-    DETRAIN_RETURN_IF_ERROR(RewriteComputation(*c, [&](Instruction* instr) -> Result<Instruction*> {
+Status InlineCallsInPlace(ir::Module& module) {
+  DETRAIN_ASSIGN_OR_RETURN(MutableOrder order, MutableCanonicalOrder(module));
+  // Callees first: their own calls are already inlined.
+  for (size_t i = 0; i < order.computations.size(); ++i) {
+    ir::Computation* c = order.computations[i];
+    auto rule = [&](Instruction* instr) -> Result<Instruction*> {
       if (instr->opcode != ir::Opcode::kCall && instr->opcode != ir::Opcode::kFusion) {
         return nullptr;
       }
       return InlineOne(*c, instr);
-    }));
+    };
+    DETRAIN_RETURN_IF_ERROR(RewriteComputation(*c, rule, order.instructions[i]));
   }
-  return CloneModule(*out);
+  return Compact(module);
 }
+
+PassOutput InlineCalls(const ir::Module& module) { return OnCopy(module, InlineCallsInPlace); }
 
 }  // namespace detrain::passes

@@ -20,12 +20,17 @@
 // Grouping follows canonical order; a dot joins its group only if its lhs does not depend on
 // a member, and groups are merged one at a time on the rewritten graph, so no merge creates a
 // cycle. Groups are capped at kMaxGroup members.
+// Cost: linear in the module times the group count / 64 (GroupReach's bit rows), with no graph
+// search unless an earlier merge made one group's members reachable from each other (then the
+// exact search of the rewritten graph decides, as before).
 // What it does not do: merge dots whose shared operand is on the left, or whose lhs differ
 // (e.g. per-shard weight gradients, which the shard tree then adds); look inside called
 // computations (run `inline` first).
 // Pre: a verified module. Post: a verified module; results unchanged bit for bit.
+#include <algorithm>
+#include <map>
 #include <string>
-#include <unordered_set>
+#include <vector>
 
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewrite.h"
@@ -66,9 +71,10 @@ bool Mergeable(const Instruction& dot) {
   return true;
 }
 
-// Dots with equal keys may share a group.
+// Dots with equal keys may share a group. The rhs is named by its id (the key is compared for
+// equality only, within one computation).
 std::string GroupKey(const Instruction& dot) {
-  std::string key = std::to_string(reinterpret_cast<uintptr_t>(dot.operands[1]));
+  std::string key = std::to_string(dot.operands[1]->id);
   key += std::string(ir::OpcodeName(dot.opcode));
   key += ir::ElementTypeName(dot.shape.type());
   for (const auto& [attr, value] : dot.attrs) {
@@ -80,10 +86,94 @@ std::string GroupKey(const Instruction& dot) {
 }
 
 struct Group {
-  std::string key;
   std::vector<Instruction*> members;
-  std::unordered_set<const Instruction*> set;
+  std::vector<const Instruction*> lhs;  // each member's lhs in the input graph
 };
+
+// Which groups each instruction depends on (through operands, itself included): a row of bits
+// over group numbers per instruction, filled in canonical order (operands first), so "does x
+// depend on a member of group g" is one bit test. A row covers the groups that existed when
+// its instruction was visited; a later group's members all come later, so x cannot depend on
+// them. Rows live in one array.
+class GroupReach {
+ public:
+  explicit GroupReach(size_t instructions) : start_(instructions, 0), words_(instructions, 0) {}
+
+  // Fills x's row (its operands' rows must be filled) for `groups` groups.
+  void Visit(const Instruction& x, size_t groups) {
+    const size_t id = static_cast<size_t>(x.id);
+    const size_t n = (groups + 63) / 64;
+    start_[id] = bits_.size();
+    words_[id] = n;
+    bits_.resize(bits_.size() + n, 0);
+    for (const Instruction* op : x.operands) {
+      const size_t o = static_cast<size_t>(op->id);
+      for (size_t w = 0; w < words_[o]; ++w) bits_[start_[id] + w] |= bits_[start_[o] + w];
+    }
+  }
+  void Set(const Instruction& x, size_t group) {
+    const size_t id = static_cast<size_t>(x.id);
+    bits_[start_[id] + group / 64] |= uint64_t{1} << (group % 64);
+  }
+  bool Has(const Instruction& x, size_t group) const {
+    const size_t id = static_cast<size_t>(x.id);
+    return group / 64 < words_[id] && (bits_[start_[id] + group / 64] >> (group % 64) & 1) != 0;
+  }
+  // ORs x's row into `row`.
+  void OrInto(const Instruction& x, std::vector<uint64_t>* row) const {
+    const size_t id = static_cast<size_t>(x.id);
+    if (row->size() < words_[id]) row->resize(words_[id], 0);
+    for (size_t w = 0; w < words_[id]; ++w) (*row)[w] |= bits_[start_[id] + w];
+  }
+
+ private:
+  std::vector<size_t> start_, words_;  // by id
+  std::vector<uint64_t> bits_;
+};
+
+// The groups, in order of their first member: a dot joins the newest group of its key that is
+// not full, unless its lhs depends on a member of that group (then it starts a new one).
+// Keys seen once are left out (a group of one is never merged). With `search`, the dependence
+// is decided by searching the graph instead of by `reach` (the reference; quadratic).
+std::vector<Group> MakeGroups(const std::vector<Instruction*>& order, size_t instructions,
+                              GroupReach* reach, DependenceScratch* search) {
+  std::map<std::string, size_t> seen;
+  std::vector<std::string> keys(instructions);  // by id; empty: not a candidate
+  for (Instruction* instr : order) {
+    if (!Mergeable(*instr)) continue;
+    std::string& key = keys[static_cast<size_t>(instr->id)];
+    key = GroupKey(*instr);
+    ++seen[key];
+  }
+  std::vector<Group> groups;
+  std::map<std::string, std::vector<size_t>> open;  // key -> its groups that are not full
+  for (Instruction* instr : order) {
+    const std::string& key = keys[static_cast<size_t>(instr->id)];
+    if (key.empty() || seen.at(key) < 2) {
+      reach->Visit(*instr, groups.size());
+      continue;
+    }
+    std::vector<size_t>& candidates = open[key];
+    const Instruction* lhs = instr->operands[0];
+    const bool depends = !candidates.empty() &&
+                         (search != nullptr ? DependsOn(lhs,
+                                                        {groups[candidates.back()].members.begin(),
+                                                         groups[candidates.back()].members.end()},
+                                                        search)
+                                            : reach->Has(*lhs, candidates.back()));
+    if (candidates.empty() || depends) {
+      candidates.push_back(groups.size());
+      groups.emplace_back();
+    }
+    const size_t g = candidates.back();
+    groups[g].members.push_back(instr);
+    groups[g].lhs.push_back(lhs);
+    if (groups[g].members.size() == kMaxGroup) candidates.pop_back();
+    reach->Visit(*instr, groups.size());
+    reach->Set(*instr, g);
+  }
+  return groups;
+}
 
 // The lhs of the merged dot: the source array (or one slice of it) when the members' lhs are
 // consecutive unit-stride row slices of one array that keep its other dimensions whole;
@@ -158,14 +248,62 @@ std::vector<Instruction*> Merge(ir::Computation& c, const std::vector<Instructio
   return parts;
 }
 
-void Redirect(ir::Computation& c, const std::vector<Instruction*>& from,
-              const std::vector<Instruction*>& to) {
-  std::unordered_set<const Instruction*> replaced(from.begin(), from.end());
-  const std::unordered_set<const Instruction*> fresh(to.begin(), to.end());
+// The users of every instruction, kept current as merges add instructions and redirect uses.
+class Users {
+ public:
+  Users() = default;
+  explicit Users(const ir::Computation& c) : users_(c.instructions().size()) {
+    for (const auto& instr : c.instructions()) Add(instr.get());
+  }
+  // Records the uses of `instr` (added after construction, or already there).
+  void Add(Instruction* instr) {
+    for (const Instruction* op : instr->operands) {
+      const size_t id = static_cast<size_t>(op->id);
+      if (id >= users_.size()) users_.resize(id + 1);
+      users_[id].push_back(instr);
+    }
+  }
+  // Makes every use of from[i] a use of to[i] (the slices that replace a group's members use
+  // only the merged dot, never a member).
+  void Redirect(ir::Computation& c, const std::vector<Instruction*>& from,
+                const std::vector<Instruction*>& to) {
+    for (size_t i = 0; i < from.size(); ++i) {
+      const size_t id = static_cast<size_t>(from[i]->id);
+      if (id >= users_.size()) continue;
+      for (Instruction* user : users_[id]) {
+        for (Instruction*& op : user->operands) {
+          if (op == from[i]) op = to[i];
+        }
+        Track(to[i], user);
+      }
+      users_[id].clear();
+      if (c.root() == from[i]) c.set_root(to[i]);
+    }
+  }
+
+ private:
+  void Track(const Instruction* x, Instruction* user) {
+    const size_t id = static_cast<size_t>(x->id);
+    if (id >= users_.size()) users_.resize(id + 1);
+    users_[id].push_back(user);
+  }
+  std::vector<std::vector<Instruction*>> users_;  // by id; may repeat a user
+};
+
+// Whether group members could reach one another through earlier merges. A merge makes each
+// kept member's users depend on every kept member's lhs; a path between two members of a
+// later group g that did not exist before must therefore go from a member of g to the lhs of
+// a kept member of an earlier merged group. `entered` holds, over group numbers, the groups
+// on which some kept lhs of a merged group depends (in the input graph); if g is not among
+// them, no merge so far joined g's members, and phase 1's check still holds.
+// (A path into a merged dot through its shared rhs, or through the array whose slices are
+// the lhs, adds nothing: the rhs and that array were already operands of every member.)
+// The reference's redirect: every instruction but the new slices is scanned.
+void ScanRedirect(ir::Computation& c, const std::vector<Instruction*>& from,
+                  const std::vector<Instruction*>& to) {
   for (const auto& instr : c.instructions()) {
-    if (fresh.count(instr.get())) continue;
+    if (std::find(to.begin(), to.end(), instr.get()) != to.end()) continue;
     for (Instruction*& op : instr->operands) {
-      if (!replaced.count(op)) continue;
       for (size_t i = 0; i < from.size(); ++i) {
         if (op == from[i]) op = to[i];
       }
@@ -176,49 +314,74 @@ void Redirect(ir::Computation& c, const std::vector<Instruction*>& from,
   }
 }
 
-}  // namespace
+bool MayBeJoined(const std::vector<uint64_t>& entered, size_t g) {
+  return g / 64 < entered.size() && (entered[g / 64] >> (g % 64) & 1) != 0;
+}
 
-PassOutput MergeDots(const ir::Module& module) {
-  DETRAIN_ASSIGN_OR_RETURN(auto out, CloneModule(module));
-  ir::Computation& entry = *out->entry();
+// MergeDots, or with `search` MergeDotsBySearch: every decision by a graph search of the
+// current graph, every redirect by a scan of all instructions.
+Status Run(ir::Module& module, bool search) {
+  ir::Computation& entry = *module.entry();
   DETRAIN_ASSIGN_OR_RETURN(auto order, MutablePostOrder(entry));
-  std::vector<Group> groups;  // in order of their first member
-  for (Instruction* instr : order) {
-    if (!Mergeable(*instr)) continue;
-    std::string key = GroupKey(*instr);
-    Group* group = nullptr;
-    for (Group& g : groups) {
-      if (g.key == key && g.members.size() < kMaxGroup) group = &g;
-    }
-    if (group == nullptr || DependsOn(instr->operands[0], group->set)) {
-      groups.push_back(Group{key, {}, {}});
-      group = &groups.back();
-    }
-    group->members.push_back(instr);
-    group->set.insert(instr);
-  }
+  DependenceScratch scratch;
+  GroupReach reach(entry.instructions().size());  // filled in both modes, read only by the fast one
+  std::vector<Group> groups =
+      MakeGroups(order, entry.instructions().size(), &reach, search ? &scratch : nullptr);
+  Users users;
+  if (!search) users = Users(entry);
+  std::vector<uint64_t> entered;
   bool changed = false;
-  for (Group& g : groups) {
-    if (g.members.size() < 2) continue;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const Group& group = groups[g];
+    if (group.members.size() < 2) continue;
     // Earlier merges rewired the graph: keep the members whose lhs depends on no other kept
-    // member (in either direction), in canonical order.
+    // member (in either direction), in canonical order. Unless an earlier merge may have
+    // joined them (MayBeJoined), they all are kept.
     std::vector<Instruction*> kept;
-    std::unordered_set<const Instruction*> kept_set;
-    for (Instruction* m : g.members) {
-      bool ok = !DependsOn(m->operands[0], kept_set);
-      for (size_t i = 0; ok && i < kept.size(); ++i) {
-        ok = !DependsOn(kept[i]->operands[0], {m});
+    std::vector<const Instruction*> kept_lhs;
+    if (!search && !MayBeJoined(entered, g)) {
+      kept = group.members;
+      kept_lhs = group.lhs;
+    } else {
+      std::vector<const Instruction*> kept_set;
+      for (size_t i = 0; i < group.members.size(); ++i) {
+        Instruction* m = group.members[i];
+        bool ok = !DependsOn(m->operands[0], kept_set, &scratch);
+        for (size_t k = 0; ok && k < kept.size(); ++k) {
+          ok = !DependsOn(kept[k]->operands[0], {m}, &scratch);
+        }
+        if (!ok) continue;
+        kept.push_back(m);
+        kept_set.push_back(m);
+        kept_lhs.push_back(group.lhs[i]);
       }
-      if (!ok) continue;
-      kept.push_back(m);
-      kept_set.insert(m);
     }
     if (kept.size() < 2) continue;
-    Redirect(entry, kept, Merge(entry, kept));
+    const size_t first_new = entry.instructions().size();
+    std::vector<Instruction*> parts = Merge(entry, kept);
+    if (search) {
+      ScanRedirect(entry, kept, parts);
+    } else {
+      for (const Instruction* lhs : kept_lhs) reach.OrInto(*lhs, &entered);
+      for (size_t i = first_new; i < entry.instructions().size(); ++i) {
+        users.Add(entry.instructions()[i].get());
+      }
+      users.Redirect(entry, kept, parts);
+    }
     changed = true;
   }
-  if (!changed) return out;
-  return CloneModule(*out);
+  if (!changed) return Status::Ok();
+  return Compact(module);
 }
+
+Status BySearch(ir::Module& module) { return Run(module, /*search=*/true); }
+
+}  // namespace
+
+Status MergeDotsInPlace(ir::Module& module) { return Run(module, /*search=*/false); }
+
+PassOutput MergeDots(const ir::Module& module) { return OnCopy(module, MergeDotsInPlace); }
+
+PassOutput MergeDotsBySearch(const ir::Module& module) { return OnCopy(module, BySearch); }
 
 }  // namespace detrain::passes

@@ -49,6 +49,15 @@ struct PipelineResult {
 Result<PipelineResult> RunPipeline(const ir::Module& module, std::string_view spec,
                                    const PipelineOptions& options);
 
+// Why this detrain cannot run `spec` as the detrain that wrote it did ("" when it can): a pass
+// it does not know or no longer has, or has at another version ("fuse@2"; docs/passes.md, pass
+// versions). A spec it can run gives the same stage 3 byte for byte.
+std::string PipelineGap(std::string_view spec);
+
+// The file name of pass `index`'s (1-based) output in a dump: "NN.pass.hlo", `pass` as the spec
+// writes it.
+std::string DumpName(size_t index, std::string_view pass);
+
 // The known pass names, in the order docs/passes.md describes them.
 std::vector<std::string> KnownPasses();
 

@@ -16,7 +16,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "base/status.h"
@@ -29,11 +28,30 @@ namespace detrain::passes {
 // post-order. Dead code and unreachable computations are dropped.
 Result<std::unique_ptr<ir::Module>> CloneModule(const ir::Module& module);
 
+// What CloneModule gives, in place and without copying an instruction: the module keeps the
+// computations reachable from ENTRY, in ComputationPostOrder, and each of them its parameters
+// and live instructions, in PostOrder, with ids renumbered; the rest is destroyed.
+Status Compact(ir::Module& module);
+
+// A pass that edits the module it is given (the pipeline's form, which copies nothing), and
+// its form for callers that keep their input: `edit` applied to a copy.
+using ModuleEdit = Status (*)(ir::Module& module);
+Result<std::unique_ptr<ir::Module>> OnCopy(const ir::Module& module, ModuleEdit edit);
+
 // Computation::PostOrder with mutable pointers (the caller owns the computation).
 Result<std::vector<ir::Instruction*>> MutablePostOrder(ir::Computation& computation);
 
 // Module::ComputationPostOrder with mutable pointers.
 Result<std::vector<ir::Computation*>> MutableComputations(ir::Module& module);
+
+// Module::CanonicalOrder with mutable pointers: the computations and each one's PostOrder, from
+// one walk. An order stays valid while its computation's own instructions are not rewritten
+// (rewriting a callee first, as the passes do, leaves its callers' orders valid).
+struct MutableOrder {
+  std::vector<ir::Computation*> computations;
+  std::vector<std::vector<ir::Instruction*>> instructions;  // parallel to computations
+};
+Result<MutableOrder> MutableCanonicalOrder(ir::Module& module);
 
 // Rewrites `computation` in one sweep over its canonical order: each instruction's operands
 // are first redirected to the replacements chosen so far, then `rule` may return a
@@ -41,9 +59,31 @@ Result<std::vector<ir::Computation*>> MutableComputations(ir::Module& module);
 // root follows its replacement.
 using RewriteRule = std::function<Result<ir::Instruction*>(ir::Instruction*)>;
 Status RewriteComputation(ir::Computation& computation, const RewriteRule& rule);
+// The same with the computation's current PostOrder, computed by the caller.
+Status RewriteComputation(ir::Computation& computation, const RewriteRule& rule,
+                          const std::vector<ir::Instruction*>& order);
 
-// Whether `x` depends on any instruction of `members` (x itself included), through operands.
-bool DependsOn(const ir::Instruction* x, const std::unordered_set<const ir::Instruction*>& members);
+// Per-instruction marks for DependsOn, indexed by instruction id and reset in O(1) (a
+// generation stamp), so that repeated searches allocate nothing.
+class DependenceScratch {
+ public:
+  static constexpr uint32_t kNone = 0, kSeen = 1, kMember = 2;
+  void Reset();
+  void Mark(const ir::Instruction* x, uint32_t mark);
+  uint32_t MarkOf(const ir::Instruction* x) const;
+  std::vector<const ir::Instruction*> stack;
+
+ private:
+  std::vector<uint32_t> stamp_, mark_;
+  uint32_t generation_ = 0;
+};
+
+// Whether `x` depends on any instruction of `members` (x itself included), through operands:
+// a search of x's operands, O(the instructions x depends on). Passes that ask this for many
+// instructions keep a summary instead (merge-dots, combine-all-reduce); this is their exact
+// fallback for graphs their summary does not cover.
+bool DependsOn(const ir::Instruction* x, const std::vector<const ir::Instruction*>& members,
+               DependenceScratch* scratch);
 
 // Adds an instruction to `computation` (shape given; not inferred).
 ir::Instruction* AddInstruction(ir::Computation& computation, ir::Opcode op, ir::Shape shape,

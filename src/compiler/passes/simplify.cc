@@ -80,16 +80,17 @@ Result<bool> Sweep(ir::Computation& c) {
 
 }  // namespace
 
-PassOutput Simplify(const ir::Module& module) {
-  DETRAIN_ASSIGN_OR_RETURN(auto out, CloneModule(module));
-  DETRAIN_ASSIGN_OR_RETURN(auto comps, MutableComputations(*out));
+Status SimplifyInPlace(ir::Module& module) {
+  DETRAIN_ASSIGN_OR_RETURN(auto comps, MutableComputations(module));
   for (ir::Computation* c : comps) {
     for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
       DETRAIN_ASSIGN_OR_RETURN(bool changed, Sweep(*c));
       if (!changed) break;
     }
   }
-  return CloneModule(*out);
+  return Compact(module);
 }
+
+PassOutput Simplify(const ir::Module& module) { return OnCopy(module, SimplifyInPlace); }
 
 }  // namespace detrain::passes

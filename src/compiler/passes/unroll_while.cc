@@ -218,9 +218,8 @@ Result<int64_t> TripCount(const Instruction& w, int64_t weight) {
 
 }  // namespace
 
-PassOutput UnrollLoops(const ir::Module& module) {
-  DETRAIN_ASSIGN_OR_RETURN(auto out, CloneModule(module));
-  DETRAIN_ASSIGN_OR_RETURN(auto comps, MutableComputations(*out));
+Status UnrollLoopsInPlace(ir::Module& module) {
+  DETRAIN_ASSIGN_OR_RETURN(auto comps, MutableComputations(module));
   // Body copies each computation holds after unrolling (loops nested in it, weighted).
   std::unordered_map<const ir::Computation*, int64_t> copies;  // looked up, never iterated
   for (ir::Computation* c : comps) {  // callees first: loops in a body are unrolled already
@@ -248,14 +247,17 @@ PassOutput UnrollLoops(const ir::Module& module) {
       return state;
     }));
   }
-  DETRAIN_ASSIGN_OR_RETURN(auto result, CloneModule(*out));
+  if (copies.empty()) return Status::Ok();  // no loop unrolled: the module is as it came
+  DETRAIN_RETURN_IF_ERROR(Compact(module));
   // The calls may expand past what the verifier admits (a long loop of a large body): that is
   // this input's limit, said as such, not a broken pass.
-  if (Status v = ir::VerifyModule(*result); !v.ok()) {
+  if (Status v = ir::VerifyModule(module); !v.ok()) {
     return InvalidArgument("the unrolled loops give a module detrain cannot take: " +
                            std::string(v.message()));
   }
-  return result;
+  return Status::Ok();
 }
+
+PassOutput UnrollLoops(const ir::Module& module) { return OnCopy(module, UnrollLoopsInPlace); }
 
 }  // namespace detrain::passes

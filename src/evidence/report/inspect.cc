@@ -13,6 +13,7 @@
 #include "evidence/bundle/bundle_format.h"
 #include "evidence/bundle/bundle_reader.h"
 #include "evidence/sign/attestations.h"
+#include "evidence/verify/verifier.h"
 
 namespace detrain::report {
 namespace {
@@ -118,6 +119,26 @@ json AttestationsSummary(const std::string& dir) {
 
 }  // namespace
 
+json BackendReproduction(const json& manifest) {
+  const json* stages = Field(manifest, {"stages"});
+  if (stages == nullptr || !stages->is_array()) return json();
+  std::string pipeline;
+  int64_t format = -1;
+  for (const json& e : *stages) {
+    if (!e.is_object()) continue;
+    const json* p = Field(e, {"transform", "options", "pipeline"});
+    const json* f = Field(e, {"transform", "plan_format_version"});
+    if (Str(e, {"stage"}) == "opt-hlo" && p != nullptr && p->is_string()) pipeline = *p;
+    if (Str(e, {"stage"}) == "plan" && f != nullptr && f->is_number_integer()) format = *f;
+  }
+  if (pipeline.empty()) return json();
+  const std::string gap = verify::BackendGap(verify::CurrentBackend(), pipeline, format);
+  return {{"pipeline", pipeline},
+          {"plan_format_version", format},
+          {"reproduced_here", gap.empty()},
+          {"why_not", gap}};
+}
+
 Result<json> InspectBundle(const std::string& dir) {
   DETRAIN_ASSIGN_OR_RETURN(const std::vector<std::string> tree, bundle::CheckBundleTree(dir));
   json out = {{"bundle", dir}};
@@ -165,6 +186,7 @@ Result<json> InspectBundle(const std::string& dir) {
     }
   }
   out["stages"] = stages;
+  out["stages_3_4"] = manifest.ok() ? BackendReproduction(*manifest) : json();
   AddBackend(dir, manifest, &out);
   if (Result<std::string> text =
           bundle::ReadBundleFile(dir, bundle::kLineage, bundle::kMaxLogFileBytes);
@@ -248,6 +270,14 @@ std::string InspectText(const json& s, int width, int height) {
   for (const json& d : s.value("devices", json::array())) line("device      " + str(d));
   for (const json& st : s["stages"])
     line("stage       " + str(st["stage"]) + "  sha256:" + str(st["sha256"]));
+  if (const json& b = s.value("stages_3_4", json()); b.is_object()) {
+    line("stages 3-4  pipeline \"" + str(b["pipeline"]) + "\", plan format " +
+         str(b["plan_format_version"]) + ": " +
+         (b["reproduced_here"].get<bool>()
+              ? std::string("this detrain reproduces them")
+              : "this detrain does not reproduce them (" + str(b["why_not"]) +
+                    "); verify replays on its own plan"));
+  }
   for (const json& st : s.value("cuda_stages", json::array())) {
     line("cuda stage  " + str(st["stage"]) + "  sha256:" + str(st["sha256"]) + "  (" +
          str(st["size"]) + " bytes)");

@@ -395,8 +395,18 @@ std::string StagesSection(const json& r) {
   std::string o =
       "<h2 id=\"stages\">Stage chain</h2><p class=\"muted\">Each stage is made from the one "
       "before by the named transform; its SHA-256 is in the manifest, and <code>detrain "
-      "verify</code> rebuilds stages 1–4 and compares them byte for byte.</p><table><tr><th>"
-      "stage</th><th>file, size, sha256</th><th>transform (from stage)</th></tr>";
+      "verify</code> rebuilds stages 1–4 and compares them byte for byte — stages 3–4 when it "
+      "runs the recorded pipeline and plan format (schemas/bundle.md §9).</p>";
+  if (const json& b = r.value("stages_3_4", json()); b.is_object()) {
+    o += b["reproduced_here"].get<bool>()
+             ? "<p>This detrain reproduces stages 3–4 (pipeline " + Code(JsonText(b["pipeline"])) +
+                   ", plan format " + Esc(JsonText(b["plan_format_version"])) + ").</p>"
+             : "<p>This detrain does <b>not</b> reproduce stages 3–4: " +
+                   Esc(JsonText(b["why_not"])) +
+                   ". <code>detrain verify</code> compares stages 0–2 byte for byte and replays "
+                   "every step on its own plan.</p>";
+  }
+  o += "<table><tr><th>stage</th><th>file, size, sha256</th><th>transform (from stage)</th></tr>";
   for (const json& s : r.value("stage_chain", json::array())) {
     const json& t = s.value("transform", json::object());
     std::string transform = Code(JsonText(JsonAt(t, {"name"})));
@@ -566,6 +576,7 @@ Result<json> ReportJson(const std::string& dir, const ReportOptions& o) {
   }
   r["final_metrics"] = fin;
   r["stage_chain"] = StageChain(dir, m);
+  r["stages_3_4"] = BackendReproduction(m);
   r["lineage_tree"] = LineageSection(dir);
   r["verification"] = Verification(dir, r, o);
   return r;

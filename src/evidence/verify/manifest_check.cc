@@ -270,6 +270,11 @@ Result<Manifest> ReadManifest(json m) {
   }
   r.root_digest = m["root_digest"].get<std::string>();
   for (const json& s : m["stages"]) {
+    if (s.is_object() && s.value("stage", "") == "plan" && s.contains("transform") &&
+        s["transform"].is_object() && s["transform"].contains("plan_format_version") &&
+        s["transform"]["plan_format_version"].is_number_integer()) {
+      r.plan_format_version = s["transform"]["plan_format_version"].get<int64_t>();
+    }
     if (!s.is_object() || s.value("stage", "") != "opt-hlo" || !s.contains("transform")) continue;
     const json& t = s["transform"];
     if (t.is_object() && t.contains("options") && t["options"].is_object() &&

@@ -59,6 +59,8 @@ struct Manifest {
   std::string root_digest;  // hex
   // The pass pipeline stage 3's record names ("stages[opt-hlo].transform.options.pipeline").
   std::optional<std::string> pipeline;
+  // The plan format stage 4's record names ("stages[plan].transform.plan_format_version").
+  std::optional<int64_t> plan_format_version;
   bool has_executables = false;  // "executables" (a CUDA run's executable)
 };
 

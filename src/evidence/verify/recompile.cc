@@ -9,10 +9,12 @@
 
 #include "attest/canonical_json.h"
 #include "attest/prng/lineage.h"
+#include "attest/state_digest.h"
 #include "base/file_io.h"
 #include "base/fs.h"
 #include "evidence/bundle/bundle_files.h"
 #include "evidence/verify/verifier_internal.h"
+#include "runtime/train/train_state.h"
 
 namespace detrain::verify::internal {
 
@@ -223,8 +225,16 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   driver::CompileOptions copts;
   if (Check c = ResolveData(b, o, &copts.data_files)) return c;
   // The pass pipeline the run used (its stage-3 record), so that a later detrain whose default
-  // pipeline gained a pass still reproduces this bundle's stages (schemas/bundle.md §9).
-  if (b.manifest.pipeline.has_value()) copts.pipeline = *b.manifest.pipeline;
+  // pipeline gained a pass still reproduces this bundle's stages (schemas/bundle.md §9) — when
+  // this detrain runs that pipeline and writes that plan format. Otherwise its own pipeline
+  // makes the plan replay runs, and stages 3-4 are taken as recorded (CompileStages).
+  const BackendGeneration backend = o.backend.value_or(CurrentBackend());
+  if (b.manifest.pipeline.has_value()) {
+    r->backend_gap =
+        BackendGap(backend, *b.manifest.pipeline,
+                   b.manifest.plan_format_version.value_or(backend.plan_format_version));
+    copts.pipeline = r->backend_gap.empty() ? *b.manifest.pipeline : backend.default_pipeline;
+  }
   const std::string program = JoinPath(b.dir, b.manifest.program_path);
   if (!RegularFileSize(program).ok()) {
     return Fail("manifest.json: field \"program.path\": \"" + b.manifest.program_path +
@@ -299,6 +309,14 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   if (!init.ok()) return FailStatus(init.status());
   ThreadPool pool(1);
   Result<Digest256> genesis = s.Genesis(*init, &pool);
+  if (!r->backend_gap.empty()) {  // the chain the run committed to: its own stages 3-4
+    Result<std::string> chain =
+        attest::CanonicalJson(driver::StageChainJson(r->as_recorded->stages));
+    Result<std::pair<Digest256, Digest256>> roots = runtime::StateRoots(*init, &pool);
+    if (!chain.ok()) return FailStatus(chain.status());
+    if (!roots.ok()) return FailStatus(roots.status());
+    genesis = attest::GenesisHash(*chain, roots->first, roots->second);
+  }
   if (!genesis.ok()) return FailStatus(genesis.status());
   if (*genesis != b.steps.genesis) {
     return Fail(

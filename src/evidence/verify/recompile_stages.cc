@@ -18,6 +18,7 @@
 #include "attest/canonical_json.h"
 #include "base/fs.h"
 #include "compiler/codegen/cuda/toolchain.h"
+#include "compiler/passes/pipeline.h"
 #include "evidence/verify/verifier_internal.h"
 
 namespace detrain::verify::internal {
@@ -213,6 +214,73 @@ Check CheckToolchainStages(const Bundle& b, const std::string& program,
   return std::nullopt;
 }
 
+// The run's chain as its bundle records it, where this detrain does not reproduce stages 3-4
+// (r->backend_gap): the recompiled stages 0-2 — each already equal to the bundle's — followed
+// by the recorded stage 3-4 records, their files and stage 3's pass dumps. Each record is built
+// back from its manifest entry and must give that entry again (CompareStages), so the entries
+// are still checked for being records a detrain writes; only their content is vouched for by
+// the bundle's digests alone.
+Result<driver::CompileResult> RecordedBackendChain(const Bundle& b,
+                                                   const driver::CompileResult& compiled) {
+  driver::CompileResult out = compiled;
+  out.stages = driver::StageTable();
+  out.pass_dumps.clear();
+  for (const driver::StageRecord& r : compiled.stages.records()) {
+    if (r.backend.empty() && r.number < 3) {
+      DETRAIN_RETURN_IF_ERROR(out.stages.Add(r.name, r.bytes, r.transform, compiled.program_kind));
+    }
+  }
+  const json& listed = b.manifest.json["stages"];
+  for (size_t i = 0; i < listed.size(); ++i) {
+    const json& s = listed[i];
+    if (!s.contains("transform") || s["number"].get<int64_t>() < 3) continue;
+    const std::string at = "manifest.json: field \"stages[" + std::to_string(i) + "]";
+    const std::string name = s["stage"].get<std::string>();
+    const json& t = s["transform"];
+    Result<std::string> file = driver::StageFileName(name, compiled.program_kind);
+    if (!file.ok())
+      return InvalidArgument(at + ".stage\": \"" + name + "\" is not a stage of detrain");
+    Result<std::string> bytes =
+        bundle::ReadBundleFile(b.dir, std::string(bundle::kStagesDir) + "/" + *file, kMaxStageFile);
+    if (!bytes.ok()) return bytes.status();
+    driver::Transform transform;
+    if (!t.is_object() || !t.contains("name") || !t["name"].is_string() ||
+        !t.contains("input_stage") || !t["input_stage"].is_string() || !t.contains("options") ||
+        !t["options"].is_object()) {
+      return InvalidArgument(at + ".transform\" is not a transform record");
+    }
+    transform.name = t["name"].get<std::string>();
+    transform.input_stage = t["input_stage"].get<std::string>();
+    DETRAIN_ASSIGN_OR_RETURN(transform.options, attest::CanonicalJson(t["options"]));
+    if (t["options"].contains("pipeline") && t["options"]["pipeline"].is_string()) {
+      transform.pipeline = t["options"]["pipeline"].get<std::string>();
+    }
+    if (t.contains("plan_format_version") && t["plan_format_version"].is_number_unsigned()) {
+      transform.plan_format_version = t["plan_format_version"].get<uint32_t>();
+    }
+    if (t.contains("passes") && t["passes"].is_array()) {
+      for (const json& p : t["passes"]) {
+        if (!p.is_object()) return InvalidArgument(at + ".transform.passes\" holds a non-record");
+        transform.passes.push_back({p.value("pass", ""), p.value("options_sha256", ""),
+                                    p.value("input_sha256", ""), p.value("output_sha256", "")});
+      }
+    }
+    if (name == driver::kStageOptHlo) {
+      for (size_t k = 0; k < transform.passes.size(); ++k) {
+        const std::string dump = passes::DumpName(k + 1, transform.passes[k].pass);
+        Result<std::string> text = bundle::ReadBundleFile(
+            b.dir, std::string(bundle::kStagesDir) + "/" + driver::kPassDumpDir + "/" + dump,
+            kMaxStageFile);
+        if (!text.ok()) return text.status();
+        out.pass_dumps.emplace_back(dump, std::move(*text));
+      }
+    }
+    DETRAIN_RETURN_IF_ERROR(
+        out.stages.Add(name, std::move(*bytes), std::move(transform), compiled.program_kind));
+  }
+  return out;
+}
+
 }  // namespace
 
 Check CompileStages(const Bundle& b, const std::string& program, driver::CompileOptions copts,
@@ -233,9 +301,20 @@ Check CompileStages(const Bundle& b, const std::string& program, driver::Compile
   const json& listed = b.manifest.json["stages"];
   size_t compared = 0;
   Check differs;
+  const bool reproduces_backend = r->backend_gap.empty();
+  if (!reproduces_backend && cuda) {
+    return FailStatus(Unavailable(
+        "this CUDA run's stages 3-4 are not ones this detrain reproduces (" + r->backend_gap +
+        "), and verifying a CUDA executable built from them is not supported yet"));
+  }
   copts.on_stage = [&](const driver::StageRecord& rec) -> Status {
     if (!rec.backend.empty()) return Status::Ok();  // the executable's: compared below
+    if (!reproduces_backend && rec.number >= 3) {   // this detrain's own: taken as recorded
+      ++compared;
+      return Status::Ok();
+    }
     differs = CompareStage(b, "stages", listed, compared++, rec, false);
+    if (!differs.has_value()) r->stages_reproduced.push_back(rec.name);
     return differs.has_value() ? Cancelled("the stage differs") : Status::Ok();
   };
   copts.stages_before_budget = true;
@@ -253,6 +332,25 @@ Check CompileStages(const Bundle& b, const std::string& program, driver::Compile
     return Fail("manifest.json: field \"stages\": the bundle records " +
                 std::to_string(listed.size()) + " stages; recompiling gives " +
                 std::to_string(compared));
+  }
+  if (!reproduces_backend) {
+    Result<driver::CompileResult> recorded = RecordedBackendChain(b, *compiled);
+    if (!recorded.ok()) return FailStatus(recorded.status());
+    std::vector<const driver::StageRecord*> records;
+    for (const driver::StageRecord& rec : recorded->stages.records()) records.push_back(&rec);
+    std::set<std::string> standins;
+    for (const driver::StageRecord& rec : recorded->stages.records()) {
+      if (rec.number >= 3) {
+        standins.insert(rec.name);
+        r->stages_not_reproduced.push_back(rec.name);
+      }
+    }
+    if (Check c = CompareStages(b, "stages", listed, records, standins)) return c;
+    r->notes.push_back("stages 3-4 (" + std::to_string(standins.size()) +
+                       " stages) not reproduced: " + r->backend_gap +
+                       "; only their digests vouch for them, and replay ran the plan this "
+                       "detrain's pipeline makes");
+    r->as_recorded = std::move(*recorded);
   }
   if (!cuda) {
     *out = std::move(*compiled);

@@ -14,6 +14,8 @@
 #include "base/budget.h"
 #include "base/exit_code.h"
 #include "base/fs.h"
+#include "compiler/passes/pipeline.h"
+#include "compiler/plan/schema.h"
 #include "evidence/verify/verifier_internal.h"
 #include "runtime/cuda/cuda_backend.h"
 
@@ -328,15 +330,52 @@ json AttestationsJson(const std::vector<sign::AttestationCheck>& checked) {
 
 }  // namespace
 
+BackendGeneration CurrentBackend() {
+  return {passes::kDefaultPipeline, plan::kPlanFormatVersion, {}};
+}
+
+std::string BackendGap(const BackendGeneration& backend, const std::string& pipeline,
+                       int64_t plan_format_version) {
+  std::string why = passes::PipelineGap(pipeline);
+  if (why.empty()) {
+    size_t start = 0;
+    while (start <= pipeline.size() && why.empty()) {
+      size_t comma = pipeline.find(',', start);
+      if (comma == std::string::npos) comma = pipeline.size();
+      const std::string element = pipeline.substr(start, comma - start);
+      for (const std::string& retired : backend.retired_passes) {
+        if (element == retired) why = "pass '" + element + "' is one this detrain no longer runs";
+      }
+      start = comma + 1;
+    }
+  }
+  std::string gap;
+  if (!why.empty()) {
+    gap = "the recorded pipeline \"" + pipeline + "\" is not one this detrain runs (" + why +
+          "); this detrain's is \"" + backend.default_pipeline + "\"";
+  }
+  if (plan_format_version != backend.plan_format_version) {
+    gap += std::string(gap.empty() ? "" : "; ") + "the recorded plan format is " +
+           std::to_string(plan_format_version) + ", this detrain writes plan format " +
+           std::to_string(backend.plan_format_version);
+  }
+  return gap;
+}
+
 json VerifyReport::ToJson() const {
   static const char* kNames[] = {"verified", "failed", "incomplete", "input-error"};
   json phases_json = json::array();
   for (const PhaseReport& p : phases) {
-    phases_json.push_back({{"phase", p.name},
-                           {"ok", p.ok},
-                           {"message", p.message},
-                           {"seconds", p.seconds},
-                           {"notes", p.notes}});
+    json phase = {{"phase", p.name},
+                  {"ok", p.ok},
+                  {"message", p.message},
+                  {"seconds", p.seconds},
+                  {"notes", p.notes}};
+    if (p.name == "recompile" && p.ok) {
+      phase["stages_reproduced"] = p.stages_reproduced;
+      phase["stages_not_reproduced"] = p.stages_not_reproduced;
+    }
+    phases_json.push_back(std::move(phase));
   }
   return {{"format", "detrain.verify-report"},
           {"format_version", 1},
@@ -439,6 +478,8 @@ VerifyReport VerifyOnRank(const VerifyOptions& o,
             &r.notes)) {
       return report;
     }
+    report.phases.back().stages_reproduced = r.stages_reproduced;
+    report.phases.back().stages_not_reproduced = r.stages_not_reproduced;
   }
   if (o.replay) {
     if (!run_phase("replay", [&]() -> Check {

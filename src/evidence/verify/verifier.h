@@ -52,6 +52,25 @@
 
 namespace detrain::verify {
 
+// What this verifier's compiler backend is, for deciding whether it reproduces a bundle's stages
+// 3-4 (schemas/bundle.md §9): the pipeline it runs when it cannot run the recorded one and the
+// plan format it writes. A recorded pipeline it runs exactly (passes::PipelineGap) and a plan
+// format it writes give stages 3-4 byte for byte; otherwise verify recompiles with
+// `default_pipeline`, replays on that plan, and notes the stages as not reproduced.
+struct BackendGeneration {
+  std::string default_pipeline;  // passes::kDefaultPipeline
+  int64_t plan_format_version;   // plan::kPlanFormatVersion
+  // For tests that stand for a later detrain: spec elements ("fuse", "cse@2") to treat as
+  // passes this verifier no longer runs.
+  std::vector<std::string> retired_passes;
+};
+BackendGeneration CurrentBackend();
+
+// Why `backend` cannot reproduce the stages 3-4 that `pipeline` and `plan_format_version` made
+// ("" when it can), one sentence naming both sides.
+std::string BackendGap(const BackendGeneration& backend, const std::string& pipeline,
+                       int64_t plan_format_version);
+
 struct VerifyOptions {
   std::string bundle;
   std::optional<int64_t> from_step, to_step;  // replay steps [from, to); default all
@@ -74,6 +93,9 @@ struct VerifyOptions {
   // The keys whose signatures are trusted (--trusted-key): with any, every attestation must be
   // signed by one of them, and a bundle without attestations fails.
   std::vector<sign::PublicKey> trusted_keys;
+  // The backend to verify as; this detrain's (CurrentBackend()) when unset. Tests set a later
+  // one (a pass retired, another default pipeline, a newer plan format).
+  std::optional<BackendGeneration> backend;
 };
 
 enum class Outcome { kVerified, kFailed, kIncomplete, kInputError };
@@ -86,6 +108,9 @@ struct PhaseReport {
   // What a passing phase left unchecked, e.g. "CUDA PTX and cubins not recompiled: toolchain
   // nvrtc 13.1 here, 13.0 recorded; ..." (also in `message` and the report's).
   std::vector<std::string> notes;
+  // The recompile phase: the stages compared byte for byte with the bundle's, and those that
+  // were not (stages 3-4 made by a pipeline or plan format this detrain does not reproduce).
+  std::vector<std::string> stages_reproduced, stages_not_reproduced;
 };
 
 struct VerifyReport {

@@ -90,6 +90,11 @@ struct Replayable {
   // standing in (what the bundle must hold), while the session's (what replay runs) has none.
   std::optional<driver::CompileResult> as_recorded;
   std::vector<std::string> notes;  // what the phase did not check, for the report
+  // Why this detrain does not reproduce the bundle's stages 3-4 (BackendGap; "" when it does):
+  // then `as_recorded` holds the recorded stages 3-4 and pass dumps, and replay runs the plan
+  // this detrain's pipeline makes.
+  std::string backend_gap;
+  std::vector<std::string> stages_reproduced, stages_not_reproduced;  // stage names
 };
 
 // A bundle's checkpoints and step log, for replay (runtime::RecordedRun): a checkpoint is read
