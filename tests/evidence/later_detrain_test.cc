@@ -5,6 +5,8 @@
 // with stages 3-4 reported as not reproduced, naming both pipelines; and tampering with stages
 // 0-2, or with a stage 3-4 file and its records, must still fail.
 #include <algorithm>
+#include <functional>
+#include <utility>
 
 #include "attest/sha256.h"
 #include "bundle_tamper_fixture.h"
@@ -19,10 +21,11 @@ const std::string kGolden = std::string(DETRAIN_SOURCE_DIR) + "/audit-bundles/v1
 // fuse retired (and so left out), merge-dots moved ahead of the constant folds, and the plan
 // format after this detrain's.
 verify::BackendGeneration LaterDetrain() {
-  return {"inline,unroll-while,inline,cse,merge-dots,fold-constants,simplify,cse,fold-constants,"
-          "combine-all-reduce,cse",
-          plan::kPlanFormatVersion + 1,
-          {"fuse"}};
+  return {
+      "inline,unroll-while,inline,cse,merge-dots,fold-constants,simplify,cse,fold-constants,"
+      "combine-all-reduce,cse",
+      plan::kPlanFormatVersion + 1,
+      {"fuse"}};
 }
 
 VerifyReport VerifyAs(const std::string& dir, const std::optional<verify::BackendGeneration>& b) {
@@ -138,6 +141,53 @@ TEST_F(LaterDetrainTest, AStageThreeFileAndItsRecordsEditedStillFail) {
   VerifyReport resealed = VerifyAs(dir_, LaterDetrain());
   EXPECT_EQ(resealed.outcome, Outcome::kFailed) << resealed.message;
   EXPECT_NE(resealed.message.find("genesis hash differs"), std::string::npos) << resealed.message;
+}
+
+TEST_F(LaterDetrainTest, HostileStageThreeAndFourRecordsFailWithoutACrash) {
+  // Taken as recorded, the stage 3-4 entries are input: every field the verifier reads is
+  // checked before it is used (a type, a count, a pass name that names a dump file).
+  auto stage = [](json& m, const std::string& name) -> json& {
+    for (json& s : m["stages"]) {
+      if (s["stage"] == name) return s;
+    }
+    return m["stages"][0];
+  };
+  const std::vector<std::pair<std::string, std::function<void(json&)>>> cases = {
+      {"number a string", [&](json& m) { stage(m, "opt-hlo")["number"] = "3"; }},
+      {"number missing", [&](json& m) { stage(m, "plan").erase("number"); }},
+      {"pass not a record", [&](json& m) { stage(m, "opt-hlo")["transform"]["passes"][0] = 7; }},
+      {"pass name a path",
+       [&](json& m) { stage(m, "opt-hlo")["transform"]["passes"][0]["pass"] = "../../manifest"; }},
+      {"pass name not a string",
+       [&](json& m) { stage(m, "opt-hlo")["transform"]["passes"][0]["pass"] = json::array(); }},
+      {"10000 passes",
+       [&](json& m) {
+         json& p = stage(m, "opt-hlo")["transform"]["passes"];
+         const json first = p[0];
+         for (int i = 0; i < 10000; ++i) p.push_back(first);
+       }},
+      {"transform missing", [&](json& m) { stage(m, "plan").erase("transform"); }},
+      {"transform not an object", [&](json& m) { stage(m, "plan")["transform"] = "cpu-plan"; }},
+      {"input stage unknown",
+       [&](json& m) { stage(m, "plan")["transform"]["input_stage"] = "nowhere"; }},
+      {"plan format negative",
+       [&](json& m) { stage(m, "plan")["transform"]["plan_format_version"] = -1; }},
+      {"plan format past 32 bits",
+       [&](json& m) { stage(m, "plan")["transform"]["plan_format_version"] = 1ull << 40; }},
+      {"stage recorded twice", [&](json& m) { m["stages"].push_back(stage(m, "plan")); }},
+      {"a backend's stage in the chain", [&](json& m) { stage(m, "plan")["stage"] = "ptx"; }},
+      {"stage 2 numbered 3", [&](json& m) { stage(m, "init")["number"] = 3; }},
+  };
+  for (const auto& [name, edit] : cases) {
+    SCOPED_TRACE(name);
+    const std::string d = Copy(name);
+    FixManifest(d, edit);
+    VerifyReport r = VerifyAs(d, LaterDetrain());
+    EXPECT_EQ(r.outcome, Outcome::kFailed) << r.message;
+    EXPECT_EQ(LastPhase(r), "recompile");
+    EXPECT_EQ(r.message.rfind("manifest.json: ", 0), 0u) << r.message;
+    EXPECT_LT(r.message.size(), 10000u);
+  }
 }
 
 }  // namespace

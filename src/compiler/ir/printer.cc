@@ -21,24 +21,17 @@ bool IsOptionalAttr(Opcode op, Attr attr) {
   return false;
 }
 
-// ", name=value" for every attribute but the optional ones at their default.
-template <typename ComputationName>
-void AppendAttributes(const Instruction& instr, const ComputationName& comp_name,
-                      std::string* out) {
-  for (const auto& [attr, value] : instr.attrs) {
-    if (IsOptionalAttr(instr.opcode, attr) && IsDefaultAttrValue(attr, value)) continue;
-    *out += ", ";
-    *out += AttrName(attr);
-    *out += '=';
-    *out += FormatAttrValue(attr, value, comp_name);
-  }
-}
-
-void AppendInstruction(const Instruction& instr, bool is_root, const CanonicalNames& names,
-                       std::string* out) {
+// One instruction's line: "  [ROOT ]name = shape opcode(operands), attr=value, ...\n".
+// `append_name(x, out)` appends an instruction's name, `comp_name(c)` gives a computation's.
+template <typename AppendName, typename ComputationName>
+void AppendInstruction(const Instruction& instr, bool is_root, const AppendName& append_name,
+                       const ComputationName& comp_name, std::string* out) {
   *out += "  ";
   if (is_root) *out += "ROOT ";
-  *out += names.instructions.at(&instr) + " = " + instr.shape.ToString() + " ";
+  append_name(instr, out);
+  *out += " = ";
+  *out += instr.shape.ToString();
+  *out += ' ';
   *out += OpcodeName(instr.opcode);
   *out += '(';
   if (instr.opcode == Opcode::kParameter) {
@@ -48,16 +41,17 @@ void AppendInstruction(const Instruction& instr, bool is_root, const CanonicalNa
   } else {
     for (size_t i = 0; i < instr.operands.size(); ++i) {
       if (i) *out += ", ";
-      auto it = names.instructions.find(instr.operands[i]);
-      *out += it == names.instructions.end() ? "<unknown>" : it->second;
+      append_name(*instr.operands[i], out);
     }
   }
   *out += ')';
-  auto comp_name = [&](const Computation* c) {
-    auto it = names.computations.find(c);
-    return it == names.computations.end() ? std::string("<unknown>") : it->second;
-  };
-  AppendAttributes(instr, comp_name, out);
+  for (const auto& [attr, value] : instr.attrs) {  // all but optional ones at their default
+    if (IsOptionalAttr(instr.opcode, attr) && IsDefaultAttrValue(attr, value)) continue;
+    *out += ", ";
+    *out += AttrName(attr);
+    *out += '=';
+    *out += FormatAttrValue(attr, value, comp_name);
+  }
   *out += '\n';
 }
 
@@ -136,40 +130,20 @@ std::string PrintModule(const Module& module, const Module::Order& order) {
     for (const Instruction* instr : instrs) {
       rank[static_cast<size_t>(instr->id)] = instr->opcode == Opcode::kParameter ? -2 : k++;
     }
-    auto append_name = [&](const Instruction& x) {
+    auto append_name = [&](const Instruction& x, std::string* line) {
       const int64_t r = rank[static_cast<size_t>(x.id)];  // PostOrder checked every id
       if (r == -2) {
-        out += ParameterName(x, is_entry);
+        *line += ParameterName(x, is_entry);
       } else if (r >= 0) {
-        out += OpcodeName(x.opcode);
-        out += '.';
-        out += std::to_string(r);
+        *line += OpcodeName(x.opcode);
+        *line += '.';
+        *line += std::to_string(r);
       } else {
-        out += "<unknown>";
+        *line += "<unknown>";
       }
     };
     for (const Instruction* instr : instrs) {
-      out += "  ";
-      if (instr == c->root()) out += "ROOT ";
-      append_name(*instr);
-      out += " = ";
-      out += instr->shape.ToString();
-      out += ' ';
-      out += OpcodeName(instr->opcode);
-      out += '(';
-      if (instr->opcode == Opcode::kParameter) {
-        out += std::to_string(instr->parameter_number);
-      } else if (instr->opcode == Opcode::kConstant) {
-        out += FormatLiteralValues(instr->literal);
-      } else {
-        for (size_t i = 0; i < instr->operands.size(); ++i) {
-          if (i) out += ", ";
-          append_name(*instr->operands[i]);
-        }
-      }
-      out += ')';
-      AppendAttributes(*instr, comp_name, &out);
-      out += '\n';
+      AppendInstruction(*instr, instr == c->root(), append_name, comp_name, &out);
     }
     out += "}\n";
   }
@@ -177,8 +151,16 @@ std::string PrintModule(const Module& module, const Module::Order& order) {
 }
 
 std::string PrintInstruction(const Instruction& instr, bool is_root, const CanonicalNames& names) {
+  auto append_name = [&](const Instruction& x, std::string* out) {
+    auto it = names.instructions.find(&x);
+    *out += it == names.instructions.end() ? "<unknown>" : it->second;
+  };
+  auto comp_name = [&](const Computation* c) {
+    auto it = names.computations.find(c);
+    return it == names.computations.end() ? std::string("<unknown>") : it->second;
+  };
   std::string line;
-  AppendInstruction(instr, is_root, names, &line);
+  AppendInstruction(instr, is_root, append_name, comp_name, &line);
   return line.substr(2, line.size() - 3);  // without the indentation and the newline
 }
 

@@ -80,7 +80,9 @@ struct SpecPass {
   std::string element;  // as the spec writes it: recorded as the pass's name
 };
 
-Result<std::vector<SpecPass>> ParseSpec(std::string_view spec) {
+// `unavailable`: spec elements to refuse as passes this detrain no longer runs (PipelineGap).
+Result<std::vector<SpecPass>> ParseSpec(std::string_view spec,
+                                        const std::vector<std::string>& unavailable = {}) {
   std::vector<SpecPass> passes;
   size_t start = 0;
   while (start <= spec.size()) {
@@ -108,6 +110,12 @@ Result<std::vector<SpecPass>> ParseSpec(std::string_view spec) {
                              std::string(spec) + "' is not a version this detrain runs: it has " +
                              here + " (docs/passes.md, pass versions)");
     }
+    for (const std::string& gone : unavailable) {
+      if (element == gone) {
+        return InvalidArgument("pass '" + std::string(element) +
+                               "' is one this detrain no longer runs");
+      }
+    }
     passes.push_back({p, std::string(element)});
     if (passes.size() > kMaxPipelinePasses) {
       return InvalidArgument("pipeline has more than " + std::to_string(kMaxPipelinePasses) +
@@ -130,8 +138,8 @@ std::string DumpName(size_t index, std::string_view pass) {
   return std::string(number) + "." + std::string(pass) + ".hlo";
 }
 
-std::string PipelineGap(std::string_view spec) {
-  Result<std::vector<SpecPass>> parsed = ParseSpec(spec);
+std::string PipelineGap(std::string_view spec, const std::vector<std::string>& unavailable) {
+  Result<std::vector<SpecPass>> parsed = ParseSpec(spec, unavailable);
   return parsed.ok() ? std::string() : std::string(parsed.status().message());
 }
 

@@ -51,8 +51,10 @@ Result<PipelineResult> RunPipeline(const ir::Module& module, std::string_view sp
 
 // Why this detrain cannot run `spec` as the detrain that wrote it did ("" when it can): a pass
 // it does not know or no longer has, or has at another version ("fuse@2"; docs/passes.md, pass
-// versions). A spec it can run gives the same stage 3 byte for byte.
-std::string PipelineGap(std::string_view spec);
+// versions). A spec it can run gives the same stage 3 byte for byte. `unavailable` names spec
+// elements ("fuse", "cse@2") to treat as passes it no longer runs (a verifier standing for a
+// later detrain in tests).
+std::string PipelineGap(std::string_view spec, const std::vector<std::string>& unavailable = {});
 
 // The file name of pass `index`'s (1-based) output in a dump: "NN.pass.hlo", `pass` as the spec
 // writes it.

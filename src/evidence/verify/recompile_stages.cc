@@ -214,12 +214,66 @@ Check CheckToolchainStages(const Bundle& b, const std::string& program,
   return std::nullopt;
 }
 
+// At most as many pass records as a pipeline may run (passes/pipeline.cc).
+constexpr size_t kMaxRecordedPasses = 64;
+
+// One recorded pass record, {"pass", "options_sha256", "input_sha256", "output_sha256"}, all
+// strings; the pass a spec element (letters, digits, '-', '@'), since it names a dump file.
+Result<passes::PassRecord> PassRecordOf(const json& p) {
+  auto field = [&](const char* key) -> const std::string* {
+    return p.is_object() && p.contains(key) && p[key].is_string()
+               ? &p[key].get_ref<const std::string&>()
+               : nullptr;
+  };
+  const std::string *pass = field("pass"), *options = field("options_sha256"),
+                    *input = field("input_sha256"), *output = field("output_sha256");
+  if (pass == nullptr || options == nullptr || input == nullptr || output == nullptr) {
+    return InvalidArgument("a record is not {pass, options_sha256, input_sha256, output_sha256}");
+  }
+  if (pass->empty() || pass->size() > 64 ||
+      pass->find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-@") != std::string::npos) {
+    return InvalidArgument("\"" + pass->substr(0, 64) + "\" is not a pass name");
+  }
+  return passes::PassRecord{*pass, *options, *input, *output};
+}
+
+// A recorded stage 3-4 entry's transform, as StageTable::Add takes it (it fills input_sha256).
+Result<driver::Transform> TransformOf(const json& t) {
+  if (!t.is_object() || !t.contains("name") || !t["name"].is_string() ||
+      !t.contains("input_stage") || !t["input_stage"].is_string() || !t.contains("options") ||
+      !t["options"].is_object()) {
+    return InvalidArgument("not a transform record");
+  }
+  driver::Transform transform;
+  transform.name = t["name"].get<std::string>();
+  transform.input_stage = t["input_stage"].get<std::string>();
+  DETRAIN_ASSIGN_OR_RETURN(transform.options, attest::CanonicalJson(t["options"]));
+  if (t["options"].contains("pipeline") && t["options"]["pipeline"].is_string()) {
+    transform.pipeline = t["options"]["pipeline"].get<std::string>();
+  }
+  if (t.contains("plan_format_version") && t["plan_format_version"].is_number_unsigned() &&
+      t["plan_format_version"].get<uint64_t>() <= UINT32_MAX) {
+    transform.plan_format_version = t["plan_format_version"].get<uint32_t>();
+  }
+  if (t.contains("passes") && t["passes"].is_array()) {
+    if (t["passes"].size() > kMaxRecordedPasses) {
+      return InvalidArgument("it lists more passes than a pipeline runs");
+    }
+    for (const json& p : t["passes"]) {
+      DETRAIN_ASSIGN_OR_RETURN(passes::PassRecord record, PassRecordOf(p));
+      transform.passes.push_back(std::move(record));
+    }
+  }
+  return transform;
+}
+
 // The run's chain as its bundle records it, where this detrain does not reproduce stages 3-4
 // (r->backend_gap): the recompiled stages 0-2 — each already equal to the bundle's — followed
 // by the recorded stage 3-4 records, their files and stage 3's pass dumps. Each record is built
 // back from its manifest entry and must give that entry again (CompareStages), so the entries
 // are still checked for being records a detrain writes; only their content is vouched for by
-// the bundle's digests alone.
+// the bundle's digests alone. Integrity checked each entry's "stage" and "sha256"
+// (manifest_check.cc); every other field is checked here as it is read.
 Result<driver::CompileResult> RecordedBackendChain(const Bundle& b,
                                                    const driver::CompileResult& compiled) {
   driver::CompileResult out = compiled;
@@ -233,41 +287,37 @@ Result<driver::CompileResult> RecordedBackendChain(const Bundle& b,
   const json& listed = b.manifest.json["stages"];
   for (size_t i = 0; i < listed.size(); ++i) {
     const json& s = listed[i];
-    if (!s.contains("transform") || s["number"].get<int64_t>() < 3) continue;
     const std::string at = "manifest.json: field \"stages[" + std::to_string(i) + "]";
+    if (!s.contains("number") || !s["number"].is_number_integer()) {
+      return InvalidArgument(at + ".number\" is not an integer");
+    }
+    if (s["number"].get<int64_t>() < 3) continue;
     const std::string name = s["stage"].get<std::string>();
-    const json& t = s["transform"];
-    Result<std::string> file = driver::StageFileName(name, compiled.program_kind);
-    if (!file.ok())
-      return InvalidArgument(at + ".stage\": \"" + name + "\" is not a stage of detrain");
+    Result<int> number = driver::StageNumber(name);
+    if (!number.ok() || *number < 3 || driver::IsBackendStage(name)) {
+      return InvalidArgument(at + ".stage\": \"" + name.substr(0, 64) +
+                             "\" is not a stage 3 or 4 of the chain");
+    }
+    Result<driver::Transform> transform =
+        TransformOf(s.contains("transform") ? s["transform"] : json());
+    if (!transform.ok()) {
+      return InvalidArgument(at + ".transform\": " + std::string(transform.status().message()));
+    }
+    if (out.stages.Find(name) != nullptr) {
+      return InvalidArgument(at + ".stage\": \"" + name + "\" is recorded twice");
+    }
+    if (out.stages.Find(transform->input_stage) == nullptr) {  // Add would call it internal
+      return InvalidArgument(at + ".transform.input_stage\": \"" +
+                             transform->input_stage.substr(0, 64) +
+                             "\" is not a stage recorded before it");
+    }
+    DETRAIN_ASSIGN_OR_RETURN(std::string file, driver::StageFileName(name, compiled.program_kind));
     Result<std::string> bytes =
-        bundle::ReadBundleFile(b.dir, std::string(bundle::kStagesDir) + "/" + *file, kMaxStageFile);
+        bundle::ReadBundleFile(b.dir, std::string(bundle::kStagesDir) + "/" + file, kMaxStageFile);
     if (!bytes.ok()) return bytes.status();
-    driver::Transform transform;
-    if (!t.is_object() || !t.contains("name") || !t["name"].is_string() ||
-        !t.contains("input_stage") || !t["input_stage"].is_string() || !t.contains("options") ||
-        !t["options"].is_object()) {
-      return InvalidArgument(at + ".transform\" is not a transform record");
-    }
-    transform.name = t["name"].get<std::string>();
-    transform.input_stage = t["input_stage"].get<std::string>();
-    DETRAIN_ASSIGN_OR_RETURN(transform.options, attest::CanonicalJson(t["options"]));
-    if (t["options"].contains("pipeline") && t["options"]["pipeline"].is_string()) {
-      transform.pipeline = t["options"]["pipeline"].get<std::string>();
-    }
-    if (t.contains("plan_format_version") && t["plan_format_version"].is_number_unsigned()) {
-      transform.plan_format_version = t["plan_format_version"].get<uint32_t>();
-    }
-    if (t.contains("passes") && t["passes"].is_array()) {
-      for (const json& p : t["passes"]) {
-        if (!p.is_object()) return InvalidArgument(at + ".transform.passes\" holds a non-record");
-        transform.passes.push_back({p.value("pass", ""), p.value("options_sha256", ""),
-                                    p.value("input_sha256", ""), p.value("output_sha256", "")});
-      }
-    }
     if (name == driver::kStageOptHlo) {
-      for (size_t k = 0; k < transform.passes.size(); ++k) {
-        const std::string dump = passes::DumpName(k + 1, transform.passes[k].pass);
+      for (size_t k = 0; k < transform->passes.size(); ++k) {
+        const std::string dump = passes::DumpName(k + 1, transform->passes[k].pass);
         Result<std::string> text = bundle::ReadBundleFile(
             b.dir, std::string(bundle::kStagesDir) + "/" + driver::kPassDumpDir + "/" + dump,
             kMaxStageFile);
@@ -276,7 +326,7 @@ Result<driver::CompileResult> RecordedBackendChain(const Bundle& b,
       }
     }
     DETRAIN_RETURN_IF_ERROR(
-        out.stages.Add(name, std::move(*bytes), std::move(transform), compiled.program_kind));
+        out.stages.Add(name, std::move(*bytes), std::move(*transform), compiled.program_kind));
   }
   return out;
 }

@@ -336,19 +336,7 @@ BackendGeneration CurrentBackend() {
 
 std::string BackendGap(const BackendGeneration& backend, const std::string& pipeline,
                        int64_t plan_format_version) {
-  std::string why = passes::PipelineGap(pipeline);
-  if (why.empty()) {
-    size_t start = 0;
-    while (start <= pipeline.size() && why.empty()) {
-      size_t comma = pipeline.find(',', start);
-      if (comma == std::string::npos) comma = pipeline.size();
-      const std::string element = pipeline.substr(start, comma - start);
-      for (const std::string& retired : backend.retired_passes) {
-        if (element == retired) why = "pass '" + element + "' is one this detrain no longer runs";
-      }
-      start = comma + 1;
-    }
-  }
+  const std::string why = passes::PipelineGap(pipeline, backend.retired_passes);
   std::string gap;
   if (!why.empty()) {
     gap = "the recorded pipeline \"" + pipeline + "\" is not one this detrain runs (" + why +
@@ -359,6 +347,9 @@ std::string BackendGap(const BackendGeneration& backend, const std::string& pipe
            std::to_string(plan_format_version) + ", this detrain writes plan format " +
            std::to_string(backend.plan_format_version);
   }
+  // A recorded spec is bundle input: a note quotes it, but not without bound.
+  constexpr size_t kMaxGap = 4096;
+  if (gap.size() > kMaxGap) gap = gap.substr(0, kMaxGap) + "... (cut)";
   return gap;
 }
 

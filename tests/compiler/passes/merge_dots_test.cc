@@ -63,7 +63,8 @@ TEST(MergeDotsReference, SameTextOnTheExamplesTrainSteps) {
     auto module = testing::LowerExample(example, &skip, &error);
     ASSERT_NE(module, nullptr) << skip << error;
     // The input merge-dots meets in the default pipeline.
-    auto before = RunPipeline(*module, "inline,unroll-while,inline,cse,fold-constants,simplify,cse,fold-constants", {});
+    auto before = RunPipeline(
+        *module, "inline,unroll-while,inline,cse,fold-constants,simplify,cse,fold-constants", {});
     ASSERT_TRUE(before.ok()) << before.status().message();
     auto [fast, reference] = BothMerges(*before->module);
     EXPECT_EQ(fast, reference);
@@ -154,8 +155,8 @@ TEST(MergeDotsScale, TimeGrowsLinearlyWithDepth) {
       auto start = std::chrono::steady_clock::now();
       auto out = MergeDots(**module);
       EXPECT_TRUE(out.ok());
-      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                          start).count());
+      best = std::min(
+          best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     return best;
   };

@@ -47,6 +47,34 @@ TEST(Pipeline, FormerPassesAreRejectedSayingWhy) {
   }
 }
 
+TEST(Pipeline, PassVersionsAreRunOnlyAtTheVersionThisDetrainHas) {
+  // Every pass is at version 1: "cse" and nothing else names it (docs/passes.md, pass versions).
+  auto module = testing::PassTargetedModule(1, false);
+  EXPECT_TRUE(RunPipeline(*module, "cse", {}).ok());
+  EXPECT_EQ(PipelineGap(kDefaultPipeline), "");
+  auto two = RunPipeline(*module, "cse@2", {});
+  ASSERT_FALSE(two.ok());
+  EXPECT_EQ(two.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(two.status().message().find("pass 'cse@2' in pipeline 'cse@2' is not a version this "
+                                        "detrain runs: it has cse"),
+            std::string::npos)
+      << two.status().message();
+  // Malformed or hostile suffixes: "@1" (version 1 is written without it), empty, leading zero,
+  // not digits, past any version, a second '@'.
+  for (const char* spec : {"cse@1", "cse@", "cse@02", "cse@x", "cse@-2", "cse@99999999999999999999",
+                           "cse@2@2", "@2", "cse@ 2"}) {
+    SCOPED_TRACE(spec);
+    EXPECT_FALSE(RunPipeline(*module, spec, {}).ok());
+    EXPECT_NE(PipelineGap(spec), "");
+  }
+  // A verifier standing for a later detrain treats the elements it is given as gone.
+  EXPECT_NE(PipelineGap("cse,fuse", {"fuse"})
+                .find("pass 'fuse' is one this detrain no longer "
+                      "runs"),
+            std::string::npos);
+  EXPECT_EQ(PipelineGap("cse,fuse", {"fuse@2"}), "");
+}
+
 TEST(Pipeline, EveryDefaultPassIsKnown) {
   auto module = testing::PassTargetedModule(2, false);
   auto result = RunPipeline(*module, kDefaultPipeline, {});
