@@ -48,39 +48,30 @@ std::vector<Instruction*> Computation::Parameters() const {
   for (const auto& instr : instructions_) {
     if (instr->opcode == Opcode::kParameter) params.push_back(instr.get());
   }
-  std::stable_sort(params.begin(), params.end(), [](const Instruction* a, const Instruction* b) {
+  auto by_number = [](const Instruction* a, const Instruction* b) {
     return a->parameter_number < b->parameter_number;
-  });
+  };
+  if (!std::is_sorted(params.begin(), params.end(), by_number)) {  // as every pass leaves them
+    std::stable_sort(params.begin(), params.end(), by_number);
+  }
   return params;
 }
 
 Result<std::vector<const Instruction*>> Computation::PostOrder() const {
   std::vector<const Instruction*> order;
   order.reserve(instructions_.size());
-  for (const auto& instr : instructions_) {  // the parameters, as Parameters() orders them
-    if (instr->opcode == Opcode::kParameter) order.push_back(instr.get());
-  }
-  auto by_number = [](const Instruction* a, const Instruction* b) {
-    return a->parameter_number < b->parameter_number;
-  };
-  if (!std::is_sorted(order.begin(), order.end(), by_number)) {
-    std::stable_sort(order.begin(), order.end(), by_number);
-  }
+  for (const Instruction* p : Parameters()) order.push_back(p);
   if (root_ == nullptr) return order;
   // By id: 0 unvisited, 1 on the stack, 2 done. Iterative DFS: deep graphs must not overflow
   // the stack. An operand from another computation (a verifier error) has an id that may
-  // collide; `owned` catches it so that the walk never indexes past the table.
+  // collide; Owns catches it so that the walk never indexes past the table.
   std::vector<uint8_t> state(instructions_.size(), 0);
-  auto owned = [&](const Instruction* x) {
-    return x->id >= 0 && static_cast<size_t>(x->id) < instructions_.size() &&
-           instructions_[static_cast<size_t>(x->id)].get() == x;
-  };
   auto foreign = [&](const Instruction* user) {
     return InvalidArgument("computation '" + name_ + "': an operand of '" + user->name +
                            "' is not one of its instructions");
   };
   for (const Instruction* p : order) state[static_cast<size_t>(p->id)] = 2;
-  if (!owned(root_))
+  if (!Owns(root_))
     return InvalidArgument("computation '" + name_ + "': its root is not one of its instructions");
   if (state[static_cast<size_t>(root_->id)] == 2) return order;  // the root is a parameter
   std::vector<std::pair<const Instruction*, size_t>> stack = {{root_, 0}};
@@ -89,7 +80,7 @@ Result<std::vector<const Instruction*>> Computation::PostOrder() const {
     auto& [instr, next] = stack.back();
     if (next < instr->operands.size()) {
       const Instruction* operand = instr->operands[next++];
-      if (!owned(operand)) return foreign(instr);
+      if (!Owns(operand)) return foreign(instr);
       uint8_t& s = state[static_cast<size_t>(operand->id)];
       if (s == 1) {
         std::string where = instr->loc.line > 0 ? std::to_string(instr->loc.line) + ":" +
@@ -157,12 +148,7 @@ Result<Module::Order> Module::CanonicalOrder() const {
   std::vector<int> state(computations_.size(), 0);
   std::unordered_map<const Computation*, int> foreign_state;
   auto state_of = [&](const Computation* c) -> int& {
-    const int64_t id = c->id();
-    if (id >= 0 && static_cast<size_t>(id) < computations_.size() &&
-        computations_[static_cast<size_t>(id)].get() == c) {
-      return state[static_cast<size_t>(id)];
-    }
-    return foreign_state[c];
+    return Owns(c) ? state[static_cast<size_t>(c->id())] : foreign_state[c];
   };
   Order order;
   std::vector<Frame> stack;

@@ -66,6 +66,13 @@ class Computation {
   Instruction* AddInstruction(std::unique_ptr<Instruction> instr);
   const std::vector<std::unique_ptr<Instruction>>& instructions() const { return instructions_; }
 
+  // Whether `instr` is one of this computation's instructions (by its id; never dereferences
+  // the list past its end).
+  bool Owns(const Instruction* instr) const {
+    return instr->id >= 0 && static_cast<size_t>(instr->id) < instructions_.size() &&
+           instructions_[static_cast<size_t>(instr->id)].get() == instr;
+  }
+
   // Keeps exactly the instructions in `keep` (its own, each once), in that order, renumbering
   // their ids; destroys the others, which no kept instruction may use.
   void KeepOnly(const std::vector<const Instruction*>& keep);
@@ -122,6 +129,11 @@ class Module {
   void set_entry(Computation* entry) { entry_ = entry; }
 
   Computation* AddComputation(std::unique_ptr<Computation> computation);
+  // Whether `c` is one of this module's computations (by its id).
+  bool Owns(const Computation* c) const {
+    return c->id() >= 0 && static_cast<size_t>(c->id()) < computations_.size() &&
+           computations_[static_cast<size_t>(c->id())].get() == c;
+  }
   // Keeps exactly the computations in `keep` (its own, each once), in that order, renumbering
   // their ids; destroys the others, which no kept instruction may call.
   void KeepOnly(const std::vector<const Computation*>& keep);

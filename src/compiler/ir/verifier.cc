@@ -51,13 +51,9 @@ class Verifier {
 
   // Every operand of every instruction (dead ones too) belongs to the same computation.
   Status CheckOperandsOwned(const Computation& c) const {
-    auto member = [&](const Instruction* x) {  // by id, which AddInstruction keeps
-      return x->id >= 0 && static_cast<size_t>(x->id) < c.instructions().size() &&
-             c.instructions()[static_cast<size_t>(x->id)].get() == x;
-    };
     for (const auto& owned : c.instructions()) {
       for (const Instruction* op : owned->operands) {
-        if (!member(op)) return Error(*owned, "an operand belongs to another computation");
+        if (!c.Owns(op)) return Error(*owned, "an operand belongs to another computation");
       }
     }
     return Status::Ok();

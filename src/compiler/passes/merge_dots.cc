@@ -97,12 +97,21 @@ struct Group {
 // them. Rows live in one array.
 class GroupReach {
  public:
-  explicit GroupReach(size_t instructions) : start_(instructions, 0), words_(instructions, 0) {}
+  // Rows for `instructions` instructions, of at most `max_words` words in all.
+  GroupReach(size_t instructions, uint64_t max_words)
+      : start_(instructions, 0), words_(instructions, 0), max_words_(max_words) {}
+
+  // Whether the rows outgrew `max_words` (then they are incomplete and must not be read).
+  bool overflowed() const { return overflowed_; }
 
   // Fills x's row (its operands' rows must be filled) for `groups` groups.
   void Visit(const Instruction& x, size_t groups) {
     const size_t id = static_cast<size_t>(x.id);
     const size_t n = (groups + 63) / 64;
+    if (overflowed_ || bits_.size() + n > max_words_) {
+      overflowed_ = true;
+      return;
+    }
     start_[id] = bits_.size();
     words_[id] = n;
     bits_.resize(bits_.size() + n, 0);
@@ -112,6 +121,7 @@ class GroupReach {
     }
   }
   void Set(const Instruction& x, size_t group) {
+    if (overflowed_) return;
     const size_t id = static_cast<size_t>(x.id);
     bits_[start_[id] + group / 64] |= uint64_t{1} << (group % 64);
   }
@@ -129,12 +139,14 @@ class GroupReach {
  private:
   std::vector<size_t> start_, words_;  // by id
   std::vector<uint64_t> bits_;
+  uint64_t max_words_;
+  bool overflowed_ = false;
 };
 
 // The groups, in order of their first member: a dot joins the newest group of its key that is
 // not full, unless its lhs depends on a member of that group (then it starts a new one).
 // Keys seen once are left out (a group of one is never merged). With `search`, the dependence
-// is decided by searching the graph instead of by `reach` (the reference; quadratic).
+// is decided by searching the graph instead of by `reach` (which is then left empty).
 std::vector<Group> MakeGroups(const std::vector<Instruction*>& order, size_t instructions,
                               GroupReach* reach, DependenceScratch* search) {
   std::map<std::string, size_t> seen;
@@ -150,7 +162,8 @@ std::vector<Group> MakeGroups(const std::vector<Instruction*>& order, size_t ins
   for (Instruction* instr : order) {
     const std::string& key = keys[static_cast<size_t>(instr->id)];
     if (key.empty() || seen.at(key) < 2) {
-      reach->Visit(*instr, groups.size());
+      if (search == nullptr) reach->Visit(*instr, groups.size());
+      if (search == nullptr && reach->overflowed()) return groups;
       continue;
     }
     std::vector<size_t>& candidates = open[key];
@@ -169,8 +182,11 @@ std::vector<Group> MakeGroups(const std::vector<Instruction*>& order, size_t ins
     groups[g].members.push_back(instr);
     groups[g].lhs.push_back(lhs);
     if (groups[g].members.size() == kMaxGroup) candidates.pop_back();
-    reach->Visit(*instr, groups.size());
-    reach->Set(*instr, g);
+    if (search == nullptr) {
+      reach->Visit(*instr, groups.size());
+      reach->Set(*instr, g);
+      if (reach->overflowed()) return groups;  // the caller decides again by search
+    }
   }
   return groups;
 }
@@ -290,14 +306,6 @@ class Users {
   std::vector<std::vector<Instruction*>> users_;  // by id; may repeat a user
 };
 
-// Whether group members could reach one another through earlier merges. A merge makes each
-// kept member's users depend on every kept member's lhs; a path between two members of a
-// later group g that did not exist before must therefore go from a member of g to the lhs of
-// a kept member of an earlier merged group. `entered` holds, over group numbers, the groups
-// on which some kept lhs of a merged group depends (in the input graph); if g is not among
-// them, no merge so far joined g's members, and phase 1's check still holds.
-// (A path into a merged dot through its shared rhs, or through the array whose slices are
-// the lhs, adds nothing: the rhs and that array were already operands of every member.)
 // The reference's redirect: every instruction but the new slices is scanned.
 void ScanRedirect(ir::Computation& c, const std::vector<Instruction*>& from,
                   const std::vector<Instruction*>& to) {
@@ -314,21 +322,40 @@ void ScanRedirect(ir::Computation& c, const std::vector<Instruction*>& from,
   }
 }
 
+// Whether group members could reach one another through earlier merges. A merge makes each
+// kept member's users depend on every kept member's lhs; a path between two members of a
+// later group g that did not exist before must therefore go from a member of g to the lhs of
+// a kept member of an earlier merged group. `entered` holds, over group numbers, the groups
+// on which some kept lhs of a merged group depends (in the input graph); if g is not among
+// them, no merge so far joined g's members, and phase 1's check still holds.
+// (A path into a merged dot through its shared rhs, or through the array whose slices are
+// the lhs, adds nothing: the rhs and that array were already operands of every member.)
 bool MayBeJoined(const std::vector<uint64_t>& entered, size_t g) {
   return g / 64 < entered.size() && (entered[g / 64] >> (g % 64) & 1) != 0;
 }
 
-// MergeDots, or with `search` MergeDotsBySearch: every decision by a graph search of the
-// current graph, every redirect by a scan of all instructions.
-Status Run(ir::Module& module, bool search) {
+// The bit rows may take at most this many words (128 MiB); past it (a module of very many
+// groups), the groups are decided by search — the same decisions, in time quadratic in the
+// module, as before the rows.
+constexpr uint64_t kMaxReachWords = uint64_t{1} << 24;
+
+// MergeDots with rows of at most `max_reach_words`, or with `reference` MergeDotsBySearch:
+// every decision by a graph search of the current graph, every redirect by a scan of all
+// instructions.
+Status Run(ir::Module& module, bool reference, uint64_t max_reach_words) {
   ir::Computation& entry = *module.entry();
   DETRAIN_ASSIGN_OR_RETURN(auto order, MutablePostOrder(entry));
+  bool search = reference;
   DependenceScratch scratch;
-  GroupReach reach(entry.instructions().size());  // filled in both modes, read only by the fast one
+  GroupReach reach(entry.instructions().size(), search ? 0 : max_reach_words);
   std::vector<Group> groups =
       MakeGroups(order, entry.instructions().size(), &reach, search ? &scratch : nullptr);
+  if (!search && reach.overflowed()) {
+    search = true;
+    groups = MakeGroups(order, entry.instructions().size(), &reach, &scratch);
+  }
   Users users;
-  if (!search) users = Users(entry);
+  if (!reference) users = Users(entry);
   std::vector<uint64_t> entered;
   bool changed = false;
   for (size_t g = 0; g < groups.size(); ++g) {
@@ -359,10 +386,12 @@ Status Run(ir::Module& module, bool search) {
     if (kept.size() < 2) continue;
     const size_t first_new = entry.instructions().size();
     std::vector<Instruction*> parts = Merge(entry, kept);
-    if (search) {
+    if (reference) {
       ScanRedirect(entry, kept, parts);
     } else {
-      for (const Instruction* lhs : kept_lhs) reach.OrInto(*lhs, &entered);
+      if (!search) {
+        for (const Instruction* lhs : kept_lhs) reach.OrInto(*lhs, &entered);
+      }
       for (size_t i = first_new; i < entry.instructions().size(); ++i) {
         users.Add(entry.instructions()[i].get());
       }
@@ -374,14 +403,22 @@ Status Run(ir::Module& module, bool search) {
   return Compact(module);
 }
 
-Status BySearch(ir::Module& module) { return Run(module, /*search=*/true); }
+Status BySearch(ir::Module& module) { return Run(module, /*reference=*/true, 0); }
 
 }  // namespace
 
-Status MergeDotsInPlace(ir::Module& module) { return Run(module, /*search=*/false); }
+Status MergeDotsInPlace(ir::Module& module) {
+  return Run(module, /*reference=*/false, kMaxReachWords);
+}
 
 PassOutput MergeDots(const ir::Module& module) { return OnCopy(module, MergeDotsInPlace); }
 
 PassOutput MergeDotsBySearch(const ir::Module& module) { return OnCopy(module, BySearch); }
+
+PassOutput MergeDotsWithRowLimit(const ir::Module& module, uint64_t max_reach_words) {
+  DETRAIN_ASSIGN_OR_RETURN(auto copy, CloneModule(module));
+  DETRAIN_RETURN_IF_ERROR(Run(*copy, /*reference=*/false, max_reach_words));
+  return copy;
+}
 
 }  // namespace detrain::passes

@@ -11,6 +11,7 @@
 #ifndef DETRAIN_COMPILER_PASSES_PASSES_H_
 #define DETRAIN_COMPILER_PASSES_PASSES_H_
 
+#include <cstdint>
 #include <memory>
 
 #include "base/status.h"
@@ -45,6 +46,9 @@ Status MergeDotsInPlace(ir::Module& module);
 // merge-dots deciding every dependence by a search of the graph: the reference the tests hold
 // MergeDots to (same output text), quadratic in the module; not a pipeline pass.
 PassOutput MergeDotsBySearch(const ir::Module& module);
+// merge-dots with its bit rows bounded by `max_reach_words` words (the pass's bound is 2^24):
+// past the bound it decides by search. For tests of that path.
+PassOutput MergeDotsWithRowLimit(const ir::Module& module, uint64_t max_reach_words);
 
 }  // namespace detrain::passes
 

@@ -38,9 +38,9 @@ Result<std::unique_ptr<Module>> CloneModule(const Module& module) {
 Status Compact(Module& module) {
   DETRAIN_ASSIGN_OR_RETURN(Module::Order order, module.CanonicalOrder());
   for (const Computation* c : order.computations) {
-    const size_t id = static_cast<size_t>(c->id());
-    if (c->id() < 0 || id >= module.computations().size() || module.computations()[id].get() != c)
+    if (!module.Owns(c)) {
       return Internal("computation '" + c->name() + "' is called but belongs to another module");
+    }
   }
   for (size_t i = 0; i < order.computations.size(); ++i) {
     // Only this module's computations are reachable from its entry in a verified module; the

@@ -144,6 +144,22 @@ TEST(MergeDotsReference, ShardedChainsMergeEveryLayerAsTheReferenceDoes) {
   EXPECT_EQ(CountOps(fast, "dot"), 6);
 }
 
+// With very many groups the bit rows would outgrow their memory bound (2^24 words), and the
+// groups are decided by search instead: the same text as the reference. The bound is lowered
+// here so that a small module takes that path.
+TEST(MergeDotsReference, PastTheRowBoundTheGroupsAreDecidedBySearch) {
+  auto module = ir::ParseAndVerify(ShardedChain(6, 4));
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  auto reference = MergeDotsBySearch(**module);
+  ASSERT_TRUE(reference.ok());
+  for (uint64_t limit : {0, 1, 5, 40}) {
+    SCOPED_TRACE("limit " + std::to_string(limit));
+    auto bounded = MergeDotsWithRowLimit(**module, limit);
+    ASSERT_TRUE(bounded.ok()) << bounded.status().message();
+    EXPECT_EQ(*ir::PrintModule(**bounded), *ir::PrintModule(**reference));
+  }
+}
+
 // The cost grows linearly: 8× the layers cost ~8× (measured 9-18×: the larger module no longer
 // fits the caches), where the graph search grew with their square (64×). The bound sits between.
 TEST(MergeDotsScale, TimeGrowsLinearlyWithDepth) {
