@@ -15,21 +15,15 @@
 #include <vector>
 
 #include "base/safetensors.h"
+#include "safetensors_test_util.h"
 
 namespace detrain {
 namespace scale_test {  // named: the unity build (DETRAIN_CI_BUILD) joins it with
                         // safetensors_test.cc
 namespace {
 
-std::string U64Le(uint64_t v) {
-  std::string s;
-  for (int i = 0; i < 8; ++i) s.push_back(static_cast<char>(v >> (8 * i)));
-  return s;
-}
-
-std::string RawFile(std::string_view header, std::string_view data) {
-  return U64Le(header.size()) + std::string(header) + std::string(data);
-}
+using safetensors_test::RawFile;
+using safetensors_test::U64Le;
 
 std::string Name(int i) {
   std::string digits = std::to_string(i);

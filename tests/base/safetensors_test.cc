@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "base/file_io.h"
+#include "safetensors_test_util.h"
 
 namespace detrain {
 namespace {
@@ -24,16 +25,8 @@ std::string Bytes(std::vector<T> v) {
   return s;
 }
 
-std::string U64Le(uint64_t v) {
-  std::string s;
-  for (int i = 0; i < 8; ++i) s.push_back(static_cast<char>(v >> (8 * i)));
-  return s;
-}
-
-// A file with a hand-written header (no padding) and data.
-std::string RawFile(std::string_view header, std::string_view data) {
-  return U64Le(header.size()) + std::string(header) + std::string(data);
-}
+using safetensors_test::RawFile;
+using safetensors_test::U64Le;
 
 SafetensorsFile Sample() {
   SafetensorsFile f;

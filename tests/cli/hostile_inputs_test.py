@@ -33,6 +33,8 @@ import zlib
 
 SRC = os.environ.get("DETRAIN_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "tests", "tools"))
+sys.path.insert(0, os.path.join(SRC, "tools"))
+from many_tensors import many_tensors, metadata_of  # noqa: E402  (tools/many_tensors.py)
 import bundle_testlib  # noqa: E402  (reseals a bundle as a forger can)
 BIN = os.environ.get("DETRAIN_BINARY", os.path.join(SRC, "build", "src", "cli", "detrain"))
 TIME_LIMIT = 1.0 * float(os.environ.get("DETRAIN_TIME_SCALE", "1"))
@@ -616,24 +618,6 @@ def declared_size_cases(corpus):
     corpus.add("declared/golden-one-byte-below", ["verify", golden, "--max-memory",
                                                   str(largest - 1)], rc=(2,),
                msg="(raise it with --max-memory")
-def many_tensors_header(n, metadata=None):
-    """A safetensors file of n empty tensors (canonical order, padded as the writer pads)."""
-    parts = ['"__metadata__":' + json.dumps(metadata, sort_keys=True, separators=(",", ":"))
-             ] if metadata else []
-    entry = '{"data_offsets":[0,0],"dtype":"F32","shape":[0]}'
-    parts += ['"t%07d":%s' % (i, entry) for i in range(n)]
-    header = ("{" + ",".join(parts) + "}").encode()
-    header += b" " * ((8 - len(header) % 8) % 8)
-    return struct.pack("<Q", len(header)) + header
-
-
-def safetensors_metadata(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack_from("<Q", data)
-    return json.loads(data[8:8 + n]).get("__metadata__", {})
-
-
 def many_tensor_cases(corpus, n=100_000):
     """Headers with many tensors (issue 35, class 3): a checkpoint, the final weights, the split
     (resealed, as a forger without a key can) and a run spec's initial state, each of n empty
@@ -653,9 +637,9 @@ def many_tensor_cases(corpus, n=100_000):
         p = os.path.join(d, rel)
         if rel.startswith("final/"):
             tl.Reseal(d)
-            data = many_tensors_header(n, safetensors_metadata(p))
+            data = many_tensors(n, metadata_of(p))
         else:
-            data = many_tensors_header(n, safetensors_metadata(p) if "step" in rel else None)
+            data = many_tensors(n, metadata_of(p) if "step" in rel else None)
         with open(p, "wb") as f:
             f.write(data)
         if not rel.startswith("final/"):
@@ -669,7 +653,7 @@ def many_tensor_cases(corpus, n=100_000):
     with open(os.path.join(spec, "run.json"), "w") as f:
         json.dump(run, f)
     with open(os.path.join(spec, "initial_state.safetensors"), "wb") as f:
-        f.write(many_tensors_header(n))
+        f.write(many_tensors(n))
     corpus.add("many-tensors/compile initial state", ["compile", os.path.join(spec, "run.json")],
                msg="no tensor")
 

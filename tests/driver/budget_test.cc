@@ -47,6 +47,16 @@ class BudgetTest : public ::testing::Test {
     std::ofstream(dir + "/train.dt") << text;
     return dir + "/train.dt";
   }
+
+  // Options whose on_stage appends each stage's name to `seen`.
+  static CompileOptions Recording(std::vector<std::string>* seen) {
+    CompileOptions o;
+    o.on_stage = [seen](const StageRecord& r) {
+      seen->push_back(r.name);
+      return Status::Ok();
+    };
+    return o;
+  }
 };
 
 int64_t StateBytes(const CompileResult& c) {
@@ -128,11 +138,7 @@ TEST_F(BudgetTest, StateAndPlanBuffersAreAccountedAtTheBoundary) {
 TEST_F(BudgetTest, OnStageSeesEachStageAndStopsTheCompile) {
   const std::string path = Program("on_stage", "");
   std::vector<std::string> seen;
-  CompileOptions o;
-  o.on_stage = [&](const StageRecord& r) {
-    seen.push_back(r.name);
-    return Status::Ok();
-  };
+  CompileOptions o = Recording(&seen);
   Result<CompileResult> c = Compile(path, o);
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(seen, (std::vector<std::string>{"program", "source", "hlo", "init", "eval", "opt-hlo",
@@ -155,11 +161,7 @@ TEST_F(BudgetTest, StagesBeforeBudgetReportsTheFrontEndFirst) {
   SetMemoryBudget({int64_t{64} << 20, int64_t{64} << 20});
   const std::string path = Program("deferred", "param big: f32[28000, 28000] = zeros\n");
   std::vector<std::string> seen;
-  CompileOptions o;
-  o.on_stage = [&](const StageRecord& r) {
-    seen.push_back(r.name);
-    return Status::Ok();
-  };
+  CompileOptions o = Recording(&seen);
   Result<CompileResult> c = Compile(path, o);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message().rfind(path + ":10:7: error: parameter 'big' f32[28000,28000] " +
