@@ -73,7 +73,12 @@ def transformer(blocks, width, context):
 
 
 def mlp(layers, width):
-    dims = [30] + [width] * (layers - 1) + [2]
+    return dense([30] + [width] * (layers - 1) + [2], 64)
+
+
+def dense(dims, batch):
+    """An MLP of dims (relu between layers), glorot weights, and a batch of normal features."""
+    layers = len(dims) - 1
     init = jax.nn.initializers.glorot_uniform()
     ks = jax.random.split(jax.random.key(0), layers)
     p = [(init(ks[i], (dims[i], dims[i + 1])), jnp.zeros(dims[i + 1])) for i in range(layers)]
@@ -86,8 +91,8 @@ def mlp(layers, width):
         return jnp.mean(optax.softmax_cross_entropy_with_integer_labels(h @ w + b, y))
 
     rng = np.random.default_rng(0)
-    x = jnp.asarray(rng.standard_normal((64, 30)), jnp.float32)
-    y = jnp.asarray(rng.integers(0, 2, 64), jnp.int32)
+    x = jnp.asarray(rng.standard_normal((batch, dims[0])), jnp.float32)
+    y = jnp.asarray(rng.integers(0, dims[-1], batch), jnp.int32)
     return p, loss, x, y
 
 

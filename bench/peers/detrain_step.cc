@@ -3,7 +3,7 @@
 // theirs, printed as the same JSON lines.
 //
 //   bench_peer_step PROGRAM.dt --threads T [--steps N] [--warmup W] [--model NAME]
-//                   [--backend cpu|cuda] [--devices D]
+//                   [--backend cpu|cuda] [--devices D] [--plan-format 2|3]
 //
 // --backend cuda runs the step's generated CUDA program on the GPU(s) (docs/cuda.md); then
 // compile_ms includes the CUDA stages (NVRTC and nvJitLink), and each step copies the state in
@@ -51,6 +51,7 @@ struct Flags {
   int steps = 20;
   int warmup = 3;
   int devices = 1;
+  int plan_format = static_cast<int>(plan::kPlanFormatVersion);
   std::string backend = "cpu";
 };
 
@@ -71,6 +72,8 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
       f.backend = v;
     } else if (a == "--devices" && (v = value())) {
       f.devices = std::atoi(v);
+    } else if (a == "--plan-format" && (v = value())) {
+      f.plan_format = std::atoi(v);
     } else if (!a.empty() && a[0] != '-' && f.program.empty()) {
       f.program = a;
     } else {
@@ -100,6 +103,7 @@ int Main(const Flags& f) {
   Clock::time_point t0 = Clock::now();
   driver::CompileOptions copts;
   copts.cuda = f.backend == "cuda";
+  copts.plan_format_version = static_cast<uint32_t>(f.plan_format);
   auto compiled = driver::Compile(f.program, copts);
   if (!compiled.ok()) return Fail("compile", compiled.status());
   double compile_ms = MsSince(t0);
@@ -172,7 +176,7 @@ int main(int argc, char** argv) {
   if (!detrain::ParseFlags(argc, argv, flags)) {
     std::fprintf(stderr,
                  "usage: bench_peer_step PROGRAM.dt --threads T [--steps N] [--warmup W] "
-                 "[--model NAME] [--backend cpu|cuda] [--devices D]\n");
+                 "[--model NAME] [--backend cpu|cuda] [--devices D] [--plan-format 2|3]\n");
     return 2;
   }
   return detrain::Main(flags);

@@ -43,6 +43,31 @@ void CanonicalizeNaNs(char* bytes, size_t count, U exp_mask, U mantissa_mask, U 
   }
 }
 
+// Whether some NaN of width W bits is not `canonical` (CanonicalizeNaNs would change it).
+template <typename U>
+bool HasOtherNaN(const char* bytes, size_t count, U exp_mask, U mantissa_mask, U canonical) {
+  for (size_t i = 0; i < count; ++i) {
+    U v;
+    std::memcpy(&v, bytes + i * sizeof(U), sizeof(U));
+    if ((v & exp_mask) == exp_mask && (v & mantissa_mask) != 0 && v != canonical) return true;
+  }
+  return false;
+}
+
+// Whether CanonicalTensorBytes(dtype, data) == data: then a digest reads the data in place.
+bool IsCanonical(std::string_view dtype, std::string_view data) {
+  const char* p = data.data();
+  if (dtype == "f32")
+    return !HasOtherNaN<uint32_t>(p, data.size() / 4, 0x7f800000u, 0x007fffffu, 0x7fc00000u);
+  if (dtype == "f64") {
+    return !HasOtherNaN<uint64_t>(p, data.size() / 8, 0x7ff0000000000000ull, 0x000fffffffffffffull,
+                                  0x7ff8000000000000ull);
+  }
+  if (dtype == "f16") return !HasOtherNaN<uint16_t>(p, data.size() / 2, 0x7c00, 0x03ff, 0x7e00);
+  if (dtype == "bf16") return !HasOtherNaN<uint16_t>(p, data.size() / 2, 0x7f80, 0x007f, 0x7fc0);
+  return true;
+}
+
 }  // namespace
 
 size_t DTypeSize(std::string_view dtype) {
@@ -84,8 +109,11 @@ Result<Digest256> TensorDigest(const TensorView& t, ThreadPool* pool) {
   }
   nlohmann::json header = {{"dtype", t.dtype}, {"name", t.name}, {"shape", shape}};
   DETRAIN_ASSIGN_OR_RETURN(std::string header_text, CanonicalJson(header));
-  Digest256 data_root = d->is_float ? MerkleRoot(CanonicalTensorBytes(t.dtype, t.data), pool)
-                                    : MerkleRoot(t.data, pool);
+  // A copy only when a NaN needs its canonical bits: a state's tensors have none, and a copy of
+  // the largest would add its size to a step's peak memory.
+  Digest256 data_root = d->is_float && !IsCanonical(t.dtype, t.data)
+                            ? MerkleRoot(CanonicalTensorBytes(t.dtype, t.data), pool)
+                            : MerkleRoot(t.data, pool);
   Sha256 h;
   h.Update(std::string_view("detrain.tensor.v1\0", 18));
   uint8_t len_le[8];

@@ -20,20 +20,25 @@ namespace {
 // Writes all of `data`; 0 or the errno of the write that failed. An injected failure
 // (fault_injection.h) first writes half of the bytes, as a write that runs out of space part way
 // does.
-int WriteAll(int fd, std::string_view data, const std::string& path) {
+// Writes `parts` in order; an injected fault (one per call) writes half of the first part.
+int WriteAll(int fd, const std::vector<std::string_view>& parts, const std::string& path) {
   if (int injected = fault::Check(fault::Op::kWrite, path); injected != 0) {
-    ssize_t ignored = ::write(fd, data.data(), data.size() / 2);
-    (void)ignored;
+    if (!parts.empty()) {
+      ssize_t ignored = ::write(fd, parts[0].data(), parts[0].size() / 2);
+      (void)ignored;
+    }
     fault::ExitIfArmed();
     return injected;
   }
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
+  for (std::string_view data : parts) {
+    while (!data.empty()) {
+      ssize_t n = ::write(fd, data.data(), data.size());
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return errno;
+      }
+      data.remove_prefix(static_cast<size_t>(n));
     }
-    data.remove_prefix(static_cast<size_t>(n));
   }
   return 0;
 }
@@ -196,6 +201,11 @@ Status CheckOutputPath(const std::string& path) {
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view contents, unsigned mode) {
+  return WriteFileAtomic(path, std::vector<std::string_view>{contents}, mode);
+}
+
+Status WriteFileAtomic(const std::string& path, const std::vector<std::string_view>& contents,
+                       unsigned mode) {
   // Every error names `path`, the file the caller asked for, not the temporary: that is the
   // file a user knows, and the temporary is gone when the error is returned.
   DETRAIN_RETURN_IF_ERROR(CheckOutputPath(path));

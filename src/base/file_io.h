@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 
@@ -49,6 +50,10 @@ Status CheckOutputPath(const std::string& path);
 
 // `mode` is the file's permission bits (0600 for a private key).
 Status WriteFileAtomic(const std::string& path, std::string_view contents, unsigned mode = 0644);
+// The same for a file whose contents are `parts`, one after another, each written from where it
+// is (a checkpoint streams its tensors from the training state, never gathered in one string).
+Status WriteFileAtomic(const std::string& path, const std::vector<std::string_view>& parts,
+                       unsigned mode = 0644);
 
 // "<path>: <strerror(err)>", for messages about failed system calls.
 std::string ErrnoMessage(const std::string& path, int err);

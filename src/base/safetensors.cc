@@ -7,6 +7,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <tuple>
 #include <utility>
 
@@ -63,7 +64,7 @@ std::string KeyList(const Json& object) {
 
 // Sets *bytes to the size of a tensor of `shape` and `itemsize`; false on a negative dimension
 // or overflow. A zero dimension makes the size 0 whatever the other dimensions are.
-bool TensorBytes(const std::vector<int64_t>& shape, int itemsize, uint64_t* bytes) {
+bool TensorBytes(std::span<const int64_t> shape, int itemsize, uint64_t* bytes) {
   uint64_t n = static_cast<uint64_t>(itemsize);
   bool overflow = false;
   for (int64_t d : shape) {
@@ -78,7 +79,7 @@ bool TensorBytes(const std::vector<int64_t>& shape, int itemsize, uint64_t* byte
   return !overflow;
 }
 
-std::string ShapeString(const std::vector<int64_t>& shape) {
+std::string ShapeString(std::span<const int64_t> shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
   return s + "]";
@@ -332,9 +333,14 @@ int SafetensorsItemSize(std::string_view dtype) {
   return 0;
 }
 
-Result<std::string> SerializeSafetensors(const SafetensorsFile& file) {
-  std::map<std::string_view, const SafeTensor*> by_name;
-  for (const SafeTensor& t : file.tensors) {
+namespace {
+
+// The file as parts: `head` (the length and the header) and each tensor's bytes in name order.
+Status SafetensorsParts(const std::map<std::string, std::string>& metadata,
+                        const std::vector<SafeTensorRef>& tensors, std::string* head,
+                        std::vector<std::string_view>* data) {
+  std::map<std::string_view, const SafeTensorRef*> by_name;
+  for (const SafeTensorRef& t : tensors) {
     if (t.name.empty()) return InvalidArgument("safetensors: a tensor has an empty name");
     if (t.name == kMetadataKey) {
       return InvalidArgument("safetensors: \"__metadata__\" is reserved, not a tensor name");
@@ -350,7 +356,7 @@ Result<std::string> SerializeSafetensors(const SafetensorsFile& file) {
     uint64_t nbytes = 0;
     if (!TensorBytes(t.shape, itemsize, &nbytes) || nbytes != t.data.size()) {
       return InvalidArgument("safetensors: tensor " + Quoted(t.name) + " of shape " +
-                             ShapeString(t.shape) + " and dtype " + t.dtype + " has " +
+                             ShapeString(t.shape) + " and dtype " + std::string(t.dtype) + " has " +
                              std::to_string(t.data.size()) + " data bytes");
     }
   }
@@ -361,40 +367,62 @@ Result<std::string> SerializeSafetensors(const SafetensorsFile& file) {
   std::string text = "{";
   uint64_t offset = 0;
   try {
-    bool metadata_due = !file.metadata.empty();
+    bool metadata_due = !metadata.empty();
     auto member = [&text](const std::string& quoted_key) {
       if (text.size() > 1) text += ',';
       text += quoted_key;
       text += ':';
     };
-    auto metadata = [&] {
+    auto put_metadata = [&] {
       member("\"__metadata__\"");
-      text += Json(file.metadata).dump();
+      text += Json(metadata).dump();
       metadata_due = false;
     };
     for (const auto& [name, t] : by_name) {
-      if (metadata_due && name > kMetadataKey) metadata();
+      if (metadata_due && name > kMetadataKey) put_metadata();
       const uint64_t end = offset + t->data.size();
       member(Json(std::string(name)).dump());
       text += "{\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(end) +
-              "],\"dtype\":\"" + t->dtype + "\",\"shape\":[";
+              "],\"dtype\":\"" + std::string(t->dtype) + "\",\"shape\":[";
       for (size_t i = 0; i < t->shape.size(); ++i) {
         text += (i ? "," : "") + std::to_string(t->shape[i]);
       }
       text += "]}";
       offset = end;
     }
-    if (metadata_due) metadata();
+    if (metadata_due) put_metadata();
   } catch (const Json::exception& e) {  // type_error 316: a name or metadata is not UTF-8
     return InvalidArgument(std::string("safetensors: ") + e.what());
   }
   text += '}';
   text.append((8 - text.size() % 8) % 8, ' ');
+  head->clear();
+  PutU64Le(text.size(), head);
+  *head += text;
+  data->clear();
+  for (const auto& [name, t] : by_name) data->push_back(t->data);
+  return Status::Ok();
+}
+
+std::vector<SafeTensorRef> RefsOf(const SafetensorsFile& file) {
+  std::vector<SafeTensorRef> refs;
+  refs.reserve(file.tensors.size());
+  for (const SafeTensor& t : file.tensors) refs.push_back({t.name, t.dtype, t.shape, t.data});
+  return refs;
+}
+
+}  // namespace
+
+Result<std::string> SerializeSafetensors(const SafetensorsFile& file) {
+  std::string head;
+  std::vector<std::string_view> data;
+  DETRAIN_RETURN_IF_ERROR(SafetensorsParts(file.metadata, RefsOf(file), &head, &data));
+  size_t size = head.size();
+  for (std::string_view d : data) size += d.size();
   std::string out;
-  out.reserve(8 + text.size() + offset);
-  PutU64Le(text.size(), &out);
-  out += text;
-  for (const auto& [name, t] : by_name) out += t->data;
+  out.reserve(size);
+  out += head;
+  for (std::string_view d : data) out += d;
   return out;
 }
 
@@ -442,8 +470,17 @@ std::map<std::string_view, const SafeTensor*> TensorsByName(const SafetensorsFil
 }
 
 Status WriteSafetensorsFile(const std::string& path, const SafetensorsFile& file) {
-  DETRAIN_ASSIGN_OR_RETURN(std::string bytes, SerializeSafetensors(file));
-  return WriteFileAtomic(path, bytes);
+  return WriteSafetensorsFile(path, file.metadata, RefsOf(file));
+}
+
+Status WriteSafetensorsFile(const std::string& path,
+                            const std::map<std::string, std::string>& metadata,
+                            const std::vector<SafeTensorRef>& tensors) {
+  std::string head;
+  std::vector<std::string_view> parts;
+  DETRAIN_RETURN_IF_ERROR(SafetensorsParts(metadata, tensors, &head, &parts));
+  parts.insert(parts.begin(), head);
+  return WriteFileAtomic(path, parts);
 }
 
 }  // namespace detrain

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,14 @@ struct SafeTensor {
   std::string dtype;  // safetensors spelling: "F32", "I32", "U32", ...
   std::vector<int64_t> shape;
   std::string data;  // little-endian, C order; size = product(shape) * itemsize
+};
+
+// A tensor to write, its fields borrowed (a checkpoint is written from the state in place).
+struct SafeTensorRef {
+  std::string_view name;
+  std::string_view dtype;
+  std::span<const int64_t> shape;
+  std::string_view data;
 };
 
 struct SafetensorsFile {
@@ -70,6 +79,10 @@ Result<SafetensorsFile> ReadSafetensorsFile(const std::string& path);
 std::map<std::string_view, const SafeTensor*> TensorsByName(const SafetensorsFile& file);
 // Serializes and writes atomically (base/file_io.h).
 Status WriteSafetensorsFile(const std::string& path, const SafetensorsFile& file);
+// The same bytes, each tensor's data written from where it is: no copy of the tensors is made.
+Status WriteSafetensorsFile(const std::string& path,
+                            const std::map<std::string, std::string>& metadata,
+                            const std::vector<SafeTensorRef>& tensors);
 
 }  // namespace detrain
 

@@ -34,6 +34,7 @@ struct CompileOptions {
   bool json = false;
   std::string dump_dir;
   std::string pipeline;
+  uint32_t plan_format = plan::kPlanFormatVersion;
   std::string backend = "cpu";
   int threads = 1;
 };
@@ -80,6 +81,7 @@ int RunCompile(CompileOptions opts) {
                   opts.emit == "plan" || opts.emit == "eval-plan";
   copts.cuda = cuda;
   copts.pipeline = opts.pipeline;
+  copts.plan_format_version = opts.plan_format;
   copts.threads = opts.threads;
   Result<driver::CompileResult> c = driver::Compile(opts.file, copts);
   if (!c.ok()) return ReportProgramError("compile", opts.file, c.status());
@@ -146,6 +148,7 @@ void RegisterCompileCommand(CLI::App& app, int* exit_code) {
                   "Write every stage, every pass's output and summary.json here");
   cmd->add_option("--pipeline", opts->pipeline,
                   "Pass pipeline spec (default: docs/passes.md); it is hashed");
+  AddPlanFormatOption(cmd, &opts->plan_format);
   cmd->add_option("--threads", opts->threads, "Compiler threads; no stage depends on them")
       ->check(IntegerIn(1, 256));
   cmd->footer(

@@ -36,6 +36,7 @@ struct RunFlags {
   std::string isa;
   int64_t steps = 0;
   std::string step_digest = "xxh3-128";
+  uint32_t plan_format = plan::kPlanFormatVersion;
   bool quiet = false;
   double rank_timeout = 300;
   std::string sign_key;
@@ -135,6 +136,7 @@ int RunRun(const RunFlags& f) {
   if (!backend.ok()) return ReportError("run", backend.status());
   o.executor.backend = *backend;
   if (f.steps > 0) o.steps = f.steps;
+  o.plan_format_version = f.plan_format;
   Result<attest::DigestPolicy> policy = bundle::ParseDigestPolicy(f.step_digest);
   if (!policy.ok()) return ReportError("run", policy.status());
   o.step_digest = *policy;
@@ -263,6 +265,7 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                   "xxh3-128 (default: XXH3-128 of the state every step, SHA-256 roots at "
                   "checkpoints and the end) or sha256 (SHA-256 every step)")
       ->check(CLI::IsMember({"xxh3-128", "sha256"}));
+  AddPlanFormatOption(cmd, &f->plan_format);
   cmd->add_option("--sign-key", f->sign_key,
                   "With --attest: sign the finished bundle with this private key (detrain "
                   "keygen): attestation/ gets the training provenance, SLSA provenance and an "

@@ -52,6 +52,8 @@ CLI::Validator IntegerIn(int64_t min, int64_t max);
 CLI::Validator RealIn(double min, double max);
 // --devices: 1, 2, 4 or 8 (whether they divide a program's shards is checked with the program).
 CLI::Validator DeviceCount();
+// --plan-format (run, compile): the help text, and an option that adds it to `cmd`.
+void AddPlanFormatOption(CLI::App* cmd, uint32_t* format);
 
 // One registration function per subcommand (see cmd_*.cc).
 void RegisterDigestCommand(CLI::App& app, int* exit_code);

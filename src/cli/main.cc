@@ -14,6 +14,7 @@
 
 #include "base/budget.h"
 #include "cli/command.h"
+#include "compiler/plan/schema.h"
 #include "runtime/mpi/mpi_cluster.h"
 
 namespace detrain::cli {
@@ -55,6 +56,14 @@ CLI::Validator RealIn(double min, double max) {
         return "";
       },
       range);
+}
+
+void AddPlanFormatOption(CLI::App* cmd, uint32_t* format) {
+  cmd->add_option("--plan-format", *format,
+                  "Stage 4's plan format, 2 or 3 (default 3, which updates the training state in "
+                  "place); 2 gives the plans and step hashes of runs made before format 3. It is "
+                  "hashed, so step hashes differ; the trained values never do")
+      ->check(IntegerIn(plan::kOldestPlanFormatVersion, plan::kPlanFormatVersion));
 }
 
 CLI::Validator DeviceCount() {

@@ -65,7 +65,7 @@ Status CheckPlanBytes(const CompileResult& out, const plan::BuiltPlan& built,
 // of its own; every parameter is an input and there is one shard. Its optimized text is not a
 // stage of its own: the plan records the optimized module's digest.
 Status AppendEvalPlan(const std::string& spec, const passes::PipelineOptions& popts,
-                      CompileResult* out) {
+                      uint32_t format, CompileResult* out) {
   const StageRecord* eval = out->stages.Find(kStageEval);
   if (eval == nullptr) return Status::Ok();
   DETRAIN_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, ir::ParseModule(eval->bytes));
@@ -76,16 +76,16 @@ Status AppendEvalPlan(const std::string& spec, const passes::PipelineOptions& po
   } else {
     optimized = r.dumps.back().second;
   }
-  DETRAIN_ASSIGN_OR_RETURN(plan::BuiltPlan built,
-                           plan::BuildPlan(*r.module, plan::EntrySignature{}, optimized));
-  DETRAIN_RETURN_IF_ERROR(CheckPlanBytes(*out, built, "eval plan"));
   DETRAIN_ASSIGN_OR_RETURN(
-      std::string options,
-      OptionsJson({{"pipeline", spec}, {"format_version", plan::kPlanFormatVersion}}));
+      plan::BuiltPlan built,
+      plan::BuildPlan(*r.module, plan::EntrySignature{}, optimized, plan::PlanOptions{format}));
+  DETRAIN_RETURN_IF_ERROR(CheckPlanBytes(*out, built, "eval plan"));
+  DETRAIN_ASSIGN_OR_RETURN(std::string options,
+                           OptionsJson({{"pipeline", spec}, {"format_version", format}}));
   Transform t = TransformOf("cpu-plan", kStageEval, std::move(options));
   t.pipeline = spec;
   t.passes = std::move(r.records);
-  t.plan_format_version = plan::kPlanFormatVersion;
+  t.plan_format_version = format;
   return out->stages.Add(kStageEvalPlan, std::move(built.bytes), std::move(t), out->program_kind);
 }
 
@@ -246,17 +246,18 @@ Status AppendBackendStages(const CompileOptions& options, CompileResult* out) {
   // text: the plan builder neither verifies nor prints it again.
   DETRAIN_ASSIGN_OR_RETURN(
       plan::BuiltPlan built,
-      plan::BuildPlan(*r.module, out->signature, out->stages.Find(kStageOptHlo)->bytes));
+      plan::BuildPlan(*r.module, out->signature, out->stages.Find(kStageOptHlo)->bytes,
+                      plan::PlanOptions{options.plan_format_version}));
   DETRAIN_RETURN_IF_ERROR(CheckPlanBytes(*out, built, "plan"));
   out->peak_bytes = built.peak_bytes;
   out->total_bytes = built.total_bytes;
   DETRAIN_ASSIGN_OR_RETURN(std::string plan_options,
-                           OptionsJson({{"format_version", plan::kPlanFormatVersion}}));
+                           OptionsJson({{"format_version", options.plan_format_version}}));
   Transform codegen = TransformOf("cpu-plan", kStageOptHlo, std::move(plan_options));
-  codegen.plan_format_version = plan::kPlanFormatVersion;
+  codegen.plan_format_version = options.plan_format_version;
   DETRAIN_RETURN_IF_ERROR(
       out->stages.Add(kStagePlan, std::move(built.bytes), std::move(codegen), out->program_kind));
-  DETRAIN_RETURN_IF_ERROR(AppendEvalPlan(spec, popts, out));
+  DETRAIN_RETURN_IF_ERROR(AppendEvalPlan(spec, popts, options.plan_format_version, out));
   if (!options.cuda) return Status::Ok();
   DETRAIN_RETURN_IF_ERROR(AppendCudaStages(kStagePlan, "", options, out));
   return AppendCudaStages(kStageEvalPlan, kEvalPrefix, options, out);

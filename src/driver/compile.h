@@ -37,6 +37,7 @@
 #include "compiler/codegen/cuda/toolchain.h"
 #include "compiler/ir/literal.h"
 #include "compiler/plan/entry_signature.h"
+#include "compiler/plan/schema.h"
 #include "driver/stage_table.h"
 #include "frontend/data.h"
 #include "frontend/run_config.h"
@@ -46,7 +47,10 @@ namespace detrain::driver {
 struct CompileOptions {
   bool backend = true;   // build stages 3 and 4
   std::string pipeline;  // empty: passes::kDefaultPipeline
-  int threads = 1;       // compiler threads; no stage depends on them
+  // The plan format of stage 4 (plan/schema.h IsKnownPlanFormat): a verifier rebuilds a bundle's
+  // plans in the format it records; it is hashed (the stage's transform names it).
+  uint32_t plan_format_version = plan::kPlanFormatVersion;
+  int threads = 1;  // compiler threads; no stage depends on them
   // With backend: also the CUDA executable of the plan and the eval plan (stage_table.h),
   // through NVRTC and nvJitLink (an error where this detrain was built without them).
   bool cuda = false;

@@ -27,6 +27,7 @@ struct Executor::State {
   Cluster* cluster = nullptr;
   int rank = 0, ranks = 1, per_rank = 1;
   ExecutorStats stats;
+  bool results_kept = false;  // the last run had one replica and finished: ReadResult may read
 
   const pb::Plan& plan() const { return checked->proto(); }
   const std::vector<plan::Array>& buffers() const { return checked->buffers(); }
@@ -72,6 +73,16 @@ std::vector<uint32_t> Place(const pb::Plan& plan, int devices) {
     if (mask[static_cast<size_t>(i)] == 0) mask[static_cast<size_t>(i)] = 1u;
   }
   return mask;
+}
+
+// Copies result buffer `ref` of `device` into `lit`, in place when it has the result's shape.
+Status CopyResult(Device& device, const plan::Array& ref, ir::Literal* lit) {
+  if (lit->shape().is_tuple() || lit->shape().type() != ref.type ||
+      lit->shape().dims() != ref.dims ||
+      lit->bytes().size() != static_cast<size_t>(ref.bytes)) {  // e.g. a default literal
+    *lit = ir::Literal(ir::Shape(ref.type, ref.dims));
+  }
+  return device.CopyOut(ref.id, lit->mutable_bytes().data(), ref.bytes);
 }
 
 Status CheckArgument(const plan::Array& b, const ir::Literal& arg, const pb::EntryParameter& p) {
@@ -174,13 +185,28 @@ Result<std::vector<std::vector<ir::Literal>>> Executor::Run(
 
 Status Executor::RunInto(const std::vector<const ir::Literal*>& args,
                          std::vector<ir::Literal>* results) {
-  if (state_->plan().replicated())
-    return InvalidArgument("RunInto runs one replica; this plan is replicated");
-  std::vector<std::vector<ir::Literal>> out(1);
-  out[0] = std::move(*results);
-  Status status = RunBorrowed({args}, &out);
-  *results = std::move(out[0]);
-  return status;
+  DETRAIN_RETURN_IF_ERROR(RunKeep(args));
+  results->resize(static_cast<size_t>(state_->plan().outputs_size()));
+  for (int o = 0; o < state_->plan().outputs_size(); ++o)
+    DETRAIN_RETURN_IF_ERROR(ReadResult(o, &(*results)[static_cast<size_t>(o)]));
+  return Status::Ok();
+}
+
+Status Executor::RunKeep(const std::vector<const ir::Literal*>& args) {
+  State& s = *state_;
+  if (s.plan().replicated())
+    return InvalidArgument(
+        "a run that keeps its results runs one replica; this plan is replicated");
+  return RunBorrowed({args}, nullptr);
+}
+
+Status Executor::ReadResult(int index, ir::Literal* out) {
+  State& s = *state_;
+  if (!s.results_kept) return FailedPrecondition("no run has kept its results");
+  if (index < 0 || index >= s.plan().outputs_size())
+    return InvalidArgument("no result " + std::to_string(index));
+  // The walk gathered every result on device 0, which is this rank's first (rank 0).
+  return CopyResult(*s.devices[0], s.buffers()[static_cast<size_t>(s.plan().outputs(index))], out);
 }
 
 Status Executor::RunBorrowed(const std::vector<std::vector<const ir::Literal*>>& args,
@@ -190,9 +216,10 @@ Status Executor::RunBorrowed(const std::vector<std::vector<const ir::Literal*>>&
     return FailedPrecondition("this process is " + s.cluster->Describe(s.rank) +
                               ", which follows rank 0 (Executor::Follow)");
   }
+  s.results_kept = false;
   const size_t replicas = args.size();
   if (replicas == 0) return InvalidArgument("at least one replica is needed");
-  results->resize(replicas);
+  if (results != nullptr) results->resize(replicas);
   if (s.plan().replicated()) {
     // A replicated plan: one device per replica, all in lockstep.
     while (s.devices.size() < replicas) {
@@ -217,6 +244,7 @@ Status Executor::RunBorrowed(const std::vector<std::vector<const ir::Literal*>>&
     }
     DETRAIN_RETURN_IF_ERROR(s.Walk(&one, results, r));
   }
+  s.results_kept = replicas == 1;
   return Status::Ok();
 }
 
@@ -365,14 +393,8 @@ Status Executor::State::Walk(const std::vector<std::vector<const ir::Literal*>>*
       const int32_t b = plan.outputs(o);
       DETRAIN_RETURN_IF_ERROR(fail(ensure(dev, b)));
       if (!mine(dev) || out == nullptr) continue;
-      const plan::Array& ref = buffers[static_cast<size_t>(b)];
-      ir::Literal& lit = (*out)[static_cast<size_t>(o)];
-      if (lit.shape().is_tuple() || lit.shape().type() != ref.type ||
-          lit.shape().dims() != ref.dims ||
-          lit.bytes().size() != static_cast<size_t>(ref.bytes)) {  // e.g. a default literal
-        lit = ir::Literal(ir::Shape(ref.type, ref.dims));
-      }
-      DETRAIN_RETURN_IF_ERROR(device(dev)->CopyOut(b, lit.mutable_bytes().data(), ref.bytes));
+      DETRAIN_RETURN_IF_ERROR(CopyResult(*device(dev), buffers[static_cast<size_t>(b)],
+                                         &(*out)[static_cast<size_t>(o)]));
     }
   }
   return Status::Ok();

@@ -88,6 +88,15 @@ class Executor {
   // feeds them back as arguments) allocates nothing per step.
   Status RunInto(const std::vector<const ir::Literal*>& args, std::vector<ir::Literal>* results);
 
+  // Run for one replica (an unreplicated plan) with borrowed arguments, its results left on the
+  // devices: ReadResult copies result `index` (tuple order, flattened) into `out` — in place when
+  // `out` already has its shape — until the next run. The arguments are in the devices before any
+  // kernel runs, so a result may be read into the literal that was its argument: a train loop
+  // reads the loss first and then the new state over the old one, and holds one copy of its
+  // state on the host.
+  Status RunKeep(const std::vector<const ir::Literal*>& args);
+  Status ReadResult(int index, ir::Literal* out);
+
   // A follower rank's part (rank > 0 of a cluster): waits for rank 0's next message and, for a
   // run, takes part in it — rank 0's Run or RunInto. Returns false, with the value rank 0 sent,
   // when rank 0 says stop.

@@ -3,8 +3,8 @@
 
 tests/cli/gpu_recorded.json holds the final step hashes of runs that tools/gpu-check.sh made on a
 real GPU (which GPU, driver, toolkit and commit are recorded there). Each run is made again here
-with the CPU backend, on 2 threads, and must reach the same final step hash: the GPU's bits are
-the CPU's, on a machine with no GPU. A run whose data is missing is skipped, saying so.
+with the CPU backend, on 2 threads, in the plan format the GPU ran, and must reach the same final
+step hash: the GPU's bits are the CPU's, on a machine with no GPU. A run whose data is missing is skipped, saying so.
 
 Needs the detrain binary (DETRAIN_BINARY)."""
 import json
@@ -56,8 +56,12 @@ class GpuRecordedTest(unittest.TestCase):
                           file=sys.stderr)
                     continue
                 bundle = os.path.join(self.tmp, os.path.basename(os.path.dirname(r["program"])))
+                # The plan format the GPU ran (the step hashes commit to the plan's digest); a
+                # record made before the field was named ran format 2.
+                plan_format = str(self.record["recorded"].get("plan_format", 2))
                 p = subprocess.run([BINARY, "run", os.path.join(ROOT, r["program"]), "--attest",
-                                    "-o", bundle, "-q", "--threads", "2", "--backend", "cpu"],
+                                    "-o", bundle, "-q", "--threads", "2", "--backend", "cpu",
+                                    "--plan-format", plan_format],
                                    capture_output=True, text=True)
                 self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
                 with open(os.path.join(bundle, "manifest.json")) as f:

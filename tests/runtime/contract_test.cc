@@ -1,6 +1,7 @@
 // The determinism contract end to end (DESIGN.md §2): for each example, 3 train steps give
 // identical parameters, optimizer state, count and losses for threads {1, 2, 4} x every ISA path
-// this CPU has x devices {1, 2, 4, 8}, equal to the reference interpreter's.
+// this CPU has x devices {1, 2, 4, 8}, equal to the reference interpreter's — with the plan's
+// state updated in place (plan format 3).
 #include <gtest/gtest.h>
 
 #include "compiler/interp/interpreter.h"
@@ -9,6 +10,7 @@
 #include "driver/compile.h"
 #include "runtime/executor.h"
 #include "runtime_test_util.h"
+#include "schemas/plan.pb.h"
 
 namespace detrain::runtime {
 namespace {
@@ -41,6 +43,12 @@ void CheckExample(const std::string& name) {
     args = NextArguments(**step, std::move(args), expected.back(), t);
   }
   const std::string& plan = compiled->stages.Find("plan")->bytes;
+  // The plan updates the state in place (format 3's donation): the contract below holds with it.
+  plan::v2::Plan proto;
+  ASSERT_TRUE(proto.ParseFromString(plan));
+  int donated = 0;
+  for (const plan::v2::Buffer& b : proto.buffers()) donated += b.has_donor() ? 1 : 0;
+  EXPECT_GT(donated, 0) << "no state buffer is updated in place";
   for (Isa isa : SupportedIsas()) {
     for (int threads : {1, 2, 4}) {
       for (int devices : {1, 2, 4, 8}) {

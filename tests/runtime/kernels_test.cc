@@ -46,6 +46,9 @@ void Check(const std::string& hlo, const std::vector<ir::Literal>& args, int64_t
       if (dot_trees >= 0) {
         EXPECT_EQ((*executor)->stats().folded_dot_trees, dot_trees);
       }
+      ir::Literal none;
+      EXPECT_EQ((*executor)->ReadResult(0, &none).code(), StatusCode::kFailedPrecondition)
+          << "a result read before any run";
       for (int run = 0; run < 2; ++run) {  // a second run reuses every prepared buffer
         auto got = (*executor)->Run({args});
         ASSERT_TRUE(got.ok()) << got.status().message();
@@ -63,6 +66,23 @@ void Check(const std::string& hlo, const std::vector<ir::Literal>& args, int64_t
         if (run == 0) first = into[0].bytes().data();
       }
       EXPECT_EQ(first, into[0].bytes().data()) << "RunInto reallocated a result";
+      // RunKeep: the results stay on the device until read, each as often as wanted; reading one
+      // over the argument literal of the same shape (the trainer's new state over the old) is
+      // reading into memory the run no longer uses.
+      std::vector<ir::Literal> own = args;
+      std::vector<const ir::Literal*> lent;
+      for (const ir::Literal& a : own) lent.push_back(&a);
+      ASSERT_TRUE((*executor)->RunKeep(lent).ok());
+      const std::vector<ir::Literal> want = FlattenLiteral(*expected);
+      for (size_t o = 0; o < want.size(); ++o) {
+        ir::Literal* target = &into[o];
+        for (ir::Literal& a : own) {
+          if (a.shape() == want[o].shape()) target = &a;
+        }
+        ASSERT_TRUE((*executor)->ReadResult(static_cast<int>(o), target).ok());
+        ExpectSameBits({want[o]}, {*target});
+      }
+      EXPECT_FALSE((*executor)->ReadResult(static_cast<int>(want.size()), &none).ok());
     }
   }
 }

@@ -114,6 +114,30 @@ void ComputeLiveness(const ir::Computation& entry, BufferAssignment* a) {
   }
 }
 
+// Marks the donations that qualify (buffer_assignment.h): result buffer -> donor buffer.
+void Donate(const DonationOptions& options, const Instruction* root, BufferAssignment* a) {
+  const std::vector<int64_t>& results = a->leaves.at(root);
+  for (const Donation& d : options.donations) {
+    if (d.result_leaf < 0 || d.result_leaf >= static_cast<int64_t>(results.size())) continue;
+    const auto it = a->leaves.find(d.parameter);
+    if (it == a->leaves.end() || it->second.size() != 1) continue;
+    LogicalBuffer& donor = a->buffers[static_cast<size_t>(it->second[0])];
+    LogicalBuffer& result =
+        a->buffers[static_cast<size_t>(results[static_cast<size_t>(d.result_leaf)])];
+    // One result per donor and one donor per result (a result listed twice in the tuple is one
+    // buffer); the donor dies where the result is born, in a kernel that may write over it.
+    if (donor.is_output || result.donor >= 0 || result.defined_by->opcode == Opcode::kParameter ||
+        donor.shape != result.shape || donor.last_use != result.defined_at ||
+        LeafCount(result.defined_by->shape) != 1 ||
+        !options.in_place(*result.defined_by, *d.parameter)) {
+      continue;
+    }
+    bool taken = false;
+    for (const LogicalBuffer& b : a->buffers) taken |= b.donor == donor.id;
+    if (!taken) result.donor = donor.id;
+  }
+}
+
 }  // namespace
 
 int64_t LeafCount(const ir::Shape& shape) {
@@ -129,20 +153,33 @@ Result<BufferAssignment> AssignBuffers(const ir::Module& module) {
   return AssignBuffers(*module.entry());
 }
 
-Result<BufferAssignment> AssignBuffers(const ir::Computation& computation) {
+Result<BufferAssignment> AssignBuffers(const ir::Computation& computation,
+                                       const DonationOptions* donation) {
   BufferAssignment a;
   DETRAIN_ASSIGN_OR_RETURN(a.schedule, computation.PostOrder());
   ComputeLiveness(computation, &a);
-  // Buffers to free after each position, in id order.
+  if (donation != nullptr && computation.root() != nullptr)
+    Donate(*donation, computation.root(), &a);
+  // Buffers to free after each position, in id order; a donor's block is not freed but passed on.
   std::vector<std::vector<int64_t>> frees(a.schedule.size() + 1);
-  for (const LogicalBuffer& b : a.buffers) frees[static_cast<size_t>(b.last_use)].push_back(b.id);
+  std::vector<char> donated(a.buffers.size(), 0);
+  for (const LogicalBuffer& b : a.buffers) {
+    if (b.donor >= 0) donated[static_cast<size_t>(b.donor)] = 1;
+  }
+  for (const LogicalBuffer& b : a.buffers) {
+    if (!donated[static_cast<size_t>(b.id)]) frees[static_cast<size_t>(b.last_use)].push_back(b.id);
+  }
   Arena arena;
   size_t next = 0;  // buffers are defined in id order along the schedule
   for (size_t pos = 0; pos < a.schedule.size(); ++pos) {
     for (; next < a.buffers.size() && a.buffers[next].defined_at == static_cast<int64_t>(pos);
          ++next) {
       LogicalBuffer& b = a.buffers[next];
-      b.offset = b.size == 0 ? 0 : arena.Allocate(AlignUp(b.size));
+      if (b.donor >= 0) {
+        b.offset = a.buffers[static_cast<size_t>(b.donor)].offset;
+      } else {
+        b.offset = b.size == 0 ? 0 : arena.Allocate(AlignUp(b.size));
+      }
       a.total_bytes += AlignUp(b.size);
     }
     for (int64_t id : frees[pos]) {

@@ -10,6 +10,13 @@
 // Called computations (combiners, fused computations) are evaluated inside their kernel and
 // get no arena space.
 //
+// Donation (plan format 3, schemas/plan.md "Donation"): a result of the entry may take over the
+// buffer of a parameter donated to it — the training state's new value where its old value was,
+// as XLA's input/output aliasing — when the parameter is one array of the result's type and
+// size, no result itself, and its last reader is the kernel that defines the result, a kernel
+// that reads each element before it writes that element (`in_place`). The pair then shares one
+// slice: the donor's block passes to the result instead of being freed.
+//
 // Placement: positions in schedule order; at each position, first the new buffers are placed
 // (operands are still live), then the buffers whose last use is this position are freed. A new
 // buffer takes the lowest-offset free block that fits (first fit; freed neighbours are merged),
@@ -21,6 +28,7 @@
 #define DETRAIN_COMPILER_PLAN_BUFFER_ASSIGNMENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -40,6 +48,20 @@ struct LogicalBuffer {
   int64_t offset = 0;                    // in the arena, a multiple of kBufferAlignment
   int64_t defined_at = 0, last_use = 0;  // schedule positions, inclusive
   bool is_output = false;                // part of the entry's result: live to the end
+  int64_t donor = -1;                    // the donated parameter buffer it took over, or -1
+};
+
+// Donations offered to buffer assignment: parameter `parameter` (an entry parameter of one array)
+// to leaf `result_leaf` of the entry's result (tuple order, flattened).
+struct Donation {
+  const ir::Instruction* parameter = nullptr;
+  int64_t result_leaf = 0;
+};
+struct DonationOptions {
+  std::vector<Donation> donations;
+  // Whether `user`, defining one array, computes each element of it from the elements of
+  // operand `operand` at the same index only (an elementwise kernel): then it may write over it.
+  std::function<bool(const ir::Instruction& user, const ir::Instruction& operand)> in_place;
 };
 
 struct BufferAssignment {
@@ -53,8 +75,10 @@ struct BufferAssignment {
 
 Result<BufferAssignment> AssignBuffers(const ir::Module& module);
 // The same for any computation of a module (a loop's condition or body: the builder plans them
-// as plans of their own), its parameters in place of the entry's.
-Result<BufferAssignment> AssignBuffers(const ir::Computation& computation);
+// as plans of their own), its parameters in place of the entry's; with `donation`, the
+// donations that qualify are made (each is decided by the schedule alone: deterministic).
+Result<BufferAssignment> AssignBuffers(const ir::Computation& computation,
+                                       const DonationOptions* donation = nullptr);
 
 // Number of array leaves of `shape` (1 for an array).
 int64_t LeafCount(const ir::Shape& shape);

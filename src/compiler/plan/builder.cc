@@ -8,6 +8,7 @@
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "attest/sha256.h"
@@ -92,27 +93,43 @@ void AddBuffers(const BufferAssignment& a, pb::Plan* plan) {
     out->set_leaf(static_cast<int32_t>(b.leaf));
     out->set_last_use(static_cast<int32_t>(b.last_use));
     out->set_is_output(b.is_output);
+    if (b.donor >= 0) out->set_donor(static_cast<int32_t>(b.donor));
   }
+}
+
+// Plan format 3's donations (builder.h): the k-th state parameter to result leaf k.
+DonationOptions StateDonations(const ir::Computation& entry, const EntrySignature& signature) {
+  DonationOptions d;
+  int64_t k = 0;
+  for (const Instruction* p : entry.Parameters()) {
+    if (IsStateRole(signature.roles[static_cast<size_t>(p->parameter_number)]))
+      d.donations.push_back({p, k++});
+  }
+  d.in_place = [](const Instruction& user, const Instruction& operand) {
+    return IsElementwiseKernel(user) &&
+           std::find(user.operands.begin(), user.operands.end(), &operand) != user.operands.end();
+  };
+  return d;
 }
 
 Result<pb::Plan> PlanComputation(const ir::Computation& computation,
                                  const ir::CanonicalNames& names, const EntrySignature& signature,
-                                 int depth, BuiltPlan* totals = nullptr);
+                                 int depth, uint32_t format, BuiltPlan* totals = nullptr);
 
 // A `while` kernel's spec: its condition and body planned as plans of their own, their arenas at
 // `region` of the enclosing plan's arena (plan.proto WhileSpec).
 Status AddWhile(const Instruction& instr, const ir::CanonicalNames& names, int64_t region,
-                int depth, pb::Kernel* k) {
+                int depth, uint32_t format, pb::Kernel* k) {
   if (depth >= kMaxLoopNesting) {
     return InvalidArgument("loops nested more than " + std::to_string(kMaxLoopNesting) + " deep");
   }
   pb::WhileSpec* w = k->mutable_while_loop();
   DETRAIN_ASSIGN_OR_RETURN(
       *w->mutable_condition(),
-      PlanComputation(*instr.ComputationAttr(ir::Attr::kCondition), names, {}, depth + 1));
+      PlanComputation(*instr.ComputationAttr(ir::Attr::kCondition), names, {}, depth + 1, format));
   DETRAIN_ASSIGN_OR_RETURN(
       *w->mutable_body(),
-      PlanComputation(*instr.ComputationAttr(ir::Attr::kBody), names, {}, depth + 1));
+      PlanComputation(*instr.ComputationAttr(ir::Attr::kBody), names, {}, depth + 1, format));
   w->set_region(region);
   k->set_implementation("cpu.while.v1");
   return Status::Ok();
@@ -120,7 +137,7 @@ Status AddWhile(const Instruction& instr, const ir::CanonicalNames& names, int64
 
 Status AddKernel(const Instruction& instr, int32_t id, bool is_root,
                  const ir::CanonicalNames& names, const BufferAssignment& a, ShardRange shards,
-                 int depth, pb::Plan* plan) {
+                 int depth, uint32_t format, pb::Plan* plan) {
   pb::Kernel* k = plan->add_kernels();
   k->set_id(id);
   k->set_name(names.instructions.at(&instr));
@@ -136,8 +153,9 @@ Status AddKernel(const Instruction& instr, int32_t id, bool is_root,
     k->set_shard_lo(shards.lo);
     k->set_shard_hi(shards.hi);
   }
-  Status s = instr.opcode == ir::Opcode::kWhile ? AddWhile(instr, names, a.arena_bytes, depth, k)
-                                                : BuildKernelSpec(instr, names, k);
+  Status s = instr.opcode == ir::Opcode::kWhile
+                 ? AddWhile(instr, names, a.arena_bytes, depth, format, k)
+                 : BuildKernelSpec(instr, names, k);
   if (!s.ok()) return Status(s.code(), "plan: kernel " + k->name() + ": " + s.message());
   if (instr.opcode == ir::Opcode::kAllReduce) plan->set_replicated(true);
   return Status::Ok();
@@ -149,20 +167,26 @@ Status AddKernel(const Instruction& instr, int32_t id, bool is_root,
 // gets the assignment's peak and total bytes.
 Result<pb::Plan> PlanComputation(const ir::Computation& computation,
                                  const ir::CanonicalNames& names, const EntrySignature& signature,
-                                 int depth, BuiltPlan* totals) {
-  DETRAIN_ASSIGN_OR_RETURN(BufferAssignment a, AssignBuffers(computation));
-  if (totals != nullptr) {
-    totals->peak_bytes = a.arena_bytes;
-    totals->total_bytes = a.total_bytes;
-  }
+                                 int depth, uint32_t format, BuiltPlan* totals) {
   auto params = computation.Parameters();
   if (!signature.roles.empty() && signature.roles.size() != params.size()) {
     return InvalidArgument("plan: the signature has " + std::to_string(signature.roles.size()) +
                            " roles for " + std::to_string(params.size()) + " entry parameters");
   }
   if (signature.shards < 1) return InvalidArgument("plan: the shard count must be at least 1");
+  // The entry of a training program (its state roles) donates its state; a loop's plans and an
+  // imported module's do not.
+  std::optional<DonationOptions> donation;
+  if (format >= 3 && depth == 0 && !signature.roles.empty())
+    donation = StateDonations(computation, signature);
+  DETRAIN_ASSIGN_OR_RETURN(BufferAssignment a,
+                           AssignBuffers(computation, donation ? &*donation : nullptr));
+  if (totals != nullptr) {
+    totals->peak_bytes = a.arena_bytes;
+    totals->total_bytes = a.total_bytes;
+  }
   pb::Plan plan;
-  plan.set_format_version(kPlanFormatVersion);
+  plan.set_format_version(format);
   plan.set_module_name(names.computations.at(&computation));
   plan.set_alignment(kBufferAlignment);
   plan.set_total_buffer_bytes(a.total_bytes);
@@ -182,8 +206,8 @@ Result<pb::Plan> PlanComputation(const ir::Computation& computation,
   int64_t region = 0;  // the largest arena of a loop's sub-plans
   for (size_t i = 0; i < a.schedule.size(); ++i) {
     const Instruction* x = a.schedule[i];
-    DETRAIN_RETURN_IF_ERROR(
-        AddKernel(*x, static_cast<int32_t>(i), x == root, names, a, ranges[x], depth, &plan));
+    DETRAIN_RETURN_IF_ERROR(AddKernel(*x, static_cast<int32_t>(i), x == root, names, a, ranges[x],
+                                      depth, format, &plan));
     if (x->opcode == ir::Opcode::kWhile) {
       const pb::WhileSpec& w = plan.kernels(static_cast<int>(i)).while_loop();
       region = std::max({region, w.condition().arena_bytes(), w.body().arena_bytes()});
@@ -197,7 +221,12 @@ Result<pb::Plan> PlanComputation(const ir::Computation& computation,
 }  // namespace
 
 Result<BuiltPlan> BuildPlan(const ir::Module& optimized, const EntrySignature& signature,
-                            std::string_view canonical_text) {
+                            std::string_view canonical_text, const PlanOptions& options) {
+  if (!IsKnownPlanFormat(options.format_version)) {
+    return InvalidArgument(
+        "plan format " + std::to_string(options.format_version) + ": this detrain writes formats " +
+        std::to_string(kOldestPlanFormatVersion) + " to " + std::to_string(kPlanFormatVersion));
+  }
   std::string text(canonical_text);
   if (text.empty()) {
     DETRAIN_RETURN_IF_ERROR(ir::VerifyModule(optimized));
@@ -206,8 +235,9 @@ Result<BuiltPlan> BuildPlan(const ir::Module& optimized, const EntrySignature& s
   if (optimized.entry() == nullptr) return InvalidArgument("plan: the module has no entry");
   DETRAIN_ASSIGN_OR_RETURN(ir::CanonicalNames names, ir::ComputeCanonicalNames(optimized));
   BuiltPlan built;
-  DETRAIN_ASSIGN_OR_RETURN(
-      pb::Plan plan, PlanComputation(*optimized.entry(), names, signature, /*depth=*/0, &built));
+  DETRAIN_ASSIGN_OR_RETURN(pb::Plan plan,
+                           PlanComputation(*optimized.entry(), names, signature, /*depth=*/0,
+                                           options.format_version, &built));
   plan.set_module_name(optimized.name());
   plan.set_module_sha256(attest::Sha256Hex(text));
   {

@@ -32,12 +32,21 @@ struct BuiltPlan {
   int64_t peak_bytes = 0, total_bytes = 0;
 };
 
+struct PlanOptions {
+  // kOldestPlanFormatVersion..kPlanFormatVersion: format 2 is format 3 without donation (a
+  // verifier rebuilds a bundle's plan in the format it was recorded in).
+  uint32_t format_version = kPlanFormatVersion;
+};
+
 // `optimized` must pass ir::VerifyModule (normally the output of passes::RunPipeline).
 // `signature.roles` is empty (every parameter kInput) or has one role per entry parameter.
 // `canonical_text`, when given, must be ir::PrintModule(optimized) of a verified module (the
 // pipeline's last dump): the builder then neither verifies nor prints the module again.
+// Format 3 donates the entry's state parameters (roles parameter, optimizer-state and step), in
+// entry order, to its first results: the train step returns its new state first, in that order
+// (schemas/plan.md "Donation").
 Result<BuiltPlan> BuildPlan(const ir::Module& optimized, const EntrySignature& signature = {},
-                            std::string_view canonical_text = {});
+                            std::string_view canonical_text = {}, const PlanOptions& options = {});
 
 // Protobuf text format of a serialized plan, for `detrain compile --emit plan`.
 Result<std::string> PlanToText(std::string_view plan_bytes);

@@ -234,6 +234,25 @@ Status BuildConvolution(const Instruction& instr, pb::ConvolutionSpec* spec) {
 
 }  // namespace
 
+bool IsElementwiseKernel(const Instruction& instr) {
+  const ir::OpCategory c = ir::OpcodeCategory(instr.opcode);
+  // The ops BuildKernelSpec builds with BuildElementwise: the unary, binary and elementwise
+  // categories (compare, select, clamp, convert, bitcast-convert).
+  if (c == ir::OpCategory::kUnary || c == ir::OpCategory::kBinary ||
+      c == ir::OpCategory::kElementwise) {
+    return true;
+  }
+  if (instr.opcode != Opcode::kFusion) return false;
+  // BuildFusion's classification: a fusion holding a reduce is a fused reduction.
+  const ir::Computation* called = instr.ComputationAttr(ir::Attr::kCalls);
+  Result<std::vector<const Instruction*>> order = Reachable(*called, called->root());
+  if (!order.ok()) return false;
+  for (const Instruction* x : *order) {
+    if (x->opcode == Opcode::kReduce) return false;
+  }
+  return true;
+}
+
 Status BuildKernelSpec(const Instruction& instr, const ir::CanonicalNames& names,
                        pb::Kernel* kernel) {
   kernel->set_implementation(Impl(ir::OpcodeName(instr.opcode)));

@@ -22,6 +22,11 @@ namespace detrain::plan {
 // Fills kernel->spec (the oneof) and kernel->implementation for `instr`. An instruction no
 // backend can run (an unknown custom-call target, a fusion of non-elementwise ops) is an
 // Unimplemented error naming it.
+// Whether `instr`'s kernel is elementwise (one op, or a fusion without a reduce): each element of
+// its result is computed from its operands' elements at the same index, or from a one-element
+// operand — so it may write over an operand of its result's size (plan format 3's donation).
+bool IsElementwiseKernel(const ir::Instruction& instr);
+
 Status BuildKernelSpec(const ir::Instruction& instr, const ir::CanonicalNames& names,
                        plan::v2::Kernel* kernel);
 

@@ -115,6 +115,43 @@ Status CheckEntry(const pb::Plan& plan) {
   return Status::Ok();
 }
 
+// Format 3's donations (plan.md "Donation"): a result that takes over an entry parameter's buffer
+// shares its slice, defined by an elementwise kernel that reads it last; one result per donor.
+Status CheckDonors(const pb::Plan& plan, const std::vector<Array>& buffers, bool entry) {
+  std::vector<char> donated(buffers.size(), 0);
+  for (int i = 0; i < plan.buffers_size(); ++i) {
+    const pb::Buffer& b = plan.buffers(i);
+    if (!b.has_donor()) continue;
+    const std::string what = "plan: buffer " + std::to_string(i) + "'s donor";
+    if (plan.format_version() < 3 || !entry)
+      return InvalidArgument(what + ": donation is for an entry plan of format 3 or later");
+    const int32_t d = b.donor();
+    if (d < 0 || d >= i || donated[static_cast<size_t>(d)])
+      return InvalidArgument(what + " " + std::to_string(d) + " is no earlier buffer, or taken");
+    donated[static_cast<size_t>(d)] = 1;
+    bool parameter = false;
+    for (const pb::EntryParameter& p : plan.parameters()) parameter |= p.buffers(0) == d;
+    const Array &x = buffers[static_cast<size_t>(i)], &y = buffers[static_cast<size_t>(d)];
+    const pb::Buffer& donor = plan.buffers(d);
+    if (!parameter || donor.is_output() || x.type != y.type || x.dims != y.dims ||
+        x.offset != y.offset || donor.last_use() != b.defined_by()) {
+      return InvalidArgument(what + " " + std::to_string(d) +
+                             " is not a parameter of its type and place read last where it is "
+                             "defined");
+    }
+    const pb::Kernel& k = plan.kernels(b.defined_by());
+    bool reads = false;
+    for (const pb::Operand& op : k.operands()) {
+      for (int32_t o : op.buffers()) reads |= o == d;
+    }
+    if (!k.has_elementwise() || k.elementwise().has_reduce() || k.outputs_size() != 1 || !reads) {
+      return InvalidArgument(what + ": kernel " + k.name() +
+                             " is not an elementwise kernel of one result reading it");
+    }
+  }
+  return Status::Ok();
+}
+
 // Whether two lists of arrays have the same types and shapes, pairwise.
 bool SameArrays(const std::vector<Array>& a, const std::vector<Array>& b) {
   if (a.size() != b.size()) return false;
@@ -138,10 +175,11 @@ std::vector<Array> Pick(const std::vector<Array>& buffers,
 class PlanValidator {
  public:
   static Result<ValidatedPlan> Whole(pb::Plan plan, int depth) {
-    if (plan.format_version() != kPlanFormatVersion) {
+    if (!IsKnownPlanFormat(plan.format_version())) {
       return InvalidArgument("plan format version " + std::to_string(plan.format_version()) +
-                             " (this detrain runs version " + std::to_string(kPlanFormatVersion) +
-                             ")");
+                             " (this detrain runs versions " +
+                             std::to_string(kOldestPlanFormatVersion) + " to " +
+                             std::to_string(kPlanFormatVersion) + ")");
     }
     auto owned = std::make_unique<pb::Plan>(std::move(plan));
     DETRAIN_ASSIGN_OR_RETURN(ValidatedPlan v, Validate(*owned, depth, nullptr));
@@ -164,6 +202,7 @@ class PlanValidator {
     } else {
       DETRAIN_RETURN_IF_ERROR(CheckLoopSignature(plan, v.buffers_, *state));
     }
+    DETRAIN_RETURN_IF_ERROR(CheckDonors(plan, v.buffers_, state == nullptr));
     v.kernels_.resize(static_cast<size_t>(plan.kernels_size()));
     for (int i = 0; i < plan.kernels_size(); ++i) {
       CheckedKernel& k = v.kernels_[static_cast<size_t>(i)];

@@ -16,8 +16,14 @@
 
 namespace detrain::plan {
 
-// Plan.format_version (schemas/plan.md "Versioning").
-inline constexpr uint32_t kPlanFormatVersion = 2;
+// Plan.format_version (schemas/plan.md "Versioning"): the version this detrain writes by default,
+// and the oldest it still writes and reads. Format 3 donates the training state's buffers to the
+// step's new state (plan.md "Donation"); format 2 is format 3 without donation.
+inline constexpr uint32_t kPlanFormatVersion = 3;
+inline constexpr uint32_t kOldestPlanFormatVersion = 2;
+constexpr bool IsKnownPlanFormat(int64_t version) {
+  return version >= kOldestPlanFormatVersion && version <= kPlanFormatVersion;
+}
 
 // Loops nested deeper than this in a plan are refused (schemas/plan.md "Loops"): each level
 // is a plan inside a while kernel of the plan above it, and the builder and the reader

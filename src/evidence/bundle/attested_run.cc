@@ -218,13 +218,14 @@ Result<RunSummary> AttestedLoop(const RunOptions& o, RunSession& s, const json& 
       DETRAIN_RETURN_IF_ERROR(steps.Sync());
       const StepRecord& r = records.back();
       DETRAIN_RETURN_IF_ERROR(MakeDirs(JoinPath(dir, kCheckpointsDir)));
-      DETRAIN_RETURN_IF_ERROR(WriteSafetensorsFile(
-          JoinPath(dir, CheckpointPath(t + 1)),
-          runtime::StateFile(state, {{"detrain.format", kCheckpointFormat},
-                                     {"detrain.steps_done", std::to_string(t + 1)},
-                                     {"detrain.step_hash", Hex(r.hash)},
-                                     {"detrain.params_root", Hex(*r.params_root)},
-                                     {"detrain.optimizer_root", Hex(*r.optimizer_root)}})));
+      DETRAIN_RETURN_IF_ERROR(
+          WriteSafetensorsFile(JoinPath(dir, CheckpointPath(t + 1)),
+                               {{"detrain.format", kCheckpointFormat},
+                                {"detrain.steps_done", std::to_string(t + 1)},
+                                {"detrain.step_hash", Hex(r.hash)},
+                                {"detrain.params_root", Hex(*r.params_root)},
+                                {"detrain.optimizer_root", Hex(*r.optimizer_root)}},
+                               runtime::StateRefs(state)));
       DETRAIN_RETURN_IF_ERROR(WriteJson(dir, kProgress, progress_json(t + 1)));
       Report(o, RunProgress::kCheckpoint, t + 1, first, s, sum.last_loss, eval);
     } else {

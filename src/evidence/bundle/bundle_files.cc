@@ -237,15 +237,25 @@ Status CheckStaticsMatch(const std::string& dir, const BundleStatics& s) {
   return Status::Ok();
 }
 
+namespace {
+
+std::map<std::string, std::string> FinalWeightsMetadata(const FinalState& fin,
+                                                        const std::string& root_digest) {
+  return {{"format", "pt"},
+          {"detrain.format", kWeightsFormat},
+          {"detrain.bundle_root", root_digest},
+          {"detrain.final_step_hash", Hex(fin.step_hash)},
+          {"detrain.params_root", Hex(fin.params_root)},
+          {"detrain.steps_done", std::to_string(fin.steps_done)}};
+}
+
+}  // namespace
+
 Result<std::string> FinalWeightsBytes(const runtime::TrainState& params, const FinalState& fin,
                                       const std::string& root_digest) {
-  return SerializeSafetensors(runtime::StateFile(
-      runtime::ParamsOf(params), {{"format", "pt"},
-                                  {"detrain.format", kWeightsFormat},
-                                  {"detrain.bundle_root", root_digest},
-                                  {"detrain.final_step_hash", Hex(fin.step_hash)},
-                                  {"detrain.params_root", Hex(fin.params_root)},
-                                  {"detrain.steps_done", std::to_string(fin.steps_done)}}));
+  SafetensorsFile f = runtime::StateFile(runtime::ParamsOf(params), {});
+  f.metadata = FinalWeightsMetadata(fin, root_digest);
+  return SerializeSafetensors(f);
 }
 
 Result<std::set<std::string>> WrittenNames(const BundleStatics& s) {
@@ -346,9 +356,11 @@ Result<std::string> FinishBundle(const std::string& dir, const BundleStatics& s,
   DETRAIN_ASSIGN_OR_RETURN(json manifest, ManifestJson(s, fin, FileEntries(digests)));
   DETRAIN_ASSIGN_OR_RETURN(std::string root, ManifestRootDigest(manifest));
   manifest["root_digest"] = root;
-  DETRAIN_ASSIGN_OR_RETURN(std::string weights, FinalWeightsBytes(state, fin, root));
   DETRAIN_RETURN_IF_ERROR(MakeDirs(JoinPath(dir, "final")));
-  DETRAIN_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(dir, kFinalWeights), weights));
+  // FinalWeightsBytes' bytes, streamed from the state (the verifier rebuilds them with it).
+  DETRAIN_RETURN_IF_ERROR(WriteSafetensorsFile(JoinPath(dir, kFinalWeights),
+                                               FinalWeightsMetadata(fin, root),
+                                               runtime::StateRefs(state, /*params_only=*/true)));
   DETRAIN_ASSIGN_OR_RETURN(std::string text, CanonicalLine(manifest));
   DETRAIN_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(dir, kManifest), text));
   return root;

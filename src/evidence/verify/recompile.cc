@@ -230,10 +230,11 @@ Check Recompile(const Bundle& b, const VerifyOptions& o, Replayable* r) {
   // makes the plan replay runs, and stages 3-4 are taken as recorded (CompileStages).
   const BackendGeneration backend = o.backend.value_or(CurrentBackend());
   if (b.manifest.pipeline.has_value()) {
-    r->backend_gap =
-        BackendGap(backend, *b.manifest.pipeline,
-                   b.manifest.plan_format_version.value_or(backend.plan_format_version));
+    const int64_t format = b.manifest.plan_format_version.value_or(backend.plan_format_version);
+    r->backend_gap = BackendGap(backend, *b.manifest.pipeline, format);
     copts.pipeline = r->backend_gap.empty() ? *b.manifest.pipeline : backend.default_pipeline;
+    // A plan format this detrain still writes is written as recorded (no gap: it is one of them).
+    if (r->backend_gap.empty()) copts.plan_format_version = static_cast<uint32_t>(format);
   }
   const std::string program = JoinPath(b.dir, b.manifest.program_path);
   if (!RegularFileSize(program).ok()) {

@@ -331,7 +331,7 @@ json AttestationsJson(const std::vector<sign::AttestationCheck>& checked) {
 }  // namespace
 
 BackendGeneration CurrentBackend() {
-  return {passes::kDefaultPipeline, plan::kPlanFormatVersion, {}};
+  return {passes::kDefaultPipeline, plan::kPlanFormatVersion, {}, plan::kOldestPlanFormatVersion};
 }
 
 std::string BackendGap(const BackendGeneration& backend, const std::string& pipeline,
@@ -342,10 +342,16 @@ std::string BackendGap(const BackendGeneration& backend, const std::string& pipe
     gap = "the recorded pipeline \"" + pipeline + "\" is not one this detrain runs (" + why +
           "); this detrain's is \"" + backend.default_pipeline + "\"";
   }
-  if (plan_format_version != backend.plan_format_version) {
-    gap += std::string(gap.empty() ? "" : "; ") + "the recorded plan format is " +
-           std::to_string(plan_format_version) + ", this detrain writes plan format " +
-           std::to_string(backend.plan_format_version);
+  const int64_t oldest = backend.oldest_plan_format_version < 0
+                             ? backend.plan_format_version
+                             : backend.oldest_plan_format_version;
+  if (plan_format_version < oldest || plan_format_version > backend.plan_format_version) {
+    gap +=
+        std::string(gap.empty() ? "" : "; ") + "the recorded plan format is " +
+        std::to_string(plan_format_version) + ", this detrain writes plan format" +
+        (oldest == backend.plan_format_version ? " " + std::to_string(oldest)
+                                               : "s " + std::to_string(oldest) + " to " +
+                                                     std::to_string(backend.plan_format_version));
   }
   // A recorded spec is bundle input: a note quotes it, but not without bound.
   constexpr size_t kMaxGap = 4096;

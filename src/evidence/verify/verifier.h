@@ -59,10 +59,13 @@ namespace detrain::verify {
 // `default_pipeline`, replays on that plan, and notes the stages as not reproduced.
 struct BackendGeneration {
   std::string default_pipeline;  // passes::kDefaultPipeline
-  int64_t plan_format_version;   // plan::kPlanFormatVersion
+  int64_t plan_format_version;   // plan::kPlanFormatVersion: the format it writes by default
   // For tests that stand for a later detrain: spec elements ("fuse", "cse@2") to treat as
   // passes this verifier no longer runs.
   std::vector<std::string> retired_passes;
+  // The oldest plan format it still writes (plan::kOldestPlanFormatVersion); -1: none but
+  // plan_format_version.
+  int64_t oldest_plan_format_version = -1;
 };
 BackendGeneration CurrentBackend();
 

@@ -1,6 +1,8 @@
 // See cpu_device.h.
 #include "runtime/cpu/cpu_device.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -16,22 +18,33 @@ CpuDevice::CpuDevice(int index, ThreadPool* pool, Isa isa, bool whole_plan)
 }
 
 CpuDevice::~CpuDevice() {
-  std::free(arena_);
+  FreeArena();
   std::free(scratch_);
+}
+
+void CpuDevice::FreeArena() {
+  if (arena_ != nullptr) ::munmap(arena_, arena_bytes_);
+  arena_ = nullptr;
+  arena_bytes_ = 0;
 }
 
 std::string CpuDevice::Name() const { return "cpu:" + std::to_string(index_); }
 
 Status CpuDevice::Load(const plan::ValidatedPlan& plan) {
   buffers_ = plan.buffers();
-  std::free(arena_);
-  size_t bytes = static_cast<size_t>((plan.proto().arena_bytes() + 63) / 64 * 64 + 64);
-  arena_ = static_cast<uint8_t*>(std::aligned_alloc(64, bytes));
+  FreeArena();
+  // Anonymous pages read as zero and take memory only once written: a buffer no kernel writes
+  // (a dot a load-time rewrite folded away, cpu/plan_folds.h) costs address space, not memory.
+  // Zero either way, as a cleared allocation was: no byte a kernel reads depends on the
+  // allocator.
+  const size_t bytes = static_cast<size_t>((plan.proto().arena_bytes() + 63) / 64 * 64 + 64);
+  void* arena = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   // Within the budget (the plan reader checked it), but the system refuses: a limit of the
   // machine, as the budget's own refusals are.
-  if (arena_ == nullptr)
+  if (arena == MAP_FAILED)
     return ResourceExhausted("cannot allocate a " + std::to_string(bytes) + "-byte arena");
-  std::memset(arena_, 0, bytes);
+  arena_ = static_cast<uint8_t*>(arena);
+  arena_bytes_ = bytes;
   kernels_.clear();
   int64_t scratch = 0;
   DETRAIN_ASSIGN_OR_RETURN(kernels_, PrepareKernels(plan, whole_plan_, &folds_));

@@ -1,4 +1,5 @@
-// The CPU device: one arena of the plan's size, the plan's kernels prepared for it
+// The CPU device: one arena of the plan's size (anonymous memory: only the pages a kernel writes
+// take memory), the plan's kernels prepared for it
 // (cpu/kernels.h), run synchronously on a shared thread pool with a chosen ISA path; and the CPU
 // backend's factory (device_factory.h), which owns that pool.
 //
@@ -37,7 +38,10 @@ class CpuDevice : public Device {
   int index_;
   bool whole_plan_;
   ExecContext ctx_;
-  uint8_t* arena_ = nullptr;
+  void FreeArena();
+
+  uint8_t* arena_ = nullptr;  // mmap'd: page-aligned, zero until written
+  size_t arena_bytes_ = 0;
   uint8_t* scratch_ = nullptr;  // ctx_.scratch: the kernels' shared scratch space
   std::vector<ArrayRef> buffers_;
   std::vector<std::unique_ptr<CpuKernel>> kernels_;

@@ -19,6 +19,7 @@ Result<std::unique_ptr<RunSession>> OpenProgram(const RunOptions& o,
                                                 attest::DigestPolicy step_digest) {
   driver::CompileOptions copts;
   copts.cuda = o.executor.backend == Backend::kCuda;  // the executable it runs
+  copts.plan_format_version = o.plan_format_version;
   if (copts.cuda && !cuda::HasGpuSystem(o.executor.backend_options.get())) {
     // No GPU: say so before compiling for one.
     DETRAIN_RETURN_IF_ERROR(cuda::CountDriverGpus().status().WithContext("--backend cuda"));
@@ -77,11 +78,12 @@ Result<RunSummary> TrainLoop(const RunOptions& o, RunSession& s) {
   sum.complete = !sum.stopped && !sum.interrupted;
   if (!o.output_dir.empty() && !sum.interrupted) {  // an interrupted run writes nothing
     DETRAIN_RETURN_IF_ERROR(MakeDirs(JoinPath(o.output_dir, "final")));
-    DETRAIN_RETURN_IF_ERROR(WriteSafetensorsFile(
-        JoinPath(o.output_dir, kFinalWeights),
-        StateFile(ParamsOf(state), {{"format", "pt"},
-                                    {"detrain.format", kWeightsFormat},
-                                    {"detrain.steps", std::to_string(sum.steps_done)}})));
+    DETRAIN_RETURN_IF_ERROR(
+        WriteSafetensorsFile(JoinPath(o.output_dir, kFinalWeights),
+                             {{"format", "pt"},
+                              {"detrain.format", kWeightsFormat},
+                              {"detrain.steps", std::to_string(sum.steps_done)}},
+                             StateRefs(state, /*params_only=*/true)));
   }
   Report(o, RunProgress::kDone, sum.steps_done, sum.steps, sum.last_loss, sum.last_eval);
   return sum;

@@ -40,7 +40,9 @@ struct RunOptions {
   std::string output_dir;  // the bundle (attested), or where final weights go; empty: none
   ExecutorOptions executor;
   std::optional<int64_t> steps;  // instead of the program's
-  std::string detrain_version;   // for the record of each rank
+  // Stage 4's plan format (driver::CompileOptions::plan_format_version); it is hashed.
+  uint32_t plan_format_version = plan::kPlanFormatVersion;
+  std::string detrain_version;  // for the record of each rank
   std::function<void(const RunProgress&)> progress;
   const std::atomic<bool>* interrupt = nullptr;  // set: stop after the current step
 };

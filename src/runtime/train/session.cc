@@ -117,7 +117,6 @@ Result<StepResult> RunSession::StepUnrecorded(int64_t t, TrainState* state,
 Result<std::unique_ptr<Replica>> RunSession::NewReplica(const ExecutorOptions& executor) const {
   std::unique_ptr<Replica> r(new Replica(*this, *data_));
   DETRAIN_ASSIGN_OR_RETURN(r->trainer_, Trainer::Create(compiled_, &r->data_, executor));
-  r->layout_ = r->trainer_->StateLayout();
   return r;
 }
 
@@ -129,7 +128,7 @@ Result<TrainState> Replica::StartState(int64_t k, const RecordedRun& run) {
                              KeysWithSplit(session_.config(), &split_key));
     return trainer_->InitialState(keys.get());
   }
-  TrainState state = layout_;
+  TrainState state = trainer_->StateLayout();
   DETRAIN_RETURN_IF_ERROR(run.LoadCheckpoint(k, &state));
   return state;
 }

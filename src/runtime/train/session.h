@@ -130,7 +130,6 @@ class Replica {
                                 const std::function<void(int64_t start)>& before, ThreadPool* pool);
 
   TrainingData& data() { return data_; }
-  const TrainState& layout() const { return layout_; }
 
  private:
   friend class RunSession;
@@ -140,7 +139,6 @@ class Replica {
   const RunSession& session_;
   TrainingData data_;
   std::unique_ptr<Trainer> trainer_;
-  TrainState layout_;
 };
 
 }  // namespace detrain::runtime

@@ -57,6 +57,16 @@ Result<std::pair<attest::Digest256, attest::Digest256>> StateRoots(const TrainSt
   return std::make_pair(p, o);
 }
 
+std::vector<SafeTensorRef> StateRefs(const TrainState& state, bool params_only) {
+  std::vector<SafeTensorRef> refs;
+  for (const StateTensor& s : state) {
+    if (params_only && s.role != plan::ParamRole::kParameter) continue;
+    const auto& dims = s.value.shape().dims();
+    refs.push_back({s.name, ir::SafetensorsDType(s.value.shape().type()), dims, s.value.bytes()});
+  }
+  return refs;
+}
+
 SafetensorsFile StateFile(const TrainState& state, std::map<std::string, std::string> metadata) {
   SafetensorsFile f;
   f.metadata = std::move(metadata);

@@ -47,7 +47,10 @@ Result<std::pair<attest::Digest256, attest::Digest256>> StateRoots(const TrainSt
                                                                    ThreadPool* pool);
 
 // The state's tensors as safetensors, and back: names, dtypes and shapes must match the
-// layout's, and every tensor of the layout must be in the file and no other.
+// layout's, and every tensor of the layout must be in the file and no other. StateRefs borrows
+// the tensors (to write a file without a copy of the state; valid while `state` is unchanged),
+// all of them or the parameters only; StateFile copies them.
+std::vector<SafeTensorRef> StateRefs(const TrainState& state, bool params_only = false);
 SafetensorsFile StateFile(const TrainState& state, std::map<std::string, std::string> metadata);
 Status LoadState(const SafetensorsFile& file, TrainState* layout);
 

@@ -77,9 +77,9 @@ Result<std::unique_ptr<Trainer>> Trainer::Create(const driver::CompileResult& co
     t->validation_ = std::move(v);
   }
 
-  t->layout_ = runtime::StateLayout(compiled.state);
+  t->specs_ = compiled.state;
   t->initial_state_ = compiled.initial_state;  // a run spec's; null for a .dt program
-  if (t->initial_state_ != nullptr && t->initial_state_->size() != t->layout_.size()) {
+  if (t->initial_state_ != nullptr && t->initial_state_->size() != t->specs_.size()) {
     return Internal("trainer: the initial state does not match the state");
   }
   return t;
@@ -88,7 +88,7 @@ Result<std::unique_ptr<Trainer>> Trainer::Create(const driver::CompileResult& co
 Isa Trainer::isa() const { return step_->isa(); }
 const std::vector<std::string>& Trainer::devices() const { return step_->stats().devices; }
 
-TrainState Trainer::StateLayout() const { return layout_; }
+TrainState Trainer::StateLayout() const { return runtime::StateLayout(specs_); }
 
 Result<int64_t> Trainer::Follow() {
   int64_t stop = 0;
@@ -101,7 +101,7 @@ Result<int64_t> Trainer::Follow() {
 Result<TrainState> Trainer::InitialState(RunKeys* keys) const {
   if (initial_state_ != nullptr) return *initial_state_;
   DETRAIN_ASSIGN_OR_RETURN(nlohmann::json plan, attest::ParseJson(init_plan_));
-  TrainState state = layout_;
+  TrainState state = StateLayout();
   // The parameters lead the state, in declaration order (driver::StateSpec).
   if (params_.size() > state.size()) return Internal("init plan: more parameters than state");
   for (size_t index = 0; index < params_.size(); ++index) {
@@ -126,8 +126,8 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
   r.key = step_key;
   DETRAIN_ASSIGN_OR_RETURN(r.batch, data_->BatchOf(t));
   r.learning_rate = LearningRateAt(learning_rate_, t);
-  // The state is passed in place (borrowed) and the results land in literals kept between
-  // steps, swapped into the state afterwards: a step copies and allocates no state.
+  // The state is passed in place (borrowed) and the results stay on the devices until the loss
+  // says whether they replace it: a step copies the state in and out once and allocates none.
   const ir::Literal learning_rate =
       ir::Literal::Scalar<float>(ir::ElementType::kF32, r.learning_rate);
   const ir::Literal key =
@@ -158,18 +158,21 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
         return Internal("trainer: the train step has an untyped input " + p.name());
     }
   }
-  std::vector<ir::Literal>& results = step_results_;
-  DETRAIN_RETURN_IF_ERROR(step_->RunInto(args, &results));
-  if (results.size() != state->size() + 1) {
-    return Internal("trainer: the train step returned " + std::to_string(results.size()) +
+  const size_t results = static_cast<size_t>(step_->plan().outputs_size());
+  if (results != state->size() + 1) {
+    return Internal("trainer: the train step returns " + std::to_string(results) +
                     " arrays for a state of " + std::to_string(state->size()));
   }
-  r.loss = results.back().Get<float>(0);
+  DETRAIN_RETURN_IF_ERROR(step_->RunKeep(args));
+  ir::Literal loss;
+  DETRAIN_RETURN_IF_ERROR(step_->ReadResult(static_cast<int>(state->size()), &loss));
+  r.loss = loss.Get<float>(0);
   if (!std::isfinite(r.loss)) {
     r.finite = false;
     r.nonfinite = std::string("loss is ") + (std::isnan(r.loss) ? "NaN" : "infinite");
+    ir::Literal lit;  // each result in turn: the state stays as it was
     for (size_t i = 0; i < state->size(); ++i) {
-      const ir::Literal& lit = results[i];
+      DETRAIN_RETURN_IF_ERROR(step_->ReadResult(static_cast<int>(i), &lit));
       if (lit.shape().type() != ir::ElementType::kF32) continue;
       int64_t at = -1;
       for (int64_t e = 0; e < lit.element_count() && at < 0; ++e) {
@@ -183,23 +186,25 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
     }
     return r;
   }
-  for (size_t i = 0; i < state->size(); ++i) std::swap((*state)[i].value, results[i]);
+  for (size_t i = 0; i < state->size(); ++i)
+    DETRAIN_RETURN_IF_ERROR(step_->ReadResult(static_cast<int>(i), &(*state)[i].value));
   return r;
 }
 
 Result<EvalResult> Trainer::Evaluate(const TrainState& state) {
   if (eval_ == nullptr) return FailedPrecondition("the program has no validation split");
-  std::vector<ir::Literal> args;
+  std::vector<const ir::Literal*> args;  // borrowed: no copy of the parameters
   for (const StateTensor& s : state) {
-    if (s.role == ParamRole::kParameter) args.push_back(s.value);
+    if (s.role == ParamRole::kParameter) args.push_back(&s.value);
   }
-  args.push_back(validation_->features);
-  args.push_back(validation_->labels);
-  DETRAIN_ASSIGN_OR_RETURN(std::vector<std::vector<ir::Literal>> out, eval_->Run({args}));
+  args.push_back(&validation_->features);
+  args.push_back(&validation_->labels);
+  std::vector<ir::Literal> out;
+  DETRAIN_RETURN_IF_ERROR(eval_->RunInto(args, &out));
   EvalResult r;
-  if (out[0].empty()) return Internal("eval: no results");
-  r.loss = out[0][0].Get<float>(0);
-  if (out[0].size() > 1) r.accuracy = out[0][1].Get<float>(0);
+  if (out.empty()) return Internal("eval: no results");
+  r.loss = out[0].Get<float>(0);
+  if (out.size() > 1) r.accuracy = out[1].Get<float>(0);
   return r;
 }
 

@@ -65,7 +65,7 @@ class Trainer {
   TrainState StateLayout() const;
 
   // Runs step t on `state` (replaced by the new state unless the loss is not finite) with key
-  // `step_key`.
+  // `step_key`. The new state is read over the old one: a step allocates no state.
   Result<StepResult> Step(int64_t t, const prng::Key& step_key, TrainState* state);
 
   // A follower rank of a multi-process run (ExecutorOptions::cluster): takes part in each of
@@ -88,9 +88,10 @@ class Trainer {
   std::string init_plan_;
   TrainingData* data_ = nullptr;
   std::unique_ptr<Executor> step_;
-  std::vector<ir::Literal> step_results_;  // the results of Step, reused by RunInto
   std::unique_ptr<Executor> eval_;
-  TrainState layout_;
+  // The state's names, roles and shapes: a layout is made only when asked for (it would hold
+  // a zero copy of the whole state).
+  std::vector<driver::StateSpec> specs_;
   // A run spec's initial state (driver::CompileResult::initial_state); null for a .dt program.
   std::shared_ptr<const TrainState> initial_state_;
   std::optional<Batch> validation_;

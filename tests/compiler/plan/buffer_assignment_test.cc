@@ -22,6 +22,14 @@ std::string CheckAssignment(const BufferAssignment& a) {
   for (const LogicalBuffer& x : a.buffers) {
     for (const LogicalBuffer& y : a.buffers) {
       if (x.id >= y.id || x.size == 0 || y.size == 0) continue;
+      // A donated pair shares its slice: the donor dies where the result is born.
+      if (y.donor == x.id) {
+        if (x.offset != y.offset || x.last_use != y.defined_at) {
+          return "buffer " + std::to_string(y.id) + " took over donor " + std::to_string(x.id) +
+                 " where it is not free";
+        }
+        continue;
+      }
       bool live_together = x.defined_at <= y.last_use && y.defined_at <= x.last_use;
       bool overlap = x.offset < y.offset + y.size && y.offset < x.offset + x.size;
       if (live_together && overlap) {
@@ -80,6 +88,80 @@ TEST(BufferAssignment, RandomModulesArePlacedValidly) {
     EXPECT_EQ(CheckAssignment(*a), "") << "seed " << seed;
     EXPECT_LE(a->arena_bytes, a->total_bytes);
   }
+}
+
+// Donations of w, m and b to the step's first three results: what qualifies is decided by the
+// schedule and the kernels alone.
+TEST(BufferAssignment, DonatesTheStateWhereItsLastReaderWritesTheNewValue) {
+  auto module = ir::ParseAndVerify(R"(HloModule step
+ENTRY main {
+  w = f32[64,64] parameter(0)
+  m = f32[64,64] parameter(1)
+  b = f32[64] parameter(2)
+  x = f32[8,64] parameter(3)
+  g = f32[64,64] dot(x, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  m2 = f32[64,64] add(m, g)
+  w2 = f32[64,64] subtract(w, m2)
+  d = f32[64] dot(b, g), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  ROOT t = (f32[64,64], f32[64,64], f32[64], f32[64]) tuple(w2, m2, d, b)
+})");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const ir::Computation& entry = *(*module)->entry();
+  const auto params = entry.Parameters();
+  DonationOptions d;
+  d.donations = {{params[0], 0}, {params[1], 1}, {params[2], 2}};
+  d.in_place = [](const ir::Instruction& user, const ir::Instruction&) {
+    return user.opcode != ir::Opcode::kDot;
+  };
+  auto plain = AssignBuffers(entry);
+  auto donated = AssignBuffers(entry, &d);
+  ASSERT_TRUE(plain.ok() && donated.ok());
+  EXPECT_EQ(CheckAssignment(*donated), "");
+  auto buffer_of = [&](const BufferAssignment& a, const std::string& name) -> const LogicalBuffer& {
+    for (const LogicalBuffer& b : a.buffers) {
+      if (b.defined_by->name == name) return b;
+    }
+    ADD_FAILURE() << "no " << name;
+    return a.buffers[0];
+  };
+  const BufferAssignment& a = *donated;
+  // w2 over w, m2 over m: each the last reader of its donor, elementwise.
+  EXPECT_EQ(buffer_of(a, "w2").donor, buffer_of(a, "w").id);
+  EXPECT_EQ(buffer_of(a, "w2").offset, buffer_of(a, "w").offset);
+  EXPECT_EQ(buffer_of(a, "m2").donor, buffer_of(a, "m").id);
+  // b is not donated: its result is a dot (not in place), and b itself is a result.
+  EXPECT_EQ(buffer_of(a, "d").donor, -1);
+  for (const LogicalBuffer& b : plain->buffers) EXPECT_EQ(b.donor, -1);
+  // m2 and w2 need no slices of their own: the peak (w, m, g and m2 without donation, while m2
+  // is computed) is one 16 KiB array lower.
+  EXPECT_EQ(plain->arena_bytes - a.arena_bytes, 64 * 64 * 4);
+}
+
+TEST(BufferAssignment, NoDonationWhileTheDonorIsStillRead) {
+  auto module = ir::ParseAndVerify(R"(HloModule step
+ENTRY main {
+  w = f32[16] parameter(0)
+  w2 = f32[16] negate(w)
+  later = f32[16] multiply(w, w2)
+  ROOT t = (f32[16], f32[16]) tuple(w2, later)
+})");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const ir::Computation& entry = *(*module)->entry();
+  DonationOptions d;
+  d.donations = {{entry.Parameters()[0], 0}};
+  d.in_place = [](const ir::Instruction&, const ir::Instruction&) { return true; };
+  auto a = AssignBuffers(entry, &d);
+  ASSERT_TRUE(a.ok());
+  for (const LogicalBuffer& b : a->buffers) EXPECT_EQ(b.donor, -1) << b.defined_by->name;
+  // Out of range, a parameter of another shape, or one given twice: nothing happens either.
+  d.donations = {
+      {entry.Parameters()[0], 7}, {entry.Parameters()[0], 1}, {entry.Parameters()[0], 1}};
+  a = AssignBuffers(entry, &d);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(CheckAssignment(*a), "");
+  int donated = 0;
+  for (const LogicalBuffer& b : a->buffers) donated += b.donor >= 0;
+  EXPECT_EQ(donated, 1);  // `later` over w: w's last reader
 }
 
 }  // namespace

@@ -78,7 +78,7 @@ ENTRY main {
   ASSERT_TRUE(bytes.ok()) << bytes.status().message();
   plan::v2::Plan plan;
   ASSERT_TRUE(plan.ParseFromString(bytes->bytes));
-  EXPECT_EQ(plan.format_version(), 2u);
+  EXPECT_EQ(plan.format_version(), kPlanFormatVersion);
   EXPECT_EQ(plan.module_sha256(), *ir::ModuleFingerprint(**module));
   ASSERT_EQ(plan.kernels_size(), 6);
   EXPECT_EQ(plan.kernels(1).hlo(), "exponential.0 = f32[4] exponential(x)");

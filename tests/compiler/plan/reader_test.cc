@@ -38,10 +38,11 @@ ENTRY main {
   ROOT out = (f32[2], f32[5,4]) tuple(e, t)
 })";
 
-pb::Plan BuiltPlan() {
-  auto module = ir::ParseAndVerify(kModule);
+pb::Plan BuiltPlan(const char* text = kModule, const EntrySignature& signature = {
+                                                   {ParamRole::kBatch, ParamRole::kParameter}, 2}) {
+  auto module = ir::ParseAndVerify(text);
   EXPECT_TRUE(module.ok()) << module.status().message();
-  auto built = BuildPlan(**module, EntrySignature{{ParamRole::kBatch, ParamRole::kParameter}, 2});
+  auto built = BuildPlan(**module, signature);
   EXPECT_TRUE(built.ok()) << built.status().message();
   pb::Plan plan;
   EXPECT_TRUE(plan.ParseFromString(built->bytes));
@@ -86,7 +87,8 @@ TEST(PlanReader, ReadsWhatTheBuilderWrote) {
 TEST(PlanReader, RefusesEachKindOfLie) {
   using Lie = std::function<void(pb::Plan&)>;
   const std::vector<std::tuple<std::string, Lie, std::string>> lies = {
-      {"a later format", [](pb::Plan& p) { p.set_format_version(3); }, "format version 3"},
+      {"a later format", [](pb::Plan& p) { p.set_format_version(4); }, "format version 4"},
+      {"an earlier format", [](pb::Plan& p) { p.set_format_version(1); }, "format version 1"},
       {"a negative arena", [](pb::Plan& p) { p.set_arena_bytes(-1); }, "arena of -1 bytes"},
       {"a huge arena", [](pb::Plan& p) { p.set_arena_bytes(int64_t{1} << 62); }, "arena of"},
       {"an odd alignment", [](pb::Plan& p) { p.set_alignment(24); }, "buffer alignment 24"},
@@ -184,6 +186,86 @@ TEST(PlanReader, RefusesEachKindOfLie) {
     auto plan = ValidatePlan(std::move(p));
     ASSERT_FALSE(plan.ok()) << "accepted";
     EXPECT_NE(plan.status().message().find(message), std::string::npos) << plan.status().message();
+  }
+}
+
+// A step whose new w takes over w's buffer (plan format 3's donation), and the lies about it.
+constexpr char kDonatingModule[] = R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  w = f32[4] parameter(0)
+  x = f32[2,4] parameter(1)
+  z = f32[] constant(0)
+  r = f32[4] reduce(x, z), dimensions={0}, to_apply=add
+  w2 = f32[4] subtract(w, r)
+  l = f32[] reduce(w2, z), dimensions={0}, to_apply=add
+  ROOT t = (f32[4], f32[]) tuple(w2, l)
+})";
+
+pb::Plan DonatingPlan() {
+  return BuiltPlan(kDonatingModule, {{ParamRole::kParameter, ParamRole::kBatch}, 2});
+}
+
+// The buffer that names a donor.
+pb::Buffer* Donee(pb::Plan& plan) {
+  for (pb::Buffer& b : *plan.mutable_buffers()) {
+    if (b.has_donor()) return &b;
+  }
+  ADD_FAILURE() << "no donation";
+  return plan.mutable_buffers(0);
+}
+
+TEST(PlanReader, ChecksEachDonation) {
+  pb::Plan plan = DonatingPlan();
+  const pb::Buffer& w2 = *Donee(plan);
+  const pb::Buffer& w = plan.buffers(w2.donor());
+  EXPECT_EQ(w.id(), plan.parameters(0).buffers(0));
+  EXPECT_EQ(w2.offset(), w.offset());
+  EXPECT_EQ(plan.kernels(w2.defined_by()).opcode(), "subtract");
+  ASSERT_TRUE(ValidatePlan(plan).ok());
+
+  using Lie = std::function<void(pb::Plan&)>;
+  const std::vector<std::tuple<std::string, Lie, std::string>> lies = {
+      {"donation in format 2", [](pb::Plan& p) { p.set_format_version(2); }, "format 3"},
+      {"a donor that is no parameter",
+       [](pb::Plan& p) {
+         pb::Buffer* d = Donee(p);
+         d->set_donor(d->id() - 1);  // r, the reduce before it
+       },
+       "is not a parameter"},
+      {"a donor read after it is overwritten",
+       [](pb::Plan& p) {
+         pb::Buffer* d = Donee(p);
+         p.mutable_buffers(d->donor())->set_last_use(d->defined_by() + 1);
+       },
+       "is not a parameter"},
+      {"a donor elsewhere in the arena",
+       [](pb::Plan& p) {
+         pb::Buffer* d = Donee(p);
+         d->set_offset(p.buffers(d->donor()).offset() + p.alignment());
+         p.set_arena_bytes(p.arena_bytes() + p.alignment());
+       },
+       "is not a parameter"},
+      {"a donor given twice",
+       [](pb::Plan& p) {
+         const int32_t donor = Donee(p)->donor();
+         p.mutable_buffers(p.buffers_size() - 1)->set_donor(donor);
+       },
+       "taken"},
+      {"a donor out of range", [](pb::Plan& p) { Donee(p)->set_donor(1000); }, "no earlier buffer"},
+  };
+  for (const auto& [name, lie, message] : lies) {
+    SCOPED_TRACE(name);
+    pb::Plan p = DonatingPlan();
+    lie(p);
+    auto checked = ValidatePlan(std::move(p));
+    ASSERT_FALSE(checked.ok()) << "accepted";
+    EXPECT_NE(checked.status().message().find(message), std::string::npos)
+        << checked.status().message();
   }
 }
 
