@@ -47,7 +47,12 @@ std::string NowRfc3339() {
 nlohmann::json ChecksJson(const verify::VerifyReport& r, const verify::VerifyOptions& o) {
   nlohmann::json phases = nlohmann::json::array();
   for (const verify::PhaseReport& p : r.phases) {
-    phases.push_back({{"phase", p.name}, {"ok", p.ok}, {"message", p.message}});
+    nlohmann::json phase = {{"phase", p.name}, {"ok", p.ok}, {"message", p.message}};
+    if (p.name == "recompile" && p.ok) {  // which stages this detrain reproduced (bundle.md §9)
+      phase["stages_reproduced"] = p.stages_reproduced;
+      phase["stages_not_reproduced"] = p.stages_not_reproduced;
+    }
+    phases.push_back(std::move(phase));
   }
   nlohmann::json replay = nullptr;
   if (o.replay) {

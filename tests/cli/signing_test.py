@@ -155,6 +155,11 @@ class Signing(unittest.TestCase):
             root = json.load(f)["root_digest"]
         self.assertEqual(pred["resourceUri"], "detrain-bundle:sha256:" + root)
         self.assertEqual(pred["detrain_checks"]["replay"]["steps_replayed"], 30)
+        # Which stages this detrain reproduced byte for byte (all of them: the bundle is its own).
+        recompile = [c for c in pred["detrain_checks"]["phases"] if c["phase"] == "recompile"][0]
+        self.assertIn("plan", recompile["stages_reproduced"])
+        self.assertIn("opt-hlo", recompile["stages_reproduced"])
+        self.assertEqual(recompile["stages_not_reproduced"], [])
         self.assertEqual(len(pred["inputAttestations"]), 3)
         self.assertEqual(pred["verifiedLevels"], ["SLSA_BUILD_LEVEL_1"])
         # Checked on the next verification; a key that is not trusted fails it.

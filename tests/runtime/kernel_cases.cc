@@ -402,6 +402,9 @@ std::string ShardGradientTree(const std::vector<int64_t>& rows, int64_t m, int64
   const std::string mn = shape(m, n);
   std::string h = "HloModule m\nENTRY main {\n  x = " + shape(total, m) +
                   " parameter(0)\n  dy = " + shape(total, n) + " parameter(1)\n";
+  if (epilogue == "update") {  // an SGD step: the sum divided by S, scaled by lr, subtracted
+    h += "  w = " + shape(m, n) + " parameter(2)\n  lr = f32[] parameter(3)\n";
+  }
   std::vector<std::string> values;
   int64_t at = 0;
   for (size_t s = 0; s < rows.size(); ++s) {
@@ -435,8 +438,13 @@ std::string ShardGradientTree(const std::vector<int64_t>& rows, int64_t m, int64
   }
   h += "  c = f32[] constant(8)\n  b = " + mn + " broadcast(c), dimensions={}\n";
   const std::string sum = values[0];
-  const std::string result =
-      epilogue == "divide" ? "divide(" + sum + ", b)" : "subtract(b, " + sum + ")";
+  if (epilogue == "update") {
+    h += "  l = " + mn + " broadcast(lr), dimensions={}\n  q = " + mn + " divide(" + sum +
+         ", b)\n  p = " + mn + " multiply(l, q)\n";
+  }
+  const std::string result = epilogue == "divide"   ? "divide(" + sum + ", b)"
+                             : epilogue == "update" ? "subtract(w, p)"
+                                                    : "subtract(b, " + sum + ")";
   if (extra) {
     h += "  r = " + mn + " " + result + "\n  ROOT t = (" + mn + ", " + mn + ") tuple(r, g0)\n}";
   } else {
@@ -447,8 +455,8 @@ std::string ShardGradientTree(const std::vector<int64_t>& rows, int64_t m, int64
 
 // The add tree of per-shard dots runs as one GemmTree (gemm.h) with the bits of the dots and
 // adds computed apart, NaN payloads included: swapped and plain leaves, unequal k, an odd tree,
-// partial tiles, more than one block of rows, a constant on either side; and it is refused when
-// a dot's result is read elsewhere.
+// partial tiles, more than one block of rows, a constant on either side, an update after the
+// sum in the same fusion; and it is refused when a dot's result is read elsewhere.
 void ShardTreeOfDotsRunsAsOneGemmTree(Cases& c) {
   struct Case {
     std::vector<int64_t> rows;
@@ -464,14 +472,23 @@ void ShardTreeOfDotsRunsAsOneGemmTree(Cases& c) {
       {{7, 1, 9}, 29, 33, false, "subtract", false, 1},
       {{6, 6}, 130, 50, false, "divide", false, 1},
       {{3, 5, 2, 6}, 37, 45, true, "divide", true, 0},
+      // The tree inside a fusion that goes on (SGD's update): the sum is written to the first
+      // leaf's buffer and the rest of the fusion reads it.
+      {{4, 4, 4, 4, 4, 4, 4, 4}, 100, 70, true, "update", false, 1},
+      {{7, 1, 9}, 29, 33, false, "update", false, 1},
   };
   for (const Case& k : cases) {
     int64_t total = 0;
     for (int64_t r : k.rows) total += r;
     c.Trace(std::to_string(k.rows.size()) + " shards, " + std::to_string(k.m) + "x" +
             std::to_string(k.n) + (k.transposed ? " transposed" : "") + " " + k.epilogue);
-    c.Add(ShardGradientTree(k.rows, k.m, k.n, k.transposed, k.epilogue, k.extra),
-          {PairsA({total, k.m}), PairsB({total, k.n})}, k.folds);
+    std::vector<ir::Literal> args = {PairsA({total, k.m}), PairsB({total, k.n})};
+    if (k.epilogue == "update") {
+      args.push_back(PairsA({k.m, k.n}));
+      args.push_back(ir::Literal::Scalar<float>(ir::ElementType::kF32, 0.01f));
+    }
+    c.Add(ShardGradientTree(k.rows, k.m, k.n, k.transposed, k.epilogue, k.extra), std::move(args),
+          k.folds);
   }
 }
 

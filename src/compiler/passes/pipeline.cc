@@ -171,7 +171,8 @@ Result<PipelineResult> RunPipeline(const ir::Module& module, std::string_view sp
       return out.code() == StatusCode::kInvalidArgument ? InvalidArgument(message)
                                                         : Internal(message);
     }
-    auto order = ir::VerifyModuleInOrder(module_now);
+    auto order = options.verify_each_pass ? ir::VerifyModuleInOrder(module_now)
+                                          : module_now.CanonicalOrder();
     if (!order.ok()) {
       return Internal(std::string("pass '") + pass.name +
                       "' produced an invalid module: " + order.status().message());
@@ -182,6 +183,17 @@ Result<PipelineResult> RunPipeline(const ir::Module& module, std::string_view sp
         {passes[i].element, attest::Sha256Hex(kNoOptions), digest, out_digest});
     result.dumps.emplace_back(DumpName(i + 1, passes[i].element), out_text);
     digest = std::move(out_digest);
+  }
+  if (!options.verify_each_pass && !passes.empty()) {
+    Status last = ir::VerifyModuleInOrder(*result.module).status();
+    if (!last.ok()) {
+      // A pass made an invalid module: the pipeline again, every pass verified, names it.
+      PipelineOptions each = options;
+      each.verify_each_pass = true;
+      Result<PipelineResult> again = RunPipeline(module, spec, each);
+      if (!again.ok()) return again.status();
+      return Internal("the pipeline produced an invalid module: " + std::string(last.message()));
+    }
   }
   // Every pass leaves the module compact, and so does the first copy: the result holds only
   // the program, in execution order.

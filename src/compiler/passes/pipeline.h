@@ -1,6 +1,7 @@
 // The pass pipeline as data (STYLE.md point 3; docs/passes.md): a spec string names the passes
 // in order ("inline,cse,fold-constants,..."); RunPipeline verifies the module before the first pass
-// and after each one, and records for every pass (name, options digest, input digest, output
+// and after the last (after each one when asked, or when the last check fails: PipelineOptions),
+// and records for every pass (name, options digest, input digest, output
 // digest), where a digest is the SHA-256 of the canonical text (ir::ModuleFingerprint).
 // Every pass in the table changes the canonical text of some modules: a step that never could
 // (dead code elimination, scheduling, buffer assignment) is not a pass — see docs/passes.md §3.
@@ -32,6 +33,11 @@ struct PassRecord {
 
 struct PipelineOptions {
   int threads = 1;  // may parallelize; results must not depend on it
+  // Verify after every pass (tests, fuzzers). Otherwise the module is verified before the first
+  // pass and after the last, and only a failure there runs the pipeline again with every pass
+  // verified, to name the pass that broke it: the same verdicts, and the same error, for the
+  // price of two verifications on the path every valid program takes.
+  bool verify_each_pass = false;
 };
 
 struct PipelineResult {

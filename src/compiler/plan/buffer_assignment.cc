@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace detrain::plan {
 namespace {
@@ -22,16 +23,32 @@ int64_t AlignUp(int64_t bytes) {
   return (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
 }
 
-// First-fit allocator over one arena; free blocks keyed by offset (ordered, so deterministic).
+// First-fit allocator over one arena: a new buffer takes the lowest-offset free block that fits.
+// Free blocks are keyed by offset (ordered, so deterministic) and also filed by size class (the
+// bit length of their size), so that the lowest fitting block is found without scanning every
+// fragment: any block of a larger class fits, so each such class offers its lowest offset, and
+// only the request's own class is searched in offset order.
 class Arena {
  public:
   int64_t Allocate(int64_t size) {
-    for (auto it = free_.begin(); it != free_.end(); ++it) {
-      if (it->second < size) continue;
-      int64_t offset = it->first, rest = it->second - size;
-      free_.erase(it);
-      if (rest > 0) free_[offset + size] = rest;
-      return offset;
+    const int want = Class(size);
+    int64_t best = -1;
+    for (int c = want + 1; c < kClasses; ++c) {
+      if (!by_class_[c].empty() && (best < 0 || *by_class_[c].begin() < best))
+        best = *by_class_[c].begin();
+    }
+    for (int64_t offset : by_class_[want]) {
+      if (best >= 0 && offset > best) break;
+      if (free_.at(offset) >= size) {
+        best = offset;
+        break;
+      }
+    }
+    if (best >= 0) {
+      const int64_t block = free_.at(best);
+      Remove(best);
+      if (block > size) Insert(best + size, block - size);
+      return best;
     }
     // Grow: reuse a free block at the end of the arena if there is one.
     int64_t offset = end_;
@@ -39,7 +56,7 @@ class Arena {
       auto last = std::prev(free_.end());
       if (last->first + last->second == end_) {
         offset = last->first;
-        free_.erase(last);
+        Remove(offset);
       }
     }
     end_ = offset + size;
@@ -47,25 +64,40 @@ class Arena {
   }
 
   void Free(int64_t offset, int64_t size) {
-    auto [it, inserted] = free_.emplace(offset, size);
-    auto next = std::next(it);
-    if (next != free_.end() && it->first + it->second == next->first) {
-      it->second += next->second;
-      free_.erase(next);
+    auto next = free_.lower_bound(offset);
+    if (next != free_.end() && offset + size == next->first) {
+      size += next->second;
+      Remove(next->first);
     }
-    if (it != free_.begin()) {
-      auto prev = std::prev(it);
-      if (prev->first + prev->second == it->first) {
-        prev->second += it->second;
-        free_.erase(it);
+    auto prev = free_.lower_bound(offset);
+    if (prev != free_.begin()) {
+      --prev;
+      if (prev->first + prev->second == offset) {
+        offset = prev->first;
+        size += prev->second;
+        Remove(offset);
       }
     }
+    Insert(offset, size);
   }
 
   int64_t end() const { return end_; }
 
  private:
-  std::map<int64_t, int64_t> free_;
+  static constexpr int kClasses = 64;
+  static int Class(int64_t size) { return 63 - __builtin_clzll(static_cast<uint64_t>(size)); }
+  void Insert(int64_t offset, int64_t size) {
+    free_[offset] = size;
+    by_class_[Class(size)].insert(offset);
+  }
+  void Remove(int64_t offset) {
+    auto it = free_.find(offset);
+    by_class_[Class(it->second)].erase(offset);
+    free_.erase(it);
+  }
+
+  std::map<int64_t, int64_t> free_;       // offset -> size
+  std::set<int64_t> by_class_[kClasses];  // offsets of the free blocks of each size class
   int64_t end_ = 0;
 };
 
@@ -117,6 +149,7 @@ void ComputeLiveness(const ir::Computation& entry, BufferAssignment* a) {
 // Marks the donations that qualify (buffer_assignment.h): result buffer -> donor buffer.
 void Donate(const DonationOptions& options, const Instruction* root, BufferAssignment* a) {
   const std::vector<int64_t>& results = a->leaves.at(root);
+  std::vector<char> taken(a->buffers.size(), 0);
   for (const Donation& d : options.donations) {
     if (d.result_leaf < 0 || d.result_leaf >= static_cast<int64_t>(results.size())) continue;
     const auto it = a->leaves.find(d.parameter);
@@ -132,9 +165,9 @@ void Donate(const DonationOptions& options, const Instruction* root, BufferAssig
         !options.in_place(*result.defined_by, *d.parameter)) {
       continue;
     }
-    bool taken = false;
-    for (const LogicalBuffer& b : a->buffers) taken |= b.donor == donor.id;
-    if (!taken) result.donor = donor.id;
+    if (taken[static_cast<size_t>(donor.id)]) continue;
+    taken[static_cast<size_t>(donor.id)] = 1;
+    result.donor = donor.id;
   }
 }
 

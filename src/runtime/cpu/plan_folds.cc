@@ -4,8 +4,10 @@
 // before the tree does, else copied into the tree's stash where the dot would have run.
 #include "runtime/cpu/plan_folds.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "runtime/cpu/dot_kernel.h"
@@ -62,6 +64,22 @@ class DotTreeKernel : public CpuKernel {
   ArrayRef out_;
   int64_t m_ = 0, n_ = 0;
   std::shared_ptr<DotTreeStash> stash_;
+};
+
+// A tree whose sum is not the kernel's result (the sum is divided, scaled by the learning rate
+// and added to the parameter in one fusion): the tree writes the sum into the first leaf's
+// buffer, which no kernel writes any more, and the rest of the fusion's program (`epilogue`, the
+// sum an input of it) runs over it as the elementwise kernel it was.
+class TreeThenEpilogueKernel : public CpuKernel {
+ public:
+  Status Run(uint8_t* arena, const ExecContext& ctx) const override {
+    DETRAIN_RETURN_IF_ERROR(tree_->Run(arena, ctx));
+    return epilogue_->Run(arena, ctx);
+  }
+  int64_t ScratchBytes() const override {
+    return std::max(tree_->ScratchBytes(), epilogue_->ScratchBytes());
+  }
+  std::unique_ptr<CpuKernel> tree_, epilogue_;
 };
 
 // Runs where a folded dot would have: copies the dot's operands the tree cannot read in place.
@@ -235,6 +253,178 @@ bool ReadAddTree(const plan::v2::ScalarProgram& prog, int64_t count, AddTree* tr
   return true;
 }
 
+// An elementwise program as an add tree over some of its inputs and what follows the tree
+// (FoldDotTree): `tree` is the subprogram whose result is the tree's root, over its own inputs
+// 0..L-1, which are the program's inputs `leaves`; `epilogue`, when the root is not the
+// program's result, is the program with the root read as input `count` (the sum's buffer) and
+// the tree's ops gone. The tree's inputs and values are used by the tree alone (the leaves'
+// buffers will not be written); constants may be shared.
+struct SplitTree {
+  std::vector<int64_t> leaves;
+  plan::v2::ScalarProgram tree;
+  std::optional<plan::v2::ScalarProgram> epilogue;
+};
+
+// Per op of `prog`: the number of inputs of the tree it roots (0: not a tree node). A leaf is an
+// f32 input read once that a dot made (`from_dot`); a node adds two nodes, or combines one node
+// with a constant (ReadAddTree's steps); a node's value is used once.
+std::vector<int> TreeLeafCounts(const plan::v2::ScalarProgram& prog,
+                                const std::vector<char>& from_dot, const std::vector<int>& uses,
+                                const std::vector<int>& input_reads) {
+  using Op = plan::v2::ScalarOp;
+  const int n = prog.ops_size();
+  std::vector<int> leaves(static_cast<size_t>(n), 0);
+  for (int i = 0; i < n; ++i) {
+    const Op& op = prog.ops(i);
+    if (op.type() != plan::v2::F32) continue;
+    if (op.kind() == Op::INPUT) {
+      const auto in = static_cast<size_t>(op.input());
+      leaves[static_cast<size_t>(i)] = input_reads[in] == 1 && from_dot[in] ? 1 : 0;
+      continue;
+    }
+    if (op.kind() != Op::BINARY || op.args_size() != 2) continue;
+    const int32_t l = op.args(0), r = op.args(1);
+    auto node = [&](int32_t a) {  // a tree node used by this op alone
+      return leaves[static_cast<size_t>(a)] > 0 && uses[static_cast<size_t>(a)] == 1;
+    };
+    auto constant = [&](int32_t a) { return prog.ops(a).kind() == Op::CONSTANT; };
+    if (op.op() == "add" && node(l) && node(r) && l != r) {
+      leaves[static_cast<size_t>(i)] =
+          leaves[static_cast<size_t>(l)] + leaves[static_cast<size_t>(r)];
+    } else if ((op.op() == "add" || op.op() == "subtract" || op.op() == "multiply" ||
+                op.op() == "divide") &&
+               ((node(l) && constant(r)) || (constant(l) && node(r)))) {
+      leaves[static_cast<size_t>(i)] = leaves[static_cast<size_t>(node(l) ? l : r)];
+    }
+  }
+  return leaves;
+}
+
+bool SplitProgram(const plan::v2::ScalarProgram& prog, const std::vector<char>& from_dot,
+                  SplitTree* split) {
+  const int64_t count = static_cast<int64_t>(from_dot.size());
+  using Op = plan::v2::ScalarOp;
+  const int n = prog.ops_size();
+  if (prog.result() < 0 || prog.result() >= n) return false;
+  std::vector<int> uses(static_cast<size_t>(n), 0), input_reads(static_cast<size_t>(count), 0);
+  for (int i = 0; i < n; ++i) {
+    const Op& op = prog.ops(i);
+    for (int32_t a : op.args()) {
+      if (a < 0 || a >= i) return false;
+      ++uses[static_cast<size_t>(a)];
+    }
+    if (op.kind() == Op::INPUT) {
+      if (op.input() < 0 || op.input() >= count) return false;
+      ++input_reads[static_cast<size_t>(op.input())];
+    }
+  }
+  const std::vector<int> leaves = TreeLeafCounts(prog, from_dot, uses, input_reads);
+  // The root: the node of most inputs (the first of them), at least two.
+  int root = -1;
+  for (int i = 0; i < n; ++i) {
+    if (leaves[static_cast<size_t>(i)] >= 2 &&
+        (root < 0 || leaves[static_cast<size_t>(i)] > leaves[static_cast<size_t>(root)]))
+      root = i;
+  }
+  if (root < 0) return false;
+  // The root's subtree (constants apart): its ops, in program order.
+  std::vector<char> in_tree(static_cast<size_t>(n), 0);
+  in_tree[static_cast<size_t>(root)] = 1;
+  for (int i = root; i >= 0; --i) {
+    if (!in_tree[static_cast<size_t>(i)]) continue;
+    for (int32_t a : prog.ops(i).args()) {
+      if (prog.ops(a).kind() != Op::CONSTANT) in_tree[static_cast<size_t>(a)] = 1;
+    }
+  }
+  // The tree: its ops and the constants they read, inputs renumbered in order of appearance.
+  std::vector<int32_t> tree_index(static_cast<size_t>(n), -1);
+  split->leaves.clear();
+  split->tree.Clear();
+  for (int i = 0; i <= root; ++i) {
+    const Op& op = prog.ops(i);
+    bool needed = in_tree[static_cast<size_t>(i)];
+    if (op.kind() == Op::CONSTANT) {
+      for (int j = i + 1; j <= root && !needed; ++j) {
+        if (!in_tree[static_cast<size_t>(j)]) continue;
+        for (int32_t a : prog.ops(j).args()) needed |= a == i;
+      }
+    }
+    if (!needed) continue;
+    tree_index[static_cast<size_t>(i)] = split->tree.ops_size();
+    Op* copy = split->tree.add_ops();
+    *copy = op;
+    for (int k = 0; k < copy->args_size(); ++k)
+      copy->set_args(k, tree_index[static_cast<size_t>(op.args(k))]);
+    if (op.kind() == Op::INPUT) {
+      copy->set_input(static_cast<int32_t>(split->leaves.size()));
+      split->leaves.push_back(op.input());
+    }
+  }
+  split->tree.set_result(tree_index[static_cast<size_t>(root)]);
+  if (root == prog.result()) {
+    split->epilogue.reset();
+    return true;
+  }
+  // The epilogue: every op outside the tree, the root read as input `count`.
+  plan::v2::ScalarProgram epilogue;
+  std::vector<int32_t> index(static_cast<size_t>(n), -1);
+  for (int i = 0; i < n; ++i) {
+    if (in_tree[static_cast<size_t>(i)] && i != root) continue;
+    const Op& op = prog.ops(i);
+    index[static_cast<size_t>(i)] = epilogue.ops_size();
+    Op* copy = epilogue.add_ops();
+    if (i == root) {
+      copy->set_kind(Op::INPUT);
+      copy->set_type(plan::v2::F32);
+      copy->set_input(static_cast<int32_t>(count));
+      continue;
+    }
+    *copy = op;
+    for (int k = 0; k < copy->args_size(); ++k) {
+      const int32_t a = index[static_cast<size_t>(op.args(k))];
+      if (a < 0) return false;  // reads a value inside the tree: not a tree after all
+      copy->set_args(k, a);
+    }
+  }
+  epilogue.set_result(index[static_cast<size_t>(prog.result())]);
+  split->epilogue = std::move(epilogue);
+  return true;
+}
+
+// Per operand of kernel `k`: whether a dot made it, directly or through a transpose (a candidate
+// leaf of a tree; FindLeaves checks the rest).
+std::vector<char> FromDot(const plan::v2::Plan& plan, const plan::v2::Kernel& k) {
+  std::vector<char> from_dot(static_cast<size_t>(k.operands_size()), 0);
+  for (int s = 0; s < k.operands_size(); ++s) {
+    if (k.operands(s).buffers_size() != 1) continue;
+    int32_t d = plan.buffers(k.operands(s).buffers(0)).defined_by();
+    const plan::v2::Kernel& dk = plan.kernels(d);
+    if (dk.has_transpose() && dk.operands_size() == 1 && dk.operands(0).buffers_size() == 1)
+      d = plan.buffers(dk.operands(0).buffers(0)).defined_by();
+    from_dot[static_cast<size_t>(s)] = plan.kernels(d).has_dot();
+  }
+  return from_dot;
+}
+
+// The elementwise kernel of `epilogue`: kernel `checked`'s program after its tree, the tree's
+// sum (in `sum`) its input after the kernel's own; null if the program does not decode.
+std::unique_ptr<CpuKernel> EpilogueKernel(const plan::CheckedKernel& checked,
+                                          const plan::v2::ScalarProgram& epilogue,
+                                          const ArrayRef& sum) {
+  plan::CheckedKernel k;
+  k.spec = checked.spec;
+  k.in = checked.in;
+  k.in.push_back(sum);
+  k.out = checked.out;
+  std::vector<ir::ElementType> types;
+  for (const ArrayRef& a : k.in) types.push_back(a.type);
+  Result<plan::DecodedProgram> program = plan::DecodeProgram(epilogue, types);
+  if (!program.ok()) return nullptr;
+  k.program = std::move(*program);
+  KernelResult made = MakeElementwise(k);
+  return made.ok() ? std::move(*made) : nullptr;
+}
+
 // The dots an add tree's inputs are (FoldDotTree): each input an f32 dot's result (or its
 // folded transpose's) that only the tree, kernel t, reads. Those dots (and transposes) will not
 // run.
@@ -247,9 +437,10 @@ struct TreeLeaves {
 };
 
 bool FindLeaves(const plan::v2::Plan& plan, const std::vector<std::unique_ptr<CpuKernel>>& kernels,
-                int32_t t, const ArrayRef& out, TreeLeaves* leaves) {
+                int32_t t, const ArrayRef& out, const std::vector<int64_t>& inputs,
+                TreeLeaves* leaves) {
   const plan::v2::Kernel& ek = plan.kernels(t);
-  const int64_t count = ek.operands_size();
+  const int64_t count = static_cast<int64_t>(inputs.size());
   auto& dots = leaves->dots;
   auto& dot_at = leaves->dot_at;
   auto& transpose_at = leaves->transpose_at;
@@ -261,7 +452,7 @@ bool FindLeaves(const plan::v2::Plan& plan, const std::vector<std::unique_ptr<Cp
   swapped.assign(static_cast<size_t>(count), 0);
   folded.assign(static_cast<size_t>(t), 0);
   for (int64_t s = 0; s < count; ++s) {
-    const auto& operand = ek.operands(static_cast<int>(s));
+    const auto& operand = ek.operands(static_cast<int>(inputs[static_cast<size_t>(s)]));
     if (operand.buffers_size() != 1) return false;
     const int32_t b = operand.buffers(0);
     if (!ReadOnceBy(plan, b, t)) return false;
@@ -305,6 +496,23 @@ bool FindLeaves(const plan::v2::Plan& plan, const std::vector<std::unique_ptr<Cp
     leaves->total_k += dot->k_;
   }
   return true;
+}
+
+// The leaves' dots (and transposes) of a folded tree run no more: each dot's kernel becomes the
+// copy of the operands the tree could not read in place, or nothing.
+void RetireLeaves(const TreeLeaves& leaves, const std::shared_ptr<DotTreeStash>& stash,
+                  std::vector<std::unique_ptr<StashKernel>>& stashes,
+                  std::vector<std::unique_ptr<CpuKernel>>& kernels) {
+  for (size_t s = 0; s < leaves.dot_at.size(); ++s) {
+    const auto d = static_cast<size_t>(leaves.dot_at[s]);
+    if (stashes[s]) {
+      stashes[s]->stash_ = stash;
+      kernels[d] = std::move(stashes[s]);
+    } else {
+      kernels[d].reset();
+    }
+    if (leaves.transpose_at[s] >= 0) kernels[static_cast<size_t>(leaves.transpose_at[s])].reset();
+  }
 }
 
 }  // namespace
@@ -370,14 +578,22 @@ bool FoldDotTree(const plan::ValidatedPlan& validated,
       kernels[static_cast<size_t>(t)] == nullptr)
     return false;
   const ArrayRef& out = buffers[static_cast<size_t>(ek.outputs(0))];
-  const int64_t count = ek.operands_size();
-  if (out.type != ir::ElementType::kF32 || out.dims.size() != 2 || count < 2 ||
-      count > kMaxGemmTreeLeaves)
+  if (out.type != ir::ElementType::kF32 || out.dims.size() != 2 || ek.operands_size() < 2)
     return false;
+  SplitTree split;
+  if (!SplitProgram(ek.elementwise().program(), FromDot(plan, ek), &split)) return false;
+  const int64_t count = static_cast<int64_t>(split.leaves.size());
+  if (count > kMaxGemmTreeLeaves) return false;
   AddTree tree;
-  if (!ReadAddTree(ek.elementwise().program(), count, &tree)) return false;
+  if (!ReadAddTree(split.tree, count, &tree)) return false;
   TreeLeaves leaves;
-  if (!FindLeaves(plan, kernels, t, out, &leaves)) return false;
+  if (!FindLeaves(plan, kernels, t, out, split.leaves, &leaves)) return false;
+  // Where the tree's sum goes: the result, or, before an epilogue, the first leaf's buffer (the
+  // result's type and dimensions, live until t and written by no kernel once the dots are gone).
+  const ArrayRef& sum =
+      split.epilogue
+          ? buffers[static_cast<size_t>(ek.operands(static_cast<int>(split.leaves[0])).buffers(0))]
+          : out;
   const auto& dots = leaves.dots;
   const auto& dot_at = leaves.dot_at;
   const auto& transpose_at = leaves.transpose_at;
@@ -392,7 +608,7 @@ bool FoldDotTree(const plan::ValidatedPlan& validated,
   // between, and the result may not overlap them. A slice's source is read in place when it
   // qualifies, else the slice's own copy.
   auto usable = [&](const Source& r) {
-    if (r.range.Meets(out)) return false;
+    if (r.range.Meets(out) || r.range.Meets(sum)) return false;
     for (int32_t i = r.read_at + 1; i < t; ++i) {
       if (!folded[static_cast<size_t>(i)] && Writes(plan, buffers, kernels, i, r.range))
         return false;
@@ -438,21 +654,19 @@ bool FoldDotTree(const plan::ValidatedPlan& validated,
   node->stash_ = stash;
   node->gemm_.resize(node->leaves_.size());
   node->result_ = tree.result;
-  node->out_ = out;
+  node->out_ = sum;
   node->m_ = out.dims[0];
   node->n_ = out.dims[1];
-  for (int64_t s = 0; s < count; ++s) {
-    const int32_t d = dot_at[static_cast<size_t>(s)];
-    if (stashes[static_cast<size_t>(s)]) {
-      stashes[static_cast<size_t>(s)]->stash_ = stash;
-      kernels[static_cast<size_t>(d)] = std::move(stashes[static_cast<size_t>(s)]);
-    } else {
-      kernels[static_cast<size_t>(d)].reset();
-    }
-    if (transpose_at[static_cast<size_t>(s)] >= 0)
-      kernels[static_cast<size_t>(transpose_at[static_cast<size_t>(s)])].reset();
+  std::unique_ptr<CpuKernel> run = std::move(node);
+  if (split.epilogue) {
+    auto both = std::make_unique<TreeThenEpilogueKernel>();
+    both->tree_ = std::move(run);
+    both->epilogue_ = EpilogueKernel(validated.kernel(t), *split.epilogue, sum);
+    if (both->epilogue_ == nullptr) return false;
+    run = std::move(both);
   }
-  kernels[static_cast<size_t>(t)] = std::move(node);
+  RetireLeaves(leaves, stash, stashes, kernels);
+  kernels[static_cast<size_t>(t)] = std::move(run);
   return true;
 }
 

@@ -11,6 +11,11 @@
 //     tree of per-shard weight gradients) runs as one GemmTree (gemm.h) over the dots' operands,
 //     tile by tile, and the dots' kernels become nullptr, or a copy of operands the tree could
 //     not read in place. Each leaf element is the dot's chain and each sum the tree's addition.
+//     When the tree is part of a larger fusion (SGD's update: the sum divided by S, scaled by the
+//     learning rate and subtracted from the parameter), the tree writes its sum into the first
+//     leaf's buffer — the result's type and size, live until the fusion and no longer written —
+//     and the rest of the fusion's program runs over it as an elementwise kernel: the same ops on
+//     the same values, and no per-shard gradient is ever materialized.
 //
 // Both read the plan's schedule and buffer placement (buffer assignment may share memory between
 // values whose lifetimes do not meet) to prove a rewrite moves no read past a write.

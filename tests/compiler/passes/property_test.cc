@@ -18,10 +18,22 @@ int CheckPreserved(const ir::Module& module, const std::string& spec, uint64_t s
   std::string error;
   auto before = testing::EvaluateRandom(module, seed, replicas, &error);
   EXPECT_FALSE(before.empty()) << error;
-  auto result = RunPipeline(module, spec, {});
+  // Every pass verified here (PipelineOptions::verify_each_pass); the default verifies the last
+  // pass's output only, and must give the same records and texts.
+  PipelineOptions each;
+  each.verify_each_pass = true;
+  auto result = RunPipeline(module, spec, each);
   EXPECT_TRUE(result.ok()) << spec << ": " << result.status().message() << "\n"
                            << *ir::PrintModule(module);
   if (!result.ok() || before.empty()) return 0;
+  auto fast = RunPipeline(module, spec, {});
+  EXPECT_TRUE(fast.ok()) << spec << ": " << fast.status().message();
+  if (fast.ok()) {
+    EXPECT_EQ(fast->dumps, result->dumps) << spec;
+    EXPECT_EQ(fast->records.size(), result->records.size()) << spec;
+    for (size_t i = 0; i < fast->records.size() && i < result->records.size(); ++i)
+      EXPECT_EQ(fast->records[i].output_sha256, result->records[i].output_sha256) << spec;
+  }
   auto after = testing::EvaluateRandom(*result->module, seed, replicas, &error);
   EXPECT_EQ(after.size(), before.size()) << error;
   for (size_t r = 0; r < before.size() && r < after.size(); ++r) {
