@@ -56,6 +56,16 @@ std::vector<std::string> EmbeddedNames(const frontend::Dataset& ds) {
   return names;
 }
 
+std::map<std::string, std::string> FinalWeightsMetadata(const FinalState& fin,
+                                                        const std::string& root_digest) {
+  return {{"format", "pt"},
+          {"detrain.format", kWeightsFormat},
+          {"detrain.bundle_root", root_digest},
+          {"detrain.final_step_hash", Hex(fin.step_hash)},
+          {"detrain.params_root", Hex(fin.params_root)},
+          {"detrain.steps_done", std::to_string(fin.steps_done)}};
+}
+
 }  // namespace
 
 json RunJson(const runtime::StepSchedule& schedule, bool embed_data, runtime::Backend backend) {
@@ -237,25 +247,10 @@ Status CheckStaticsMatch(const std::string& dir, const BundleStatics& s) {
   return Status::Ok();
 }
 
-namespace {
-
-std::map<std::string, std::string> FinalWeightsMetadata(const FinalState& fin,
-                                                        const std::string& root_digest) {
-  return {{"format", "pt"},
-          {"detrain.format", kWeightsFormat},
-          {"detrain.bundle_root", root_digest},
-          {"detrain.final_step_hash", Hex(fin.step_hash)},
-          {"detrain.params_root", Hex(fin.params_root)},
-          {"detrain.steps_done", std::to_string(fin.steps_done)}};
-}
-
-}  // namespace
-
 Result<std::string> FinalWeightsBytes(const runtime::TrainState& params, const FinalState& fin,
                                       const std::string& root_digest) {
-  SafetensorsFile f = runtime::StateFile(runtime::ParamsOf(params), {});
-  f.metadata = FinalWeightsMetadata(fin, root_digest);
-  return SerializeSafetensors(f);
+  return SerializeSafetensors(
+      runtime::StateFile(params, FinalWeightsMetadata(fin, root_digest), /*params_only=*/true));
 }
 
 Result<std::set<std::string>> WrittenNames(const BundleStatics& s) {

@@ -35,14 +35,6 @@ TrainState StateLayout(const std::vector<driver::StateSpec>& specs) {
   return state;
 }
 
-TrainState ParamsOf(const TrainState& state) {
-  TrainState params;
-  for (const StateTensor& t : state) {
-    if (t.role == plan::ParamRole::kParameter) params.push_back(t);
-  }
-  return params;
-}
-
 std::vector<attest::TensorView> StateViews(const TrainState& s) { return Views(s, Part::kAll); }
 std::vector<attest::TensorView> ParamViews(const TrainState& s) { return Views(s, Part::kParams); }
 std::vector<attest::TensorView> OptimizerViews(const TrainState& s) {
@@ -67,16 +59,15 @@ std::vector<SafeTensorRef> StateRefs(const TrainState& state, bool params_only) 
   return refs;
 }
 
-SafetensorsFile StateFile(const TrainState& state, std::map<std::string, std::string> metadata) {
+SafetensorsFile StateFile(const TrainState& state, std::map<std::string, std::string> metadata,
+                          bool params_only) {
   SafetensorsFile f;
   f.metadata = std::move(metadata);
-  for (const StateTensor& s : state) {
-    SafeTensor t;
-    t.name = s.name;
-    t.dtype = ir::SafetensorsDType(s.value.shape().type());
-    t.shape = s.value.shape().dims();
-    t.data = s.value.bytes();
-    f.tensors.push_back(std::move(t));
+  for (const SafeTensorRef& r : StateRefs(state, params_only)) {
+    f.tensors.push_back({std::string(r.name),
+                         std::string(r.dtype),
+                         {r.shape.begin(), r.shape.end()},
+                         std::string(r.data)});
   }
   return f;
 }

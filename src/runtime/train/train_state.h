@@ -33,9 +33,6 @@ inline constexpr char kWeightsFormat[] = "detrain.weights.v1";
 // An empty state of the compile result's names, roles and shapes (zero bytes).
 TrainState StateLayout(const std::vector<driver::StateSpec>& specs);
 
-// The parameters of a state (what the final weights hold).
-TrainState ParamsOf(const TrainState& state);
-
 // Views of the state for digests: all of it, the parameters only, the rest (the optimizer
 // state: slots and counter).
 std::vector<attest::TensorView> StateViews(const TrainState& state);
@@ -51,7 +48,8 @@ Result<std::pair<attest::Digest256, attest::Digest256>> StateRoots(const TrainSt
 // the tensors (to write a file without a copy of the state; valid while `state` is unchanged),
 // all of them or the parameters only; StateFile copies them.
 std::vector<SafeTensorRef> StateRefs(const TrainState& state, bool params_only = false);
-SafetensorsFile StateFile(const TrainState& state, std::map<std::string, std::string> metadata);
+SafetensorsFile StateFile(const TrainState& state, std::map<std::string, std::string> metadata,
+                          bool params_only = false);
 Status LoadState(const SafetensorsFile& file, TrainState* layout);
 
 }  // namespace detrain::runtime
