@@ -144,7 +144,8 @@ void Verdicts(std::string_view text) {
   std::vector<detrain::verify::internal::SegmentVerdict> verdicts;
   if (!detrain::verify::internal::ReadSegmentVerdicts(text, 1, 2, 8, &verdicts).ok()) return;
   for (const auto& v : verdicts) {
-    if (v.segment >= 8 || v.segment % 2 != 1 || v.first_bad < -1 || v.replayed < 0)
+    if (v.segment >= 8 || v.segment % 2 != 1 ||
+        v.first_bad < detrain::verify::internal::kCannotReplayHere || v.replayed < 0)
       PropertyFailed("an accepted verdict out of range", text);
   }
 }
