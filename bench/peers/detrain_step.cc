@@ -4,10 +4,11 @@
 //
 //   bench_peer_step PROGRAM.dt --threads T [--steps N] [--warmup W] [--model NAME]
 //                   [--backend cpu|cuda] [--devices D] [--plan-format 2|3]
+//                   [--state resident|copied]
 //
 // --backend cuda runs the step's generated CUDA program on the GPU(s) (docs/cuda.md); then
-// compile_ms includes the CUDA stages (NVRTC and nvJitLink), and each step copies the state in
-// and the results out (the trainer's pattern), which JAX's donated buffers do not.
+// compile_ms includes the CUDA stages (NVRTC and nvJitLink). On one device the state stays in
+// the device's arena from step to step (--state resident), as JAX's donated buffers do.
 //
 // first_call_ms: from the start of the process's work to the end of the first step = compile
 //   (driver::Compile, every stage) + executor creation (plan loading) + the first step. The
@@ -30,6 +31,7 @@
 #include "base/isa.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/verifier.h"
+#include "compiler/plan/schema.h"
 #include "driver/compile.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/executor.h"
@@ -53,6 +55,7 @@ struct Flags {
   int devices = 1;
   int plan_format = static_cast<int>(plan::kPlanFormatVersion);
   std::string backend = "cpu";
+  bool resident = true;  // --state resident|copied
 };
 
 bool ParseFlags(int argc, char** argv, Flags& f) {
@@ -74,6 +77,9 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
       f.devices = std::atoi(v);
     } else if (a == "--plan-format" && (v = value())) {
       f.plan_format = std::atoi(v);
+    } else if (a == "--state" && (v = value()) &&
+               (std::string(v) == "resident" || std::string(v) == "copied")) {
+      f.resident = std::string(v) == "resident";
     } else if (!a.empty() && a[0] != '-' && f.program.empty()) {
       f.program = a;
     } else {
@@ -128,24 +134,52 @@ int Main(const Flags& f) {
   auto executor = runtime::Executor::Create(compiled->stages.Find("plan")->bytes, options);
   if (!executor.ok()) return Fail("executor", executor.status());
   double create_ms = MsSince(tc);
-  // Steps run as the trainer runs them (RunInto: arguments borrowed, results kept between
-  // steps and overwritten in place).
-  std::vector<const ir::Literal*> borrowed;
+  // --state resident (default): steps run as a train loop with resident state runs them, as
+  // JAX's donated step does: the state is passed once, each step takes the previous step's new
+  // state where it lies (Executor::SetCarry) and only the loss is read out. --state copied: the
+  // same arguments every step, copied in, and every result copied out (Executor::RunInto).
+  runtime::Executor& ex = **executor;
+  std::vector<const ir::Literal*> borrowed, carried;
   for (const ir::Literal& a : args[0]) borrowed.push_back(&a);
+  std::vector<int> carry;
+  int next_state = 0;
+  for (const plan::v2::EntryParameter& p : ex.plan().parameters()) {
+    const plan::ParamRole role = plan::FromPlanRole(p.role());
+    const bool state = role == plan::ParamRole::kParameter ||
+                       role == plan::ParamRole::kOptimizerState || role == plan::ParamRole::kStep;
+    // The optimizer's slots start at zero, as a run's do (the synthetic values would make
+    // Adam's second moment negative and every update NaN).
+    const size_t i = carry.size();
+    if (role == plan::ParamRole::kOptimizerState && i < args[0].size())
+      std::fill(args[0][i].mutable_bytes().begin(), args[0][i].mutable_bytes().end(), '\0');
+    carry.push_back(state ? next_state++ : -1);
+  }
+  const bool resident = f.resident && next_state + 1 == ex.plan().outputs_size() &&
+                        ex.plan().parameters_size() == static_cast<int>(borrowed.size());
+  if (resident) {
+    if (Status st = ex.SetCarry(carry); !st.ok()) return Fail("carry", st);
+    for (size_t i = 0; i < borrowed.size(); ++i)
+      carried.push_back(carry[i] >= 0 ? nullptr : borrowed[i]);
+  }
   std::vector<ir::Literal> results;
+  ir::Literal loss;
+  auto run_step = [&](bool first) -> Status {
+    if (!resident) return ex.RunInto(borrowed, &results);
+    DETRAIN_RETURN_IF_ERROR(ex.RunKeep(first ? borrowed : carried));
+    return ex.ReadResult(next_state, &loss);
+  };
   Clock::time_point tf = Clock::now();
-  if (Status st = (*executor)->RunInto(borrowed, &results); !st.ok()) return Fail("first step", st);
+  if (Status st = run_step(true); !st.ok()) return Fail("first step", st);
   double first_step_ms = MsSince(tf);
   double first_call_ms = compile_ms + create_ms + first_step_ms;
 
   for (int i = 0; i < f.warmup; ++i) {
-    if (Status st = (*executor)->RunInto(borrowed, &results); !st.ok())
-      return Fail("warm-up step", st);
+    if (Status st = run_step(false); !st.ok()) return Fail("warm-up step", st);
   }
   std::vector<double> times;
   for (int i = 0; i < f.steps; ++i) {
     Clock::time_point ts = Clock::now();
-    Status st = (*executor)->RunInto(borrowed, &results);
+    Status st = run_step(false);
     times.push_back(MsSince(ts));
     if (!st.ok()) return Fail("step", st);
   }
@@ -157,13 +191,14 @@ int Main(const Flags& f) {
       "\"first_call_ms\": %.3f, \"compile_ms\": %.3f, \"create_ms\": %.3f, "
       "\"first_step_ms\": %.3f, \"args_ms\": %.3f, \"step_ms\": %.4f, \"step_min_ms\": %.4f, "
       "\"steps\": %d, \"warmup\": %d, \"folded_transposes\": %lld, \"folded_dot_trees\": %lld, "
-      "\"peak_rss_mib\": %.1f}\n",
+      "\"state\": \"%s\", \"resident_arguments\": %lld, \"peak_rss_mib\": %.1f}\n",
       f.backend.c_str(), (*executor)->stats().devices.at(0).c_str(), f.devices, f.model.c_str(),
       f.threads, std::string(IsaName((*executor)->isa())).c_str(), first_call_ms, compile_ms,
       create_ms, first_step_ms, args_ms, Median(times),
       *std::min_element(times.begin(), times.end()), f.steps, f.warmup,
       static_cast<long long>((*executor)->stats().folded_transposes),
       static_cast<long long>((*executor)->stats().folded_dot_trees),
+      resident ? "resident" : "copied", static_cast<long long>(ex.resident_arguments()),
       static_cast<double>(usage.ru_maxrss) / 1024.0);
   return 0;
 }

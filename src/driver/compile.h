@@ -110,6 +110,10 @@ struct StateTensor {
   std::string name;
   plan::ParamRole role = plan::ParamRole::kParameter;
   ir::Literal value;
+  // Nonzero while `value` is, bit for bit, the train step's result that the trainer left in the
+  // executor's arena (runtime/train/trainer.h, resident state); whatever writes `value` other
+  // than the trainer sets it to 0.
+  uint64_t resident = 0;
 };
 
 struct CompileResult {

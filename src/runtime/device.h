@@ -38,6 +38,7 @@ struct BackendOptions {
 struct LoadRewrites {
   int64_t transposes = 0;
   int64_t dot_trees = 0;
+  int64_t scalar_broadcasts = 0;
 };
 
 class Device {

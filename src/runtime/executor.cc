@@ -28,6 +28,14 @@ struct Executor::State {
   int rank = 0, ranks = 1, per_rank = 1;
   ExecutorStats stats;
   bool results_kept = false;  // the last run had one replica and finished: ReadResult may read
+  // Resident state (Executor::SetCarry): per parameter, the result it takes, or -1; per run,
+  // which null arguments lie in place (resident) and which were read out (staged).
+  std::vector<int> carry;
+  std::vector<char> resident;
+  std::vector<ir::Literal> staged;
+  int64_t resident_arguments = 0;
+  // One device of one rank running an unreplicated plan: no transfers to track.
+  bool OneDevice() const { return !plan().replicated() && ranks == 1 && per_rank == 1; }
 
   const pb::Plan& plan() const { return checked->proto(); }
   const std::vector<plan::Array>& buffers() const { return checked->buffers(); }
@@ -169,6 +177,7 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
   const LoadRewrites rewrites = s.devices[0]->Rewrites();
   s.stats.folded_transposes = rewrites.transposes;
   s.stats.folded_dot_trees = rewrites.dot_trees;
+  s.stats.folded_scalar_broadcasts = rewrites.scalar_broadcasts;
   return e;
 }
 
@@ -192,12 +201,71 @@ Status Executor::RunInto(const std::vector<const ir::Literal*>& args,
   return Status::Ok();
 }
 
+Status Executor::SetCarry(std::vector<int> carry) {
+  State& s = *state_;
+  const pb::Plan& p = s.plan();
+  if (carry.size() != static_cast<size_t>(p.parameters_size())) {
+    return InvalidArgument(
+        "a carry names one result or -1 per parameter: " + std::to_string(p.parameters_size()) +
+        " expected, got " + std::to_string(carry.size()));
+  }
+  for (size_t i = 0; i < carry.size(); ++i) {
+    if (carry[i] == -1) continue;
+    if (carry[i] < 0 || carry[i] >= p.outputs_size())
+      return InvalidArgument("parameter " + std::to_string(i) + " carries no result " +
+                             std::to_string(carry[i]));
+    const plan::Array& from = s.buffers()[static_cast<size_t>(p.outputs(carry[i]))];
+    const plan::Array& to =
+        s.buffers()[static_cast<size_t>(p.parameters(static_cast<int>(i)).buffers(0))];
+    if (from.type != to.type || from.dims != to.dims) {
+      return InvalidArgument(
+          "parameter " + std::to_string(i) + " ('" + p.parameters(static_cast<int>(i)).name() +
+          "') is " + ir::Shape(to.type, to.dims).ToString() + "; result " +
+          std::to_string(carry[i]) + " is " + ir::Shape(from.type, from.dims).ToString());
+    }
+  }
+  s.carry = std::move(carry);
+  return Status::Ok();
+}
+
+int64_t Executor::resident_arguments() const { return state_->resident_arguments; }
+
+bool Executor::CarriedInPlace(int parameter) const {
+  const State& s = *state_;
+  if (parameter < 0 || static_cast<size_t>(parameter) >= s.carry.size()) return false;
+  const int from = s.carry[static_cast<size_t>(parameter)];
+  if (from < 0 || !s.OneDevice()) return false;
+  return s.buffers()[static_cast<size_t>(s.plan().outputs(from))].offset ==
+         s.buffers()[static_cast<size_t>(s.plan().parameters(parameter).buffers(0))].offset;
+}
+
 Status Executor::RunKeep(const std::vector<const ir::Literal*>& args) {
   State& s = *state_;
   if (s.plan().replicated())
     return InvalidArgument(
         "a run that keeps its results runs one replica; this plan is replicated");
-  return RunBorrowed({args}, nullptr);
+  // Null arguments are the previous run's carried results: in place, or read out now, before
+  // anything of this run is copied in over them.
+  std::vector<const ir::Literal*> in = args;
+  s.resident.assign(in.size(), 0);
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != nullptr) continue;
+    const int from = i < s.carry.size() ? s.carry[i] : -1;
+    if (from < 0) return InvalidArgument("argument " + std::to_string(i) + " is missing");
+    if (!s.results_kept)
+      return FailedPrecondition("argument " + std::to_string(i) +
+                                " is carried, but no run before kept its results");
+    if (CarriedInPlace(static_cast<int>(i))) {
+      s.resident[i] = 1;
+      continue;
+    }
+    s.staged.resize(in.size());
+    DETRAIN_RETURN_IF_ERROR(ReadResult(from, &s.staged[i]));
+    in[i] = &s.staged[i];
+  }
+  Status st = RunBorrowed({in}, nullptr);
+  s.resident.clear();
+  return st;
 }
 
 Status Executor::ReadResult(int index, ir::Literal* out) {
@@ -301,6 +369,14 @@ Status Executor::State::Walk(const std::vector<std::vector<const ir::Literal*>>*
       const pb::EntryParameter& p = plan.parameters(i);
       const plan::Array& b = buffers[static_cast<size_t>(p.buffers(0))];
       const ir::Literal* arg = args != nullptr ? (*args)[r][static_cast<size_t>(i)] : nullptr;
+      if (args != nullptr && arg == nullptr) {
+        // RunKeep's resident argument: already in this one device's arena, where it is read.
+        if (static_cast<size_t>(i) >= resident.size() || !resident[static_cast<size_t>(i)])
+          return InvalidArgument("argument " + std::to_string(i) + " is missing");
+        present[0][static_cast<size_t>(b.id)] = 1;
+        ++resident_arguments;
+        continue;
+      }
       if (arg != nullptr) DETRAIN_RETURN_IF_ERROR(CheckArgument(b, *arg, p));
       const uint32_t mask =
           replicated ? 1u : device_mask[static_cast<size_t>(param_kernel[static_cast<size_t>(i)])];
@@ -362,6 +438,25 @@ Status Executor::State::Walk(const std::vector<std::vector<const ir::Literal*>>*
     present[static_cast<size_t>(d)][static_cast<size_t>(b)] = 1;
     return Status::Ok();
   };
+
+  if (OneDevice() && cluster == nullptr) {
+    // Every kernel on the one device, whose operands the plan reader checked are defined before
+    // it: nothing to track or transfer (a small step's walk would cost as much as its kernels).
+    Device& only = *devices[0];
+    for (const pb::Kernel& k : plan.kernels()) {
+      if (k.has_alias()) continue;
+      DETRAIN_RETURN_IF_ERROR(only.Launch(k.id()));
+      ++stats.kernel_launches;
+    }
+    if (results == nullptr) return Status::Ok();
+    std::vector<ir::Literal>& out = (*results)[first];
+    out.resize(static_cast<size_t>(plan.outputs_size()));
+    for (int o = 0; o < plan.outputs_size(); ++o) {
+      DETRAIN_RETURN_IF_ERROR(CopyResult(only, buffers[static_cast<size_t>(plan.outputs(o))],
+                                         &out[static_cast<size_t>(o)]));
+    }
+    return Status::Ok();
+  }
 
   for (const pb::Kernel& k : plan.kernels()) {
     if (k.has_alias()) continue;

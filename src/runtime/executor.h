@@ -64,6 +64,7 @@ struct ExecutorStats {
   // computing a transpose's layout, and add trees of dots run as one GemmTree.
   int64_t folded_transposes = 0;
   int64_t folded_dot_trees = 0;
+  int64_t folded_scalar_broadcasts = 0;  // broadcasts of a scalar read as that scalar
   // What ran it, for environment.json: "cpu (avx2, 4 threads)" or each GPU's description.
   std::vector<std::string> devices;
 };
@@ -96,6 +97,20 @@ class Executor {
   // state on the host.
   Status RunKeep(const std::vector<const ir::Literal*>& args);
   Status ReadResult(int index, ir::Literal* out);
+
+  // Resident state (XLA's input/output aliasing, as a train loop uses it): `carry[i]` names the
+  // result (tuple order, flattened) that parameter i takes from the run before, or -1; its
+  // array type must be the parameter's. Then a null argument i of RunKeep, after a RunKeep whose
+  // results are kept, takes that result where it lies: on one device, a result that the plan
+  // donated its parameter's slice to (plan format 3) is already where the parameter is read, and
+  // nothing is copied; any other carried result is read out before the run and copied in (the
+  // bits are the same either way). A train loop passes its state once and then nulls, and copies
+  // a result out only when it needs it on the host.
+  Status SetCarry(std::vector<int> carry);
+  // Whether parameter i's carried result lies where the parameter is read (no copy at all).
+  bool CarriedInPlace(int parameter) const;
+  // Arguments a run took in place, summed over runs (ExecutorStats-like; for tests and benches).
+  int64_t resident_arguments() const;
 
   // A follower rank's part (rank > 0 of a cluster): waits for rank 0's next message and, for a
   // run, takes part in it — rank 0's Run or RunInto. Returns false, with the value rank 0 sent,

@@ -1,7 +1,8 @@
 // The determinism contract end to end (DESIGN.md §2): for each example, 3 train steps give
 // identical parameters, optimizer state, count and losses for threads {1, 2, 4} x every ISA path
 // this CPU has x devices {1, 2, 4, 8}, equal to the reference interpreter's — with the plan's
-// state updated in place (plan format 3).
+// state updated in place (plan format 3), and with the state passed once and then left resident
+// in the executor from step to step (threads 2).
 #include <gtest/gtest.h>
 
 #include "compiler/interp/interpreter.h"
@@ -24,6 +25,46 @@ std::vector<ir::Literal> NextArguments(const ir::Module& step, std::vector<ir::L
   for (size_t i = 0; i + 1 < outputs.size(); ++i) args[i] = outputs[i];
   args.back() = TrainStepArguments(step, 1000 + static_cast<uint64_t>(t)).back();
   return args;
+}
+
+// Resident state (Executor::SetCarry): the state passed once, then each step takes the previous
+// step's results where they lie — in place on one device (the plan donated the state's slices),
+// read out and copied in across devices — with the same bits as passing them.
+void CheckResident(const std::string& plan, const ExecutorOptions& options, const ir::Module& step,
+                   const std::vector<ir::Literal>& first,
+                   const std::vector<std::vector<ir::Literal>>& expected) {
+  auto executor = Executor::Create(plan, options);
+  ASSERT_TRUE(executor.ok()) << executor.status().message();
+  Executor& e = **executor;
+  std::vector<int> carry(first.size(), -1);
+  for (size_t i = 0; i + 1 < expected[0].size(); ++i) carry[i] = static_cast<int>(i);
+  ASSERT_TRUE(e.SetCarry(carry).ok());
+  std::vector<const ir::Literal*> in(first.size(), nullptr);
+  EXPECT_EQ(e.RunKeep(in).code(), StatusCode::kFailedPrecondition) << "carried before any run";
+  std::vector<ir::Literal> a = first;
+  std::vector<ir::Literal> got(expected[0].size());
+  for (int t = 0; t < kSteps; ++t) {
+    for (size_t i = 0; i < a.size(); ++i) in[i] = t > 0 && carry[i] >= 0 ? nullptr : &a[i];
+    Status st = e.RunKeep(in);
+    ASSERT_TRUE(st.ok()) << st.message();
+    for (size_t o = 0; o < got.size(); ++o)
+      ASSERT_TRUE(e.ReadResult(static_cast<int>(o), &got[o]).ok());
+    ExpectSameBits(expected[static_cast<size_t>(t)], got);
+    if (::testing::Test::HasFailure()) return;
+    a.back() = TrainStepArguments(step, 1000 + static_cast<uint64_t>(t)).back();
+  }
+  const int64_t state = static_cast<int64_t>(expected[0].size()) - 1;
+  if (options.devices == 1) {
+    EXPECT_GT(e.resident_arguments(), 0) << "no state stayed where it was";
+    EXPECT_LE(e.resident_arguments(), (kSteps - 1) * state);
+  } else {
+    EXPECT_EQ(e.resident_arguments(), 0) << "across devices the state is copied in";
+  }
+  in.back() = nullptr;  // the key is carried from no result
+  EXPECT_EQ(e.RunKeep(in).code(), StatusCode::kInvalidArgument);
+  carry.back() = 0;  // the key from the first parameter's result: another type
+  EXPECT_EQ(e.SetCarry(carry).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(e.SetCarry({0}).code(), StatusCode::kInvalidArgument) << "one entry per parameter";
 }
 
 void CheckExample(const std::string& name) {
@@ -72,6 +113,7 @@ void CheckExample(const std::string& name) {
           EXPECT_GT((*executor)->stats().transfers, 0)
               << "a mesh of devices that never exchanged data";
         }
+        if (threads == 2) CheckResident(plan, options, **step, first, expected);
       }
     }
   }

@@ -22,7 +22,8 @@ class Cases {
     s << what;
     trace_ = s.str();
   }
-  void Add(const std::string& hlo, std::vector<ir::Literal> args, int64_t dot_trees = -1) {
+  void Add(const std::string& hlo, std::vector<ir::Literal> args, int64_t dot_trees = -1,
+           int64_t scalar_broadcasts = -1) {
     KernelCase k;
     k.name = group_;
     if (!trace_.empty()) k.name += " " + trace_;
@@ -32,6 +33,7 @@ class Cases {
     k.hlo = hlo;
     k.args = std::move(args);
     k.dot_trees = dot_trees;
+    k.scalar_broadcasts = scalar_broadcasts;
     cases_.push_back(std::move(k));
     trace_.clear();
   }
@@ -177,6 +179,47 @@ ENTRY main {
   ROOT r = (f32[1030], f32[1030]) tuple(z, bw)
 })",
           {PairsA({1030}), Scalar(s), Scalar(0x3fc00000u)});
+  }
+}
+
+// Broadcasts of a computed scalar (Adam's bias corrections): those only elementwise kernels read
+// are read as the scalar (two here: one read by two kernels, one of another shape); one a dot
+// reads and one that is a result stay whole. The scalar is a NaN with a payload, -0, a value
+// whose square root is NaN, and an ordinary one; the arrays hold every special value.
+void ScalarBroadcastsReadAsScalars(Cases& c) {
+  for (uint32_t t : {0x3f000000u, 0x7fc00123u, 0x80000000u, 0x40000000u}) {
+    c.Trace(t);
+    c.Add(R"(HloModule m
+ENTRY main {
+  a = f32[40,50] parameter(0)
+  g = f32[40,50] parameter(1)
+  b = f32[50,30] parameter(2)
+  t = f32[] parameter(3)
+  one = f32[] constant(1)
+  p = f32[] power(t, t)
+  q = f32[] subtract(one, p)
+  s = f32[] sqrt(q)
+  bs = f32[40,50] broadcast(s), dimensions={}
+  m1 = f32[40,50] multiply(g, bs)
+  bs2 = f32[50,30] broadcast(s), dimensions={}
+  m2 = f32[50,30] multiply(b, bs2)
+  d = f32[40,30] dot(a, m2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  e = f32[40,50] divide(a, bs)
+  x = f32[40,50] add(m1, e)
+  r = f32[40,50] maximum(x, a)
+  n = f32[] negate(s)
+  bd = f32[50,30] broadcast(n), dimensions={}
+  d2 = f32[40,30] dot(a, bd), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  h = f32[] multiply(s, s)
+  br = f32[40,30] broadcast(h), dimensions={}
+  sum = f32[40,30] add(d2, br)
+  ROOT o = (f32[40,50], f32[40,30], f32[40,50], f32[40,30], f32[40,30]) tuple(r, d, m1, sum, br)
+})",
+          {PairsA({40, 50}),
+           F32({40, 50}, [](int64_t i) { return kSpecials[i % 11] ^ (i & 8 ? 0x80000000u : 0u); }),
+           F32({50, 30}, [](int64_t i) { return 0x3f800000u + static_cast<uint32_t>(i * 4099); }),
+           Scalar(t)},
+          /*dot_trees=*/-1, /*scalar_broadcasts=*/2);
   }
 }
 
@@ -568,6 +611,8 @@ std::vector<KernelCase> KernelCases() {
   FusedFloatProgram(c);
   c.Group("ScalarOperands");
   ScalarOperands(c);
+  c.Group("ScalarBroadcastsReadAsScalars");
+  ScalarBroadcastsReadAsScalars(c);
   c.Group("Transposes");
   Transposes(c);
   c.Group("SlicesAndBroadcasts");

@@ -24,6 +24,9 @@ struct KernelCase {
   // When >= 0: how many add trees of dots the one-device CPU executor must rewrite into GemmTree
   // kernels (ExecutorStats::folded_dot_trees).
   int64_t dot_trees = -1;
+  // When >= 0: how many broadcasts of a scalar the CPU executor must read as that scalar
+  // (ExecutorStats::folded_scalar_broadcasts).
+  int64_t scalar_broadcasts = -1;
 };
 
 std::vector<KernelCase> KernelCases();

@@ -26,7 +26,9 @@ namespace {
 // interpreter on `args`, for every ISA and threads 1 and 2.
 // `dot_trees`, when >= 0, is how many add trees of dots the one-device executor must have
 // rewritten into GemmTree kernels (ExecutorStats::folded_dot_trees).
-void Check(const std::string& hlo, const std::vector<ir::Literal>& args, int64_t dot_trees = -1) {
+// `scalar_broadcasts`, when >= 0: how many broadcasts of a scalar it must read as the scalar.
+void Check(const std::string& hlo, const std::vector<ir::Literal>& args, int64_t dot_trees = -1,
+           int64_t scalar_broadcasts = -1) {
   auto module = ir::ParseAndVerify(hlo);
   ASSERT_TRUE(module.ok()) << module.status().message();
   auto expected = interp::Evaluate(**module, args);
@@ -45,6 +47,9 @@ void Check(const std::string& hlo, const std::vector<ir::Literal>& args, int64_t
       ASSERT_TRUE(executor.ok()) << executor.status().message();
       if (dot_trees >= 0) {
         EXPECT_EQ((*executor)->stats().folded_dot_trees, dot_trees);
+      }
+      if (scalar_broadcasts >= 0) {
+        EXPECT_EQ((*executor)->stats().folded_scalar_broadcasts, scalar_broadcasts);
       }
       ir::Literal none;
       EXPECT_EQ((*executor)->ReadResult(0, &none).code(), StatusCode::kFailedPrecondition)
@@ -91,7 +96,7 @@ class RuntimeKernels : public ::testing::TestWithParam<KernelCase> {};
 
 TEST_P(RuntimeKernels, EqualsInterpreter) {
   const KernelCase& k = GetParam();
-  Check(k.hlo, k.args, k.dot_trees);
+  Check(k.hlo, k.args, k.dot_trees, k.scalar_broadcasts);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, RuntimeKernels, ::testing::ValuesIn(KernelCases()),

@@ -32,7 +32,9 @@ class CpuDevice : public Device {
   Status Launch(int32_t id) override;
   Status Synchronize() override { return Status::Ok(); }
   Status SendBuffer(int32_t id, Device* to) override;
-  LoadRewrites Rewrites() const override { return {folds_.transposes, folds_.dot_trees}; }
+  LoadRewrites Rewrites() const override {
+    return {folds_.transposes, folds_.dot_trees, folds_.scalar_broadcasts};
+  }
 
  private:
   int index_;

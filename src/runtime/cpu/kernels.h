@@ -43,6 +43,10 @@ class CpuKernel {
   virtual Status Run(uint8_t* arena, const ExecContext& ctx) const = 0;
   // Bytes of ctx.scratch that Run uses.
   virtual int64_t ScratchBytes() const { return 0; }
+  // Load time (FoldScalarBroadcasts, plan_folds.h): whether this kernel reads operand `input`
+  // only elementwise, so that it may read it as its one element; with `apply`, it does from now
+  // on. Elementwise kernels (and a tree's epilogue) can; every other kernel says no.
+  virtual bool ReadInputAsScalar(size_t /*input*/, bool /*apply*/) { return false; }
 };
 
 // Prepares one kernel of a validated plan. Alias kernels (parameters, tuples) and all-reduce
@@ -53,6 +57,7 @@ Result<std::unique_ptr<CpuKernel>> PrepareKernel(const plan::CheckedKernel& kern
 struct FoldCounts {
   int64_t transposes = 0;
   int64_t dot_trees = 0;
+  int64_t scalar_broadcasts = 0;
 };
 
 // Every kernel of `plan` prepared (PrepareKernel), then rewritten by the load-time folds

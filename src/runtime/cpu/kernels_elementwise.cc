@@ -150,6 +150,21 @@ class ElementwiseKernel : public CpuKernel {
     return Status::Ok();
   }
 
+  bool ReadInputAsScalar(size_t input, bool apply) override {
+    if (input >= in_.size()) return false;
+    if (!apply) return true;
+    ArrayRef& a = in_[input];
+    const int64_t size = a.elements > 0 ? a.bytes / a.elements : 0;
+    a.elements = 1;
+    a.bytes = size;
+    a.dims.clear();
+    input_elements_[input] = 1;
+    // Ops that now read only scalars are evaluated once per run (ChunkProgram's uniform ops).
+    if (reduce_) pre_.Prepare(pre_.program(), input_elements_);
+    program_.Prepare(program_.program(), input_elements_);
+    return true;
+  }
+
   int64_t ScratchBytes() const override {
     if (!reduce_) return 0;
     return AlignUp(reduce_->operand_elements() * type_size_) +

@@ -6,6 +6,9 @@
 //     the dot, which writes the transposed layout directly; the transpose's kernel becomes
 //     nullptr. Each element is the same chain with the defined NaN rule (gemm.h); the dot's own
 //     buffer is never written, which nothing can observe.
+//   - FoldScalarBroadcasts: a broadcast of a scalar that only elementwise kernels read (Adam's
+//     bias corrections and learning rate) is read by them as the scalar it is, and is never
+//     materialized.
 //   - FoldDotTree (a device that runs every kernel of the plan: one device, or one replica): an
 //     elementwise kernel that is an add tree over f32 dot results nothing else reads (the shard
 //     tree of per-shard weight gradients) runs as one GemmTree (gemm.h) over the dots' operands,
@@ -43,6 +46,14 @@ bool FoldDotTranspose(const plan::ValidatedPlan& plan,
 // copy.
 bool FoldDotTree(const plan::ValidatedPlan& plan, std::vector<std::unique_ptr<CpuKernel>>& kernels,
                  int32_t tree);
+
+// Rewrites every broadcast of a one-element array whose readers all read it elementwise (each
+// CpuKernel says so: CpuKernel::ReadInputAsScalar) and that is not a result: its readers read the
+// element as a scalar — ops of scalars alone are then evaluated once per run — and the broadcast
+// stores only that element. Returns how many. The readers read exactly the value every element
+// of the broadcast held; the rest of its buffer, now never written, is never read.
+int64_t FoldScalarBroadcasts(const plan::ValidatedPlan& plan,
+                             std::vector<std::unique_ptr<CpuKernel>>& kernels);
 
 }  // namespace detrain::runtime::cpu
 

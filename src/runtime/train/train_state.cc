@@ -87,6 +87,7 @@ Status LoadState(const SafetensorsFile& file, TrainState* layout) {
       return DataLoss("tensor '" + s.name + "' has the wrong dtype or shape");
     }
     s.value.mutable_bytes() = found->data;
+    s.resident = 0;
   }
   return Status::Ok();
 }

@@ -1,6 +1,7 @@
 // See trainer.h.
 #include "runtime/train/trainer.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -68,6 +69,17 @@ Result<std::unique_ptr<Trainer>> Trainer::Create(const driver::CompileResult& co
   // On the CUDA backend, the programs the compile made (stages cuda, ptx and cubin-*).
   ExecutorOptions step_options = WithCompiled(options, compiled, "");
   DETRAIN_ASSIGN_OR_RETURN(t->step_, Executor::Create(plan->bytes, step_options));
+  // The state's parameters take the step's results of the same position (the loss is last).
+  std::vector<int> carry;
+  int next_state = 0;
+  for (const plan::v2::EntryParameter& p : t->step_->plan().parameters()) {
+    const ParamRole role = plan::FromPlanRole(p.role());
+    const bool state = role == ParamRole::kParameter || role == ParamRole::kOptimizerState ||
+                       role == ParamRole::kStep;
+    carry.push_back(state ? next_state++ : -1);
+  }
+  if (next_state + 1 == t->step_->plan().outputs_size())
+    DETRAIN_RETURN_IF_ERROR(t->step_->SetCarry(std::move(carry)));
   if (const driver::StageRecord* eval = compiled.stages.Find(driver::kStageEvalPlan)) {
     ExecutorOptions eval_options = WithCompiled(options, compiled, driver::kEvalPrefix);
     eval_options.devices = 1;        // one shard: the validation split is not sharded
@@ -132,6 +144,11 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
       ir::Literal::Scalar<float>(ir::ElementType::kF32, r.learning_rate);
   const ir::Literal key =
       ir::Literal::FromVector<uint32_t>(ir::ElementType::kU32, {2}, {step_key.hi, step_key.lo});
+  // Resident state: where the state is the last step's result, bit for bit, and that result lies
+  // in the arena where the step reads its parameter, it is not copied in again.
+  bool resident = resident_ != 0;
+  for (const StateTensor& s : *state) resident = resident && s.resident == resident_;
+  resident_ = 0;  // the run below overwrites the arena, whatever its outcome
   std::vector<const ir::Literal*> args;
   size_t next_state = 0;
   for (const plan::v2::EntryParameter& p : step_->plan().parameters()) {
@@ -140,7 +157,10 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
       case ParamRole::kOptimizerState:
       case ParamRole::kStep:
         if (next_state >= state->size()) return Internal("trainer: state too short");
-        args.push_back(&(*state)[next_state++].value);
+        args.push_back(resident && step_->CarriedInPlace(static_cast<int>(args.size()))
+                           ? nullptr
+                           : &(*state)[next_state].value);
+        ++next_state;
         break;
       case ParamRole::kLearningRate:
         args.push_back(&learning_rate);
@@ -188,6 +208,10 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
   }
   for (size_t i = 0; i < state->size(); ++i)
     DETRAIN_RETURN_IF_ERROR(step_->ReadResult(static_cast<int>(i), &(*state)[i].value));
+  // A tag no other step of any trainer in this process has used.
+  static std::atomic<uint64_t> tags{0};
+  resident_ = tags.fetch_add(1, std::memory_order_relaxed) + 1;
+  for (StateTensor& s : *state) s.resident = resident_;
   return r;
 }
 

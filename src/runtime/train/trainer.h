@@ -65,7 +65,10 @@ class Trainer {
   TrainState StateLayout() const;
 
   // Runs step t on `state` (replaced by the new state unless the loss is not finite) with key
-  // `step_key`. The new state is read over the old one: a step allocates no state.
+  // `step_key`. The new state is read over the old one: a step allocates no state. Resident
+  // state: where `state` is what the previous step of this trainer read out (every tensor's
+  // StateTensor::resident tag says so) and the plan donated the parameters' slices to the results
+  // (one device), the step reads it where it lies and copies none of it in.
   Result<StepResult> Step(int64_t t, const prng::Key& step_key, TrainState* state);
 
   // A follower rank of a multi-process run (ExecutorOptions::cluster): takes part in each of
@@ -88,6 +91,7 @@ class Trainer {
   std::string init_plan_;
   TrainingData* data_ = nullptr;
   std::unique_ptr<Executor> step_;
+  uint64_t resident_ = 0;  // the tag of the state the last step left in step_'s arena, or 0
   std::unique_ptr<Executor> eval_;
   // The state's names, roles and shapes: a layout is made only when asked for (it would hold
   // a zero copy of the whole state).
