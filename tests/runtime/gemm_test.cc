@@ -116,6 +116,45 @@ TEST(Gemm, ZerosInfinitiesAndNansAreTheChainsBits) {
   }
 }
 
+// NaNs are found tile by tile as the last k block completes each tile, partial tiles included.
+// A swapped product whose NaNs lie in the output's last row and last column — in the partial row
+// group and the partial panel — and meet in the corner element, where both operands hold a payload
+// at the same p: the chain takes A's (semantics::FmaNan), the hardware's fma, given the operands
+// swapped, B's; only a recomputed tile has the chain's bits.
+TEST(Gemm, NansInPartialTilesAreTheChainsBits) {
+  float n1, n2;
+  const uint32_t p1 = 0x7fc0abcdu, p2 = 0xffc01234u;
+  std::memcpy(&n1, &p1, 4);
+  std::memcpy(&n2, &p2, 4);
+  for (Isa isa : Isas()) {
+    for (int64_t k : {int64_t{50}, int64_t{200}}) {  // one k block, and two
+      const int64_t m = 70, n = 33;
+      Lcg g{11};
+      std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+      for (float& v : a) v = g.Next();
+      for (float& v : b) v = g.Next();
+      a[static_cast<size_t>((m - 1) * k + k - 1)] = n1;
+      b[static_cast<size_t>((k - 1) * n + n - 1)] = n2;
+      std::vector<float> out(static_cast<size_t>(n * m), 0.0f);
+      ExecContext ctx{nullptr, isa};
+      // out (n x m) = (A B)^T computed as B^T A^T.
+      BatchedGemm(MatrixView{b.data(), 1, n, 0}, MatrixView{a.data(), 1, k, 0}, out.data(), 1, n, m,
+                  k, ctx, /*swapped=*/true);
+      int64_t bad = 0, nans = 0;
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          const float want = semantics::FmaChain(a.data() + i * k, 1, b.data() + j, n, k);
+          const float got = out[static_cast<size_t>(j * m + i)];
+          nans += got != got;
+          bad += Bits(want) != Bits(got);
+        }
+      }
+      EXPECT_EQ(nans, m + n - 1) << "the NaN row and column";
+      EXPECT_EQ(bad, 0) << IsaName(isa) << " k " << k;
+    }
+  }
+}
+
 // The transposed product (gemm.h `swapped`): out = (A B)^T computed as B^T A^T; every element,
 // NaN payloads included, must be the defined chain of A's row and B's column.
 TEST(Gemm, SwappedProductKeepsTheDefinedOperandOrder) {

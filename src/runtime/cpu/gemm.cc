@@ -123,6 +123,7 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
   for (int64_t p0 = 0; p0 < k; p0 += kKc) {
     const int64_t kc = std::min(kKc, k - p0);
     const bool load = p0 > 0;
+    const bool last = p0 + kc == k;
     // Few rows use each B value only a few times: read B's full panels in place then, and pack
     // only a partial last panel.
     const bool direct = bcs == 1 && i1 - i0 <= kDirectRows;
@@ -148,24 +149,27 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
           float* tile = c + i * n + j;
           if (live == mr && live_cols == nr) {
             kern.gemm_tile(kc, pa + g * mr * kc, panel, ldb, tile, n, load);
-            continue;
-          }
-          if (load) {
+          } else {
+            if (load) {
+              for (int64_t r = 0; r < live; ++r)
+                std::memcpy(edge + r * nr, tile + r * n, static_cast<size_t>(live_cols) * 4);
+            }
+            kern.gemm_tile(kc, pa + g * mr * kc, panel, ldb, edge, nr, load);
             for (int64_t r = 0; r < live; ++r)
-              std::memcpy(edge + r * nr, tile + r * n, static_cast<size_t>(live_cols) * 4);
+              std::memcpy(tile + r * n, edge + r * nr, static_cast<size_t>(live_cols) * 4);
           }
-          kern.gemm_tile(kc, pa + g * mr * kc, panel, ldb, edge, nr, load);
-          for (int64_t r = 0; r < live; ++r)
-            std::memcpy(tile + r * n, edge + r * nr, static_cast<size_t>(live_cols) * 4);
+          // Canonical NaNs, once a tile's chains are complete and while it is in L1: the
+          // hardware's payload is not the contract's.
+          if (last && kern.tile_has_nan(tile, n, live, live_cols)) {
+            for (int64_t r = i; r < i + live; ++r) {
+              for (int64_t q = j; q < j + live_cols; ++q) {
+                float& v = c[r * n + q];
+                if (v != v) v = DefinedChain(a, ars, acs, b, brs, bcs, k, r, q, swapped);
+              }
+            }
+          }
         }
       }
-    }
-  }
-  // Canonical NaNs: the hardware's payload is not the contract's.
-  for (int64_t i = i0; i < i1; ++i) {
-    for (int64_t j = j0; j < j1; ++j) {
-      float& v = c[i * n + j];
-      if (v != v) v = DefinedChain(a, ars, acs, b, brs, bcs, k, i, j, swapped);
     }
   }
 }
@@ -207,6 +211,29 @@ constexpr semantics::BinaryOp kStepOps[] = {
 float LeafChain(const GemmLeaf& leaf, int64_t i, int64_t j) {
   return DefinedChain(leaf.a.data, leaf.a.rows, leaf.a.cols, leaf.b.data, leaf.b.rows, leaf.b.cols,
                       leaf.k, i, j, leaf.swapped);
+}
+
+// Canonical NaNs of a GemmTree's rows [i0, i1) x columns [j0, j1): every leaf's chain and every
+// sum recomputed by the rule for each NaN element.
+void RedoTreeNans(const GemmLeaf* leaves, int64_t count, const TreeStep* steps, int64_t num_steps,
+                  int32_t result, float* c, int64_t n, int64_t i0, int64_t i1, int64_t j0,
+                  int64_t j1) {
+  float values[kMaxGemmTreeLeaves];
+  for (int64_t i = i0; i < i1; ++i) {
+    for (int64_t j = j0; j < j1; ++j) {
+      float& v = c[i * n + j];
+      if (v == v) continue;
+      for (int64_t s = 0; s < count; ++s) values[s] = LeafChain(leaves[s], i, j);
+      for (int64_t st = 0; st < num_steps; ++st) {
+        const TreeStep& step = steps[st];
+        const float x = values[step.dst];
+        const float y = step.src >= 0 ? values[step.src] : step.constant;
+        values[step.dst] = semantics::ApplyBinary<float>(
+            kStepOps[step.kind], step.constant_first ? y : x, step.constant_first ? x : y);
+      }
+      v = values[result];
+    }
+  }
 }
 
 // One output block of GemmTree: rows [i0, i1), columns [j0, j1). Every leaf's B is packed once
@@ -260,24 +287,10 @@ void TreeBlock(const IsaKernels& kern, const GemmLeaf* leaves, int64_t count, co
         const float* sum = tiles + result * slot;
         for (int64_t r = 0; r < live; ++r)
           std::memcpy(c + (i + r) * n + j, sum + r * nr, static_cast<size_t>(live_cols) * 4);
+        if (kern.tile_has_nan(sum, nr, live, live_cols))
+          RedoTreeNans(leaves, count, steps, num_steps, result, c, n, i, i + live, j,
+                       j + live_cols);
       }
-    }
-  }
-  // Canonical NaNs: every leaf's chain and every sum recomputed for that element, by the rule.
-  float values[kMaxGemmTreeLeaves];
-  for (int64_t i = i0; i < i1; ++i) {
-    for (int64_t j = j0; j < j1; ++j) {
-      float& v = c[i * n + j];
-      if (v == v) continue;
-      for (int64_t s = 0; s < count; ++s) values[s] = LeafChain(leaves[s], i, j);
-      for (int64_t st = 0; st < num_steps; ++st) {
-        const TreeStep& step = steps[st];
-        const float x = values[step.dst];
-        const float y = step.src >= 0 ? values[step.src] : step.constant;
-        values[step.dst] = semantics::ApplyBinary<float>(
-            kStepOps[step.kind], step.constant_first ? y : x, step.constant_first ? x : y);
-      }
-      v = values[result];
     }
   }
 }

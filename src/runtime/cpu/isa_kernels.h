@@ -57,6 +57,10 @@ enum TileStepKind : int { kTileAdd = 0, kTileSubtract = 1, kTileMultiply = 2, kT
 using TileStepFn = void (*)(int kind, bool constant_first, float* dst, const float* src, float c,
                             int64_t n);
 
+// Whether any of rows x cols floats at t[r * ld + q] is a NaN (a GEMM tile just computed, still in
+// L1: the GEMM recomputes its NaN elements by the contract's chain).
+using TileHasNanFn = bool (*)(const float* t, int64_t ld, int64_t rows, int64_t cols);
+
 // Up to 16 lanes of a reduce (reduce_core.cc): for w < lanes, acc[w] = init, then for i in
 // [begin, end) acc[w] = op(acc[w], in[bases[w] + (offsets ? offsets[i] : i)]) with op one of
 // kReduceAdd / kReduceMax / kReduceMin, as the scalar combiner computes it. Returns the lanes
@@ -76,6 +80,7 @@ struct IsaKernels {
   Transpose32Fn transpose32;
   TileStepFn tile_step;
   ReduceLanesFn reduce_lanes;
+  TileHasNanFn tile_has_nan;
 };
 
 // The loops for `isa`, which must be supported here (see base/isa.h ClampIsa).
