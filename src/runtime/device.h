@@ -39,6 +39,7 @@ struct LoadRewrites {
   int64_t transposes = 0;
   int64_t dot_trees = 0;
   int64_t scalar_broadcasts = 0;
+  int64_t fused_elementwise = 0;
 };
 
 class Device {

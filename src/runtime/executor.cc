@@ -178,6 +178,7 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
   s.stats.folded_transposes = rewrites.transposes;
   s.stats.folded_dot_trees = rewrites.dot_trees;
   s.stats.folded_scalar_broadcasts = rewrites.scalar_broadcasts;
+  s.stats.fused_elementwise = rewrites.fused_elementwise;
   return e;
 }
 

@@ -65,6 +65,7 @@ struct ExecutorStats {
   int64_t folded_transposes = 0;
   int64_t folded_dot_trees = 0;
   int64_t folded_scalar_broadcasts = 0;  // broadcasts of a scalar read as that scalar
+  int64_t fused_elementwise = 0;         // elementwise kernels run block by block in groups
   // What ran it, for environment.json: "cpu (avx2, 4 threads)" or each GPU's description.
   std::vector<std::string> devices;
 };

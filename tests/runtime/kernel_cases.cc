@@ -23,7 +23,7 @@ class Cases {
     trace_ = s.str();
   }
   void Add(const std::string& hlo, std::vector<ir::Literal> args, int64_t dot_trees = -1,
-           int64_t scalar_broadcasts = -1) {
+           int64_t scalar_broadcasts = -1, int64_t fused_elementwise = -1) {
     KernelCase k;
     k.name = group_;
     if (!trace_.empty()) k.name += " " + trace_;
@@ -34,6 +34,7 @@ class Cases {
     k.args = std::move(args);
     k.dot_trees = dot_trees;
     k.scalar_broadcasts = scalar_broadcasts;
+    k.fused_elementwise = fused_elementwise;
     cases_.push_back(std::move(k));
     trace_.clear();
   }
@@ -221,6 +222,58 @@ ENTRY main {
            Scalar(t)},
           /*dot_trees=*/-1, /*scalar_broadcasts=*/2);
   }
+}
+
+// Adam's update as the compiler leaves it: m's and v's new values, each also a result, then the
+// parameter's from both (three kernels over one index space, a broadcast of the learning rate
+// between them). They run block by block together — three blocks of 4096 elements, the last
+// partial — with every special value in the gradient and both signs of zero and NaN payloads in
+// the moments.
+void ElementwiseRunsBlockByBlock(Cases& c) {
+  c.Add(R"(HloModule m
+ENTRY main {
+  g = f32[70,130] parameter(0)
+  m = f32[70,130] parameter(1)
+  v = f32[70,130] parameter(2)
+  w = f32[70,130] parameter(3)
+  lr = f32[] parameter(4)
+  b1 = f32[] constant(0.9)
+  c1 = f32[] constant(0.1)
+  b2 = f32[] constant(0.999)
+  c2 = f32[] constant(0.001)
+  eps = f32[] constant(1e-08)
+  bb1 = f32[70,130] broadcast(b1), dimensions={}
+  bc1 = f32[70,130] broadcast(c1), dimensions={}
+  bb2 = f32[70,130] broadcast(b2), dimensions={}
+  bc2 = f32[70,130] broadcast(c2), dimensions={}
+  beps = f32[70,130] broadcast(eps), dimensions={}
+  blr = f32[70,130] broadcast(lr), dimensions={}
+  m0 = f32[70,130] multiply(bb1, m)
+  m1 = f32[70,130] multiply(bc1, g)
+  mn = f32[70,130] add(m0, m1)
+  v0 = f32[70,130] multiply(bb2, v)
+  gg = f32[70,130] multiply(g, g)
+  v1 = f32[70,130] multiply(bc2, gg)
+  vn = f32[70,130] add(v0, v1)
+  s = f32[70,130] sqrt(vn)
+  d = f32[70,130] add(s, beps)
+  q = f32[70,130] divide(mn, d)
+  u = f32[70,130] multiply(blr, q)
+  wn = f32[70,130] add(w, u)
+  ROOT o = (f32[70,130], f32[70,130], f32[70,130]) tuple(mn, vn, wn)
+})",
+        {F32({70, 130}, [](int64_t i) { return kSpecials[i % 11]; }),
+         F32({70, 130},
+             [](int64_t i) {
+               return i % 97 == 0 ? 0x7fc00042u : 0x3c000000u + static_cast<uint32_t>(i * 37);
+             }),
+         F32({70, 130},
+             [](int64_t i) {
+               return i % 89 == 0 ? 0x80000000u : 0x38000000u + static_cast<uint32_t>(i * 53);
+             }),
+         F32({70, 130}, [](int64_t i) { return 0xbf000000u ^ static_cast<uint32_t>(i * 7919); }),
+         Scalar(0xba83126fu)},
+        /*dot_trees=*/-1, /*scalar_broadcasts=*/1, /*fused_elementwise=*/3);
 }
 
 // Data movement: f32[a, b, c] (element i = i, NaN payloads included as bit patterns) through
@@ -613,6 +666,8 @@ std::vector<KernelCase> KernelCases() {
   ScalarOperands(c);
   c.Group("ScalarBroadcastsReadAsScalars");
   ScalarBroadcastsReadAsScalars(c);
+  c.Group("ElementwiseRunsBlockByBlock");
+  ElementwiseRunsBlockByBlock(c);
   c.Group("Transposes");
   Transposes(c);
   c.Group("SlicesAndBroadcasts");

@@ -27,6 +27,9 @@ struct KernelCase {
   // When >= 0: how many broadcasts of a scalar the CPU executor must read as that scalar
   // (ExecutorStats::folded_scalar_broadcasts).
   int64_t scalar_broadcasts = -1;
+  // When >= 0: how many elementwise kernels the one-device CPU executor must run block by block
+  // in groups (ExecutorStats::fused_elementwise).
+  int64_t fused_elementwise = -1;
 };
 
 std::vector<KernelCase> KernelCases();

@@ -27,8 +27,9 @@ namespace {
 // `dot_trees`, when >= 0, is how many add trees of dots the one-device executor must have
 // rewritten into GemmTree kernels (ExecutorStats::folded_dot_trees).
 // `scalar_broadcasts`, when >= 0: how many broadcasts of a scalar it must read as the scalar.
+// `fused`, when >= 0: how many elementwise kernels it must run block by block in groups.
 void Check(const std::string& hlo, const std::vector<ir::Literal>& args, int64_t dot_trees = -1,
-           int64_t scalar_broadcasts = -1) {
+           int64_t scalar_broadcasts = -1, int64_t fused = -1) {
   auto module = ir::ParseAndVerify(hlo);
   ASSERT_TRUE(module.ok()) << module.status().message();
   auto expected = interp::Evaluate(**module, args);
@@ -51,6 +52,7 @@ void Check(const std::string& hlo, const std::vector<ir::Literal>& args, int64_t
       if (scalar_broadcasts >= 0) {
         EXPECT_EQ((*executor)->stats().folded_scalar_broadcasts, scalar_broadcasts);
       }
+      if (fused >= 0) EXPECT_EQ((*executor)->stats().fused_elementwise, fused);
       ir::Literal none;
       EXPECT_EQ((*executor)->ReadResult(0, &none).code(), StatusCode::kFailedPrecondition)
           << "a result read before any run";
@@ -96,7 +98,7 @@ class RuntimeKernels : public ::testing::TestWithParam<KernelCase> {};
 
 TEST_P(RuntimeKernels, EqualsInterpreter) {
   const KernelCase& k = GetParam();
-  Check(k.hlo, k.args, k.dot_trees, k.scalar_broadcasts);
+  Check(k.hlo, k.args, k.dot_trees, k.scalar_broadcasts, k.fused_elementwise);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, RuntimeKernels, ::testing::ValuesIn(KernelCases()),

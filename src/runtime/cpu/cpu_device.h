@@ -33,7 +33,8 @@ class CpuDevice : public Device {
   Status Synchronize() override { return Status::Ok(); }
   Status SendBuffer(int32_t id, Device* to) override;
   LoadRewrites Rewrites() const override {
-    return {folds_.transposes, folds_.dot_trees, folds_.scalar_broadcasts};
+    return {folds_.transposes, folds_.dot_trees, folds_.scalar_broadcasts,
+            folds_.fused_elementwise};
   }
 
  private:

@@ -72,8 +72,13 @@ Result<std::vector<std::unique_ptr<CpuKernel>>> PrepareKernels(const plan::Valid
     for (int32_t i = 0; i < static_cast<int32_t>(kernels.size()); ++i)
       counts.dot_trees += FoldDotTree(plan, kernels, i) ? 1 : 0;
   }
-  // After the dot trees: a tree's epilogue reads the fusion's operands as the fusion did.
-  counts.scalar_broadcasts = FoldScalarBroadcasts(plan, kernels);
+  // After the dot trees (a tree's epilogue reads the fusion's operands as the fusion did), and
+  // on a device that runs the whole plan: a broadcast's readers read its scalar from the memory
+  // of its kernel, which must have run on the same device.
+  if (whole_plan) {
+    counts.scalar_broadcasts = FoldScalarBroadcasts(plan, kernels);
+    counts.fused_elementwise = FuseElementwiseRuns(plan, kernels);
+  }
   if (folds != nullptr) *folds = counts;
   return kernels;
 }

@@ -37,6 +37,8 @@ struct ExecContext {
   int64_t* loop_iterations = nullptr;
 };
 
+class BlockedKernel;
+
 class CpuKernel {
  public:
   virtual ~CpuKernel() = default;
@@ -44,9 +46,31 @@ class CpuKernel {
   // Bytes of ctx.scratch that Run uses.
   virtual int64_t ScratchBytes() const { return 0; }
   // Load time (FoldScalarBroadcasts, plan_folds.h): whether this kernel reads operand `input`
-  // only elementwise, so that it may read it as its one element; with `apply`, it does from now
-  // on. Elementwise kernels (and a tree's epilogue) can; every other kernel says no.
-  virtual bool ReadInputAsScalar(size_t /*input*/, bool /*apply*/) { return false; }
+  // only elementwise, so that it may read it as one element; with `apply`, it reads that element
+  // from `at` (outside the arena, written before this kernel runs) from now on. Elementwise
+  // kernels (and a tree's epilogue) can; every other kernel says no.
+  virtual bool ReadInputAsScalar(size_t /*input*/, bool /*apply*/, const uint8_t* /*at*/) {
+    return false;
+  }
+  // Load time (FuseElementwiseRuns): this kernel as one that runs block by block, or null.
+  virtual BlockedKernel* AsBlocked() { return nullptr; }
+};
+
+// An elementwise kernel run in parts (FuseElementwiseRuns, plan_folds.h): Begin once per run,
+// then RunBlock for every block in [0, Blocks()), in any order, on any thread, each with
+// BlockScratchBytes() of 64-byte aligned scratch. A block writes only its own elements of the
+// output (block b: elements [b B, (b + 1) B) for a fixed B) and reads only those of each input
+// that is not a scalar (one element).
+class BlockedKernel {
+ public:
+  virtual ~BlockedKernel() = default;
+  virtual int64_t Elements() const = 0;
+  virtual int64_t Blocks() const = 0;
+  virtual int64_t BlockScratchBytes() const = 0;
+  virtual const std::vector<ArrayRef>& Inputs() const = 0;
+  virtual const ArrayRef& Output() const = 0;
+  virtual void Begin(uint8_t* arena) const = 0;
+  virtual void RunBlock(uint8_t* arena, int64_t block, Isa isa, uint8_t* scratch) const = 0;
 };
 
 // Prepares one kernel of a validated plan. Alias kernels (parameters, tuples) and all-reduce
@@ -58,6 +82,7 @@ struct FoldCounts {
   int64_t transposes = 0;
   int64_t dot_trees = 0;
   int64_t scalar_broadcasts = 0;
+  int64_t fused_elementwise = 0;  // kernels run block by block in groups
 };
 
 // Every kernel of `plan` prepared (PrepareKernel), then rewritten by the load-time folds

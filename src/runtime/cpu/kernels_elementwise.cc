@@ -70,6 +70,40 @@ class ChunkProgram {
   // Runs the program over `elements` indices into out (inputs as ChunkIo's).
   void Run(const uint8_t* const* inputs, const int64_t* input_elements, const uint8_t* reduced,
            int64_t elements, uint8_t* out, const ExecContext& ctx) const {
+    Begin(inputs, input_elements, elements);
+    const size_t scratch_bytes = static_cast<size_t>(ScratchBytes());
+    ForBlocks(ctx, Blocks(elements), [&](int64_t block) {
+      // Per thread, grown once: never reallocated in the step loop.
+      thread_local std::vector<uint64_t> scratch;
+      if (scratch.size() * 8 < scratch_bytes) scratch.resize(scratch_bytes / 8 + 1);
+      RunBlock(inputs, input_elements, reduced, elements, out, block, ctx.isa,
+               reinterpret_cast<uint8_t*>(scratch.data()));
+    });
+  }
+
+  // Run in parts (FusedRunKernel): Begin once per run, then RunBlock for each block, in any
+  // order and on any thread, with ScratchBytes() of 64-byte aligned scratch.
+  static constexpr int64_t kChunksPerBlock = 8;
+  static int64_t Blocks(int64_t elements) {
+    const int64_t chunks = (elements + kChunk - 1) / kChunk;
+    return (chunks + kChunksPerBlock - 1) / kChunksPerBlock;
+  }
+  int64_t ScratchBytes() const { return ChunkScratchBytes(p_); }
+
+  void RunBlock(const uint8_t* const* inputs, const int64_t* input_elements, const uint8_t* reduced,
+                int64_t elements, uint8_t* out, int64_t block, Isa isa, uint8_t* scratch) const {
+    const IsaKernels& k = KernelsFor(isa);
+    ChunkIo io{inputs, input_elements, reduced, fixed_.data()};
+    const int64_t chunks = (elements + kChunk - 1) / kChunk;
+    const int64_t c1 = std::min(chunks, (block + 1) * kChunksPerBlock);
+    for (int64_t c = block * kChunksPerBlock; c < c1; ++c) {
+      const int64_t start = c * kChunk;
+      k.eval_chunk(p_, io, start, std::min(kChunk, elements - start), out, scratch, isa);
+    }
+  }
+
+  // The uniform ops of this run: scalar inputs read, evaluated, their columns filled.
+  void Begin(const uint8_t* const* inputs, const int64_t* input_elements, int64_t elements) const {
     for (size_t i = 0; i < scalars_.size(); ++i) {
       if (input_elements[i] != 1) continue;
       const int size = ir::ElementTypeByteSize(InputType(static_cast<int32_t>(i)));
@@ -85,23 +119,6 @@ class ChunkProgram {
       FillColumn(column, values_[i], ir::ElementTypeByteSize(p_.ops[i].type), filled);
       fixed_[i] = reinterpret_cast<const uint8_t*>(column);
     }
-    const IsaKernels& k = KernelsFor(ctx.isa);
-    ChunkIo io{inputs, input_elements, reduced, fixed_.data()};
-    const int64_t chunks = (elements + kChunk - 1) / kChunk;
-    constexpr int64_t kChunksPerBlock = 8;
-    const int64_t blocks = (chunks + kChunksPerBlock - 1) / kChunksPerBlock;
-    const size_t scratch_bytes = static_cast<size_t>(ChunkScratchBytes(p_));
-    ForBlocks(ctx, blocks, [&](int64_t block) {
-      // Per thread, grown once: never reallocated in the step loop.
-      thread_local std::vector<uint64_t> scratch;
-      if (scratch.size() * 8 < scratch_bytes) scratch.resize(scratch_bytes / 8 + 1);
-      const int64_t c1 = std::min(chunks, (block + 1) * kChunksPerBlock);
-      for (int64_t c = block * kChunksPerBlock; c < c1; ++c) {
-        int64_t start = c * kChunk;
-        k.eval_chunk(p_, io, start, std::min(kChunk, elements - start), out,
-                     reinterpret_cast<uint8_t*>(scratch.data()), ctx.isa);
-      }
-    });
   }
 
  private:
@@ -120,10 +137,25 @@ class ChunkProgram {
   mutable std::vector<const uint8_t*> fixed_;
 };
 
-class ElementwiseKernel : public CpuKernel {
+class ElementwiseKernel : public CpuKernel, public BlockedKernel {
  public:
+  BlockedKernel* AsBlocked() override { return reduce_ ? nullptr : this; }
+  int64_t Elements() const override { return out_.elements; }
+  int64_t Blocks() const override { return ChunkProgram::Blocks(out_.elements); }
+  int64_t BlockScratchBytes() const override { return program_.ScratchBytes(); }
+  const std::vector<ArrayRef>& Inputs() const override { return in_; }
+  const ArrayRef& Output() const override { return out_; }
+  void Begin(uint8_t* arena) const override {
+    SetInputs(arena);
+    program_.Begin(inputs_.data(), input_elements_.data(), out_.elements);
+  }
+  void RunBlock(uint8_t* arena, int64_t block, Isa isa, uint8_t* scratch) const override {
+    program_.RunBlock(inputs_.data(), input_elements_.data(), nullptr, out_.elements,
+                      arena + out_.offset, block, isa, scratch);
+  }
+
   Status Run(uint8_t* arena, const ExecContext& ctx) const override {
-    for (size_t i = 0; i < in_.size(); ++i) inputs_[i] = arena + in_[i].offset;
+    SetInputs(arena);
     const uint8_t* reduced = nullptr;
     if (reduce_) {
       std::vector<uint8_t> fallback;  // only when run without a device's scratch
@@ -139,7 +171,7 @@ class ElementwiseKernel : public CpuKernel {
       for (size_t i = 0; i < in_.size(); ++i) {
         if (in_[i].elements >= 1)
           std::memcpy(&scalars_[i], inputs_[i],
-                      static_cast<size_t>(in_[i].bytes / in_[i].elements));
+                      static_cast<size_t>(ir::ElementTypeByteSize(in_[i].type)));
       }
       uint64_t init = EvalScalar(init_, scalars_.data());
       reduce_->Run(pre_values, init, reduced_values, ctx);
@@ -150,15 +182,16 @@ class ElementwiseKernel : public CpuKernel {
     return Status::Ok();
   }
 
-  bool ReadInputAsScalar(size_t input, bool apply) override {
+  bool ReadInputAsScalar(size_t input, bool apply, const uint8_t* at) override {
     if (input >= in_.size()) return false;
     if (!apply) return true;
+    // Read from `at`: no longer a range of the arena (an empty one, which meets nothing).
     ArrayRef& a = in_[input];
-    const int64_t size = a.elements > 0 ? a.bytes / a.elements : 0;
     a.elements = 1;
-    a.bytes = size;
+    a.bytes = 0;
     a.dims.clear();
     input_elements_[input] = 1;
+    outside_[input] = at;
     // Ops that now read only scalars are evaluated once per run (ChunkProgram's uniform ops).
     if (reduce_) pre_.Prepare(pre_.program(), input_elements_);
     program_.Prepare(program_.program(), input_elements_);
@@ -171,7 +204,13 @@ class ElementwiseKernel : public CpuKernel {
            AlignUp(reduce_->output_elements() * type_size_);
   }
 
+  void SetInputs(uint8_t* arena) const {
+    for (size_t i = 0; i < in_.size(); ++i)
+      inputs_[i] = outside_[i] != nullptr ? outside_[i] : arena + in_[i].offset;
+  }
+
   std::vector<ArrayRef> in_;
+  std::vector<const uint8_t*> outside_;  // per input: where a folded broadcast's scalar is, or null
   std::vector<int64_t> input_elements_;
   ArrayRef out_;
   ChunkProgram program_, pre_;
@@ -197,6 +236,7 @@ Result<std::unique_ptr<CpuKernel>> MakeElementwise(const plan::CheckedKernel& k)
   }
   kernel->program_.Prepare(k.program, kernel->input_elements_);
   kernel->inputs_.assign(k.in.size(), nullptr);
+  kernel->outside_.assign(k.in.size(), nullptr);
   kernel->scalars_.assign(k.in.size(), 0);
   kernel->in_ = k.in;
   kernel->out_ = k.out[0];

@@ -80,8 +80,8 @@ class TreeThenEpilogueKernel : public CpuKernel {
     return std::max(tree_->ScratchBytes(), epilogue_->ScratchBytes());
   }
   // The epilogue's inputs are the fusion's operands (then the sum): the same numbers.
-  bool ReadInputAsScalar(size_t input, bool apply) override {
-    return epilogue_->ReadInputAsScalar(input, apply);
+  bool ReadInputAsScalar(size_t input, bool apply, const uint8_t* at) override {
+    return epilogue_->ReadInputAsScalar(input, apply, at);
   }
   std::unique_ptr<CpuKernel> tree_, epilogue_;
 };
@@ -600,7 +600,6 @@ bool FoldDotTree(const plan::ValidatedPlan& validated,
           : out;
   const auto& dots = leaves.dots;
   const auto& dot_at = leaves.dot_at;
-  const auto& transpose_at = leaves.transpose_at;
   const auto& swapped = leaves.swapped;
   const auto& folded = leaves.folded;
   const int64_t total_k = leaves.total_k;
@@ -672,58 +671,6 @@ bool FoldDotTree(const plan::ValidatedPlan& validated,
   RetireLeaves(leaves, stash, stashes, kernels);
   kernels[static_cast<size_t>(t)] = std::move(run);
   return true;
-}
-
-namespace {
-
-// A folded broadcast: stores its operand's one element as its result's first, all its readers read.
-class ScalarStoreKernel : public CpuKernel {
- public:
-  Status Run(uint8_t* arena, const ExecContext&) const override {
-    std::memcpy(arena + to_, arena + from_, static_cast<size_t>(bytes_));
-    return Status::Ok();
-  }
-  int64_t from_ = 0, to_ = 0, bytes_ = 0;
-};
-
-}  // namespace
-
-int64_t FoldScalarBroadcasts(const plan::ValidatedPlan& plan,
-                             std::vector<std::unique_ptr<CpuKernel>>& kernels) {
-  // Who reads each buffer: (kernel, operand number).
-  std::vector<std::vector<std::pair<int32_t, size_t>>> readers(plan.buffers().size());
-  for (const plan::CheckedKernel& k : plan.kernels()) {
-    if (k.spec->has_alias()) continue;
-    for (int o = 0; o < k.spec->operands_size(); ++o) {
-      for (int32_t b : k.spec->operands(o).buffers())
-        readers[static_cast<size_t>(b)].emplace_back(k.id(), static_cast<size_t>(o));
-    }
-  }
-  int64_t folded = 0;
-  for (const plan::CheckedKernel& k : plan.kernels()) {
-    std::unique_ptr<CpuKernel>& mine = kernels[static_cast<size_t>(k.id())];
-    if (!k.spec->has_broadcast() || mine == nullptr || k.in.size() != 1 || k.out.size() != 1 ||
-        k.in[0].elements != 1 || k.out[0].elements <= 1 || k.in[0].type != k.out[0].type ||
-        plan.proto().buffers(k.out[0].id).is_output()) {
-      continue;
-    }
-    const auto& rs = readers[static_cast<size_t>(k.out[0].id)];
-    bool all = !rs.empty();
-    for (const auto& [r, input] : rs) {
-      CpuKernel* reader = kernels[static_cast<size_t>(r)].get();
-      all = all && reader != nullptr && reader->ReadInputAsScalar(input, /*apply=*/false);
-    }
-    if (!all) continue;
-    for (const auto& [r, input] : rs)
-      kernels[static_cast<size_t>(r)]->ReadInputAsScalar(input, /*apply=*/true);
-    auto store = std::make_unique<ScalarStoreKernel>();
-    store->from_ = k.in[0].offset;
-    store->to_ = k.out[0].offset;
-    store->bytes_ = k.in[0].bytes;
-    mine = std::move(store);
-    ++folded;
-  }
-  return folded;
 }
 
 }  // namespace detrain::runtime::cpu

@@ -9,6 +9,8 @@
 //   - FoldScalarBroadcasts: a broadcast of a scalar that only elementwise kernels read (Adam's
 //     bias corrections and learning rate) is read by them as the scalar it is, and is never
 //     materialized.
+//   - FuseElementwiseRuns: consecutive elementwise kernels of one index space run block by block
+//     together.
 //   - FoldDotTree (a device that runs every kernel of the plan: one device, or one replica): an
 //     elementwise kernel that is an add tree over f32 dot results nothing else reads (the shard
 //     tree of per-shard weight gradients) runs as one GemmTree (gemm.h) over the dots' operands,
@@ -54,6 +56,15 @@ bool FoldDotTree(const plan::ValidatedPlan& plan, std::vector<std::unique_ptr<Cp
 // of the broadcast held; the rest of its buffer, now never written, is never read.
 int64_t FoldScalarBroadcasts(const plan::ValidatedPlan& plan,
                              std::vector<std::unique_ptr<CpuKernel>>& kernels);
+
+// Groups runs of consecutive elementwise kernels of one index space (a device that runs the whole
+// plan; after the folds above), e.g. Adam's updates of m, v and a parameter, into one kernel that
+// runs block b of each in schedule order before block b + 1 of any: what one writes, the next
+// reads from cache. Each kernel computes the same elements from the same values; a kernel joins
+// a run only when its output meets nothing an earlier one reads or writes except as the same
+// array, element for element. Returns how many kernels were grouped.
+int64_t FuseElementwiseRuns(const plan::ValidatedPlan& plan,
+                            std::vector<std::unique_ptr<CpuKernel>>& kernels);
 
 }  // namespace detrain::runtime::cpu
 
