@@ -225,10 +225,11 @@ ENTRY main {
 }
 
 // Adam's update as the compiler leaves it: m's and v's new values, each also a result, then the
-// parameter's from both (three kernels over one index space, a broadcast of the learning rate
-// between them). They run block by block together — three blocks of 4096 elements, the last
-// partial — with every special value in the gradient and both signs of zero and NaN payloads in
-// the moments.
+// parameter's from both (three kernels over one index space, with a one-element kernel, -lr, and
+// its broadcast between them, which run first; the inputs are results too, so that no buffer of
+// the scalars reuses theirs). They run block by block together — three blocks of 4096 elements, the
+// last partial — with every special value in the gradient and both signs of zero and NaN payloads
+// in the moments.
 void ElementwiseRunsBlockByBlock(Cases& c) {
   c.Add(R"(HloModule m
 ENTRY main {
@@ -247,7 +248,8 @@ ENTRY main {
   bb2 = f32[70,130] broadcast(b2), dimensions={}
   bc2 = f32[70,130] broadcast(c2), dimensions={}
   beps = f32[70,130] broadcast(eps), dimensions={}
-  blr = f32[70,130] broadcast(lr), dimensions={}
+  nlr = f32[] negate(lr)
+  blr = f32[70,130] broadcast(nlr), dimensions={}
   m0 = f32[70,130] multiply(bb1, m)
   m1 = f32[70,130] multiply(bc1, g)
   mn = f32[70,130] add(m0, m1)
@@ -260,7 +262,7 @@ ENTRY main {
   q = f32[70,130] divide(mn, d)
   u = f32[70,130] multiply(blr, q)
   wn = f32[70,130] add(w, u)
-  ROOT o = (f32[70,130], f32[70,130], f32[70,130]) tuple(mn, vn, wn)
+  ROOT o = (f32[70,130], f32[70,130], f32[70,130], f32[70,130], f32[70,130], f32[70,130]) tuple(mn, vn, wn, g, m, v)
 })",
         {F32({70, 130}, [](int64_t i) { return kSpecials[i % 11]; }),
          F32({70, 130},
@@ -272,7 +274,7 @@ ENTRY main {
                return i % 89 == 0 ? 0x80000000u : 0x38000000u + static_cast<uint32_t>(i * 53);
              }),
          F32({70, 130}, [](int64_t i) { return 0xbf000000u ^ static_cast<uint32_t>(i * 7919); }),
-         Scalar(0xba83126fu)},
+         Scalar(0x3a83126fu)},
         /*dot_trees=*/-1, /*scalar_broadcasts=*/1, /*fused_elementwise=*/3);
 }
 

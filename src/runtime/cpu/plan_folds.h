@@ -62,7 +62,9 @@ int64_t FoldScalarBroadcasts(const plan::ValidatedPlan& plan,
 // runs block b of each in schedule order before block b + 1 of any: what one writes, the next
 // reads from cache. Each kernel computes the same elements from the same values; a kernel joins
 // a run only when its output meets nothing an earlier one reads or writes except as the same
-// array, element for element. Returns how many kernels were grouped.
+// array, element for element. Folded broadcasts, scalar constants and one-element kernels between
+// the members (Adam's bias corrections) run at the run's head, in their order, where what they read
+// and write meets nothing of the members before them. Returns how many kernels were grouped.
 int64_t FuseElementwiseRuns(const plan::ValidatedPlan& plan,
                             std::vector<std::unique_ptr<CpuKernel>>& kernels);
 

@@ -85,7 +85,8 @@ class FusedRunKernel : public CpuKernel {
     });
     return Status::Ok();
   }
-  // Folded broadcasts within the run, hoisted to its start (their scalars are read by Begin).
+  // Folded broadcasts, scalar constants and one-element kernels within the run, in their order,
+  // hoisted to its start (the scalars they make are read by Begin).
   std::vector<std::unique_ptr<CpuKernel>> stores_;
   std::vector<std::unique_ptr<CpuKernel>> owned_;
   std::vector<const BlockedKernel*> members_;
@@ -163,7 +164,40 @@ int64_t FuseElementwiseRuns(const plan::ValidatedPlan& plan,
         store_ranges.push_back(from);
         continue;
       }
+      const plan::CheckedKernel& spec = plan.kernel(next);
+      if (spec.spec->has_constant() && spec.out.size() == 1 && spec.out[0].elements == 1 &&
+          head->Elements() > 1) {
+        // A scalar constant (the step count's increment): hoisted where it writes nothing the
+        // members so far read or write.
+        bool ok = true;
+        for (int32_t e : run) {
+          const BlockedKernel& m = *blocked(e);
+          for (const ArrayRef& in : m.Inputs()) ok = ok && Disjoint(spec.out[0], in);
+          ok = ok && Disjoint(spec.out[0], m.Output());
+        }
+        if (!ok) break;
+        stores.push_back(next);
+        store_ranges.push_back(spec.out[0]);
+        continue;
+      }
       BlockedKernel* b = k->AsBlocked();
+      if (b != nullptr && b->Elements() == 1 && head->Elements() > 1) {
+        // A one-element kernel (the bias corrections of Adam, computed at their first use):
+        // hoisted as the stores are. It must not read what the members so far write, nor write
+        // what they read or write; the members after it must not write what it reads or writes.
+        bool ok = true;
+        for (int32_t e : run) {
+          const BlockedKernel& m = *blocked(e);
+          for (const ArrayRef& in : b->Inputs()) ok = ok && Disjoint(in, m.Output());
+          for (const ArrayRef& in : m.Inputs()) ok = ok && Disjoint(b->Output(), in);
+          ok = ok && Disjoint(b->Output(), m.Output());
+        }
+        if (!ok) break;
+        stores.push_back(next);
+        store_ranges.push_back(b->Output());
+        for (const ArrayRef& in : b->Inputs()) store_ranges.push_back(in);
+        continue;
+      }
       if (b == nullptr || b->Elements() != head->Elements() || !elementwise(*b)) break;
       bool ok = true;
       for (int32_t e : run) ok = ok && MayFollow(*blocked(e), *b);
