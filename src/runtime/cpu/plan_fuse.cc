@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -120,6 +121,26 @@ bool MayFollow(const BlockedKernel& earlier, const BlockedKernel& later) {
   return true;
 }
 
+// Whether a kernel that reads `reads` and writes `writes` may run before the members of `run`
+// (kernel ids; `blocked` gives each one's blocked form): it must not read what they write, nor
+// write what they read or write. (The members after it are checked against it as they join.)
+template <typename Blocked>
+bool MayHoist(const std::vector<int32_t>& run, const Blocked& blocked,
+              const std::optional<ArrayRef>& writes, const std::vector<ArrayRef>& reads) {
+  for (int32_t e : run) {
+    const BlockedKernel& m = *blocked(e);
+    for (const ArrayRef& r : reads) {
+      if (!Disjoint(r, m.Output())) return false;
+    }
+    if (!writes) continue;
+    if (!Disjoint(*writes, m.Output())) return false;
+    for (const ArrayRef& in : m.Inputs()) {
+      if (!Disjoint(*writes, in)) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 int64_t FuseElementwiseRuns(const plan::ValidatedPlan& plan,
@@ -153,49 +174,30 @@ int64_t FuseElementwiseRuns(const plan::ValidatedPlan& plan,
       if (plan.kernel(next).spec->has_all_reduce()) break;
       CpuKernel* k = kernels[static_cast<size_t>(next)].get();
       if (k == nullptr) continue;  // an alias, or folded into another kernel: nothing runs here
-      if (auto* store = dynamic_cast<ScalarStoreKernel*>(k)) {
-        // Hoisted before the members so far (it writes only its own memory): what it reads must
-        // not be what they write, nor what the members after it write.
-        const ArrayRef from = range(store->from_, store->bytes_);
-        bool ok = true;
-        for (int32_t e : run) ok = ok && Disjoint(from, blocked(e)->Output());
-        if (!ok) break;
-        stores.push_back(next);
-        store_ranges.push_back(from);
-        continue;
-      }
+      // What runs at the run's head instead of here (the scalars Begin reads): a folded
+      // broadcast (it writes only its own memory), a scalar constant (the step count's
+      // increment), a one-element kernel (Adam's bias corrections, made at their first use).
+      std::optional<ArrayRef> writes;
+      std::vector<ArrayRef> reads;
       const plan::CheckedKernel& spec = plan.kernel(next);
-      if (spec.spec->has_constant() && spec.out.size() == 1 && spec.out[0].elements == 1 &&
-          head->Elements() > 1) {
-        // A scalar constant (the step count's increment): hoisted where it writes nothing the
-        // members so far read or write.
-        bool ok = true;
-        for (int32_t e : run) {
-          const BlockedKernel& m = *blocked(e);
-          for (const ArrayRef& in : m.Inputs()) ok = ok && Disjoint(spec.out[0], in);
-          ok = ok && Disjoint(spec.out[0], m.Output());
-        }
-        if (!ok) break;
-        stores.push_back(next);
-        store_ranges.push_back(spec.out[0]);
-        continue;
-      }
       BlockedKernel* b = k->AsBlocked();
-      if (b != nullptr && b->Elements() == 1 && head->Elements() > 1) {
-        // A one-element kernel (the bias corrections of Adam, computed at their first use):
-        // hoisted as the stores are. It must not read what the members so far write, nor write
-        // what they read or write; the members after it must not write what it reads or writes.
-        bool ok = true;
-        for (int32_t e : run) {
-          const BlockedKernel& m = *blocked(e);
-          for (const ArrayRef& in : b->Inputs()) ok = ok && Disjoint(in, m.Output());
-          for (const ArrayRef& in : m.Inputs()) ok = ok && Disjoint(b->Output(), in);
-          ok = ok && Disjoint(b->Output(), m.Output());
-        }
-        if (!ok) break;
+      bool hoist = true;
+      if (auto* store = dynamic_cast<ScalarStoreKernel*>(k)) {
+        reads.push_back(range(store->from_, store->bytes_));
+      } else if (spec.spec->has_constant() && spec.out.size() == 1 && spec.out[0].elements == 1 &&
+                 head->Elements() > 1) {
+        writes = spec.out[0];
+      } else if (b != nullptr && b->Elements() == 1 && head->Elements() > 1) {
+        writes = b->Output();
+        reads = b->Inputs();
+      } else {
+        hoist = false;
+      }
+      if (hoist) {
+        if (!MayHoist(run, blocked, writes, reads)) break;
         stores.push_back(next);
-        store_ranges.push_back(b->Output());
-        for (const ArrayRef& in : b->Inputs()) store_ranges.push_back(in);
+        if (writes) store_ranges.push_back(*writes);
+        store_ranges.insert(store_ranges.end(), reads.begin(), reads.end());
         continue;
       }
       if (b == nullptr || b->Elements() != head->Elements() || !elementwise(*b)) break;
