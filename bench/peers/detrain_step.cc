@@ -145,8 +145,7 @@ int Main(const Flags& f) {
   int next_state = 0;
   for (const plan::v2::EntryParameter& p : ex.plan().parameters()) {
     const plan::ParamRole role = plan::FromPlanRole(p.role());
-    const bool state = role == plan::ParamRole::kParameter ||
-                       role == plan::ParamRole::kOptimizerState || role == plan::ParamRole::kStep;
+    const bool state = plan::IsStateRole(role);
     // The optimizer's slots start at zero, as a run's do (the synthetic values would make
     // Adam's second moment negative and every update NaN).
     const size_t i = carry.size();

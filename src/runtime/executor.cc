@@ -440,7 +440,7 @@ Status Executor::State::Walk(const std::vector<std::vector<const ir::Literal*>>*
     return Status::Ok();
   };
 
-  if (OneDevice() && cluster == nullptr) {
+  if (OneDevice()) {  // (a cluster has more than one rank)
     // Every kernel on the one device, whose operands the plan reader checked are defined before
     // it: nothing to track or transfer (a small step's walk would cost as much as its kernels).
     Device& only = *devices[0];

@@ -72,12 +72,8 @@ Result<std::unique_ptr<Trainer>> Trainer::Create(const driver::CompileResult& co
   // The state's parameters take the step's results of the same position (the loss is last).
   std::vector<int> carry;
   int next_state = 0;
-  for (const plan::v2::EntryParameter& p : t->step_->plan().parameters()) {
-    const ParamRole role = plan::FromPlanRole(p.role());
-    const bool state = role == ParamRole::kParameter || role == ParamRole::kOptimizerState ||
-                       role == ParamRole::kStep;
-    carry.push_back(state ? next_state++ : -1);
-  }
+  for (const plan::v2::EntryParameter& p : t->step_->plan().parameters())
+    carry.push_back(plan::IsStateRole(plan::FromPlanRole(p.role())) ? next_state++ : -1);
   if (next_state + 1 == t->step_->plan().outputs_size())
     DETRAIN_RETURN_IF_ERROR(t->step_->SetCarry(std::move(carry)));
   if (const driver::StageRecord* eval = compiled.stages.Find(driver::kStageEvalPlan)) {
