@@ -100,18 +100,26 @@ void PackB(const IsaKernels& kern, const float* b, int64_t rs, int64_t cs, int64
 }
 
 // C(i, j) by the chain the contract defines (gemm.h), which fixes the NaN payload: fmaf(A, B, acc)
-// over p ascending, or fmaf(B, A, acc) for a swapped product.
+// over p ascending, or fmaf(B, A, acc) for a swapped product. `arow` is A's row i, `acs` the
+// stride between its elements.
+float DefinedChainOfRow(const float* arow, int64_t acs, const float* b, int64_t brs, int64_t bcs,
+                        int64_t k, int64_t j, bool swapped) {
+  return swapped ? semantics::FmaChain(b + j * bcs, brs, arow, acs, k)
+                 : semantics::FmaChain(arow, acs, b + j * bcs, brs, k);
+}
+
 float DefinedChain(const float* a, int64_t ars, int64_t acs, const float* b, int64_t brs,
                    int64_t bcs, int64_t k, int64_t i, int64_t j, bool swapped) {
-  return swapped ? semantics::FmaChain(b + j * bcs, brs, a + i * ars, acs, k)
-                 : semantics::FmaChain(a + i * ars, acs, b + j * bcs, brs, k);
+  return DefinedChainOfRow(a + i * ars, acs, b, brs, bcs, k, j, swapped);
 }
 
 // One output block: rows [i0, i1), columns [j0, j1) of one batch's C (row stride n). B's block
 // is packed once per k block and shared by every row block; A's per row block.
-void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs, const float* b,
-               int64_t brs, int64_t bcs, float* c, int64_t n, int64_t k, int64_t i0, int64_t i1,
-               int64_t j0, int64_t j1, bool swapped) {
+// With `packed`, A is in the packed layout over all of k (MatrixView::packed; ars and acs
+// unused): a tile reads its group in place.
+void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs, bool packed,
+               const float* b, int64_t brs, int64_t bcs, float* c, int64_t n, int64_t k, int64_t i0,
+               int64_t i1, int64_t j0, int64_t j1, bool swapped) {
   const int64_t mr = kern.gemm_mr, nr = kern.gemm_nr;
   const int64_t mc = mr * kMcTiles;
   const int64_t cols = j1 - j0;
@@ -136,7 +144,7 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
     for (int64_t ic = i0; ic < i1; ic += mc) {
       const int64_t rows = std::min(mc, i1 - ic);
       const int64_t groups = (rows + mr - 1) / mr;
-      PackA(kern, a, ars, acs, ic, rows, p0, kc, mr, pa);
+      if (!packed) PackA(kern, a, ars, acs, ic, rows, p0, kc, mr, pa);
       for (int64_t jp = 0; jp < panels; ++jp) {
         const int64_t j = j0 + jp * nr;
         const int64_t live_cols = std::min(nr, j1 - j);
@@ -147,14 +155,15 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
           const int64_t i = ic + g * mr;
           const int64_t live = std::min(mr, i1 - i);
           float* tile = c + i * n + j;
+          const float* group = packed ? a + ((i / mr) * k + p0) * mr : pa + g * mr * kc;
           if (live == mr && live_cols == nr) {
-            kern.gemm_tile(kc, pa + g * mr * kc, panel, ldb, tile, n, load);
+            kern.gemm_tile(kc, group, panel, ldb, tile, n, load);
           } else {
             if (load) {
               for (int64_t r = 0; r < live; ++r)
                 std::memcpy(edge + r * nr, tile + r * n, static_cast<size_t>(live_cols) * 4);
             }
-            kern.gemm_tile(kc, pa + g * mr * kc, panel, ldb, edge, nr, load);
+            kern.gemm_tile(kc, group, panel, ldb, edge, nr, load);
             for (int64_t r = 0; r < live; ++r)
               std::memcpy(tile + r * n, edge + r * nr, static_cast<size_t>(live_cols) * 4);
           }
@@ -164,7 +173,11 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
             for (int64_t r = i; r < i + live; ++r) {
               for (int64_t q = j; q < j + live_cols; ++q) {
                 float& v = c[r * n + q];
-                if (v != v) v = DefinedChain(a, ars, acs, b, brs, bcs, k, r, q, swapped);
+                if (v != v) {
+                  v = packed ? DefinedChainOfRow(a + (r / mr) * k * mr + r % mr, mr, b, brs, bcs, k,
+                                                 q, swapped)
+                             : DefinedChain(a, ars, acs, b, brs, bcs, k, r, q, swapped);
+                }
               }
             }
           }
@@ -297,6 +310,8 @@ void TreeBlock(const IsaKernels& kern, const GemmLeaf* leaves, int64_t count, co
 
 }  // namespace
 
+int64_t GemmPackedRows(Isa isa) { return KernelsFor(isa).gemm_mr; }
+
 void BatchedGemm(const MatrixView& a, const MatrixView& b, float* c, int64_t batch, int64_t m,
                  int64_t n, int64_t k, const ExecContext& ctx, bool swapped) {
   if (batch <= 0 || m <= 0 || n <= 0) return;
@@ -310,8 +325,8 @@ void BatchedGemm(const MatrixView& a, const MatrixView& b, float* c, int64_t bat
   ForBlocks(ctx, batch * per_batch, [&](int64_t blk) {
     const int64_t bi = blk / per_batch, rest = blk % per_batch;
     const int64_t i0 = (rest / split.cb) * split.rstep, j0 = (rest % split.cb) * split.cstep;
-    GemmBlock(kern, a.data + bi * a.batch, a.rows, a.cols, b.data + bi * b.batch, b.rows, b.cols,
-              c + bi * m * n, n, k, i0, std::min(m, i0 + split.rstep), j0,
+    GemmBlock(kern, a.data + bi * a.batch, a.rows, a.cols, a.packed, b.data + bi * b.batch, b.rows,
+              b.cols, c + bi * m * n, n, k, i0, std::min(m, i0 + split.rstep), j0,
               std::min(n, j0 + split.cstep), swapped);
   });
 }

@@ -24,12 +24,22 @@ namespace detrain::runtime::cpu {
 
 // Element (i, p) of a matrix is data[i * rows + p * cols] (strides in elements, any sign-free
 // layout: row-major, column-major or a permuted view), and batch b starts at data + b * batch.
+//
+// `packed` (BatchedGemm's A only): the matrix is already in the GEMM's packed layout, groups of
+// GemmPackedRows(isa) rows, k-major within a group: element (i, p) at data[((i / mr) * k + p) *
+// mr + i % mr] with mr = GemmPackedRows(isa), and the rows past m in the last group +0; rows and
+// cols are unused. A producer that writes this layout directly (the convolution's im2col) saves
+// the GEMM a pass that would transpose it.
 struct MatrixView {
   const float* data = nullptr;
   int64_t rows = 0;
   int64_t cols = 0;
   int64_t batch = 0;
+  bool packed = false;
 };
+
+// The rows of one group of a packed A (MatrixView::packed) on ISA path `isa`.
+int64_t GemmPackedRows(Isa isa);
 
 // C[b] = A[b] B[b] for b < batch: A is m x k, B is k x n, C is m x n row-major and dense (batch
 // stride m * n). C must not overlap A or B.

@@ -40,12 +40,20 @@ class ConvolutionKernel : public CpuKernel {
     for (int64_t t : taps_dims) taps *= t;
     for (int64_t p : pos_dims) positions *= p;
     const int64_t kk = taps * features;
-    // im2col: A[p][t * features + z]. Scratch is the kernel's own, sized once: no allocation
-    // in the step loop after the first run.
+    // im2col: A[p][t * features + z], written in the GEMM's packed layout (gemm.h
+    // MatrixView::packed: groups of mr positions, k-major within a group), so that the GEMM reads
+    // it in place. Scratch is the kernel's own, sized once: no allocation in the step loop after
+    // the first run. The rows past the last position are +0.
+    const int64_t mr = GemmPackedRows(ctx.isa);
+    const int64_t padded = (positions + mr - 1) / mr * mr;
     std::vector<float>& a = im2col_;
-    a.resize(static_cast<size_t>(positions * kk));
-    // Blocks of positions (not one task each); a feature run is copied with memcpy when the
-    // feature dimension is innermost.
+    a.resize(static_cast<size_t>(padded * kk));
+    auto column = [&](int64_t p) { return a.data() + (p / mr) * kk * mr + p % mr; };
+    for (int64_t p = positions; p < padded; ++p) {
+      float* col = column(p);
+      for (int64_t x = 0; x < kk; ++x) col[x * mr] = 0.0f;
+    }
+    // Blocks of positions (not one task each); each writes its positions' rows.
     const int64_t fstride = in_strides[static_cast<size_t>(s_.in_feature())];
     constexpr int64_t kPositionsPerBlock = 64;
     // Per spatial dimension: the input's extent and stride; without input dilation a tap's
@@ -59,6 +67,22 @@ class ConvolutionKernel : public CpuKernel {
       lhs_dilated = lhs_dilated || window_[s].lhs_dilate() != 1;
     }
     const int64_t batch_stride = in_strides[static_cast<size_t>(s_.in_batch())];
+    // Without input dilation a tap is a fixed displacement: per tap, its offset in the input
+    // (tap_offset_) and its displacement along each spatial dimension (tap_shift_), so that a
+    // position computes its origin once and each tap only checks its bounds and copies.
+    if (!lhs_dilated) {
+      tap_offset_.assign(static_cast<size_t>(taps), 0);
+      tap_shift_.assign(static_cast<size_t>(taps) * ns, 0);
+      std::vector<int64_t> tidx(ns, 0);
+      for (int64_t t = 0; t < taps; ++t) {
+        for (size_t s = 0; s < ns; ++s) {
+          const int64_t shift = tidx[s] * window_[s].rhs_dilate();
+          tap_shift_[static_cast<size_t>(t) * ns + s] = shift;
+          tap_offset_[static_cast<size_t>(t)] += shift * stride_in[s];
+        }
+        NextIndex(tidx, taps_dims);
+      }
+    }
     ForBlocks(ctx, (positions + kPositionsPerBlock - 1) / kPositionsPerBlock, [&](int64_t blk) {
       int64_t pidx[kMaxSpatial + 1], tidx[kMaxSpatial];
       const int64_t p0 = blk * kPositionsPerBlock;
@@ -66,6 +90,38 @@ class ConvolutionKernel : public CpuKernel {
       for (int64_t rest = p0, d = static_cast<int64_t>(pos_dims.size()); d-- > 0;) {
         pidx[d] = rest % pos_dims[static_cast<size_t>(d)];
         rest /= pos_dims[static_cast<size_t>(d)];
+      }
+      if (!lhs_dilated) {
+        for (int64_t p = p0; p < p1; ++p) {
+          // The window's origin along each spatial dimension, and whether every tap is inside.
+          int64_t origin[kMaxSpatial];
+          int64_t base = pidx[0] * batch_stride;
+          bool interior = true;
+          for (size_t s = 0; s < ns; ++s) {
+            origin[s] = pidx[s + 1] * window_[s].stride() - window_[s].pad_lo();
+            base += origin[s] * stride_in[s];
+            // The last tap is the farthest along every dimension.
+            interior = interior && taps > 0 && origin[s] >= 0 &&
+                       origin[s] + tap_shift_[static_cast<size_t>(taps - 1) * ns + s] < limit[s];
+          }
+          float* row = column(p);  // element x of the row at row[x * mr]
+          for (int64_t t = 0; t < taps; ++t, row += features * mr) {
+            bool inside = interior;
+            for (size_t s = 0; !inside && s < ns; ++s) {
+              const int64_t pos = origin[s] + tap_shift_[static_cast<size_t>(t) * ns + s];
+              if (pos < 0 || pos >= limit[s]) break;
+              inside = s + 1 == ns;
+            }
+            if (!inside) {
+              for (int64_t z = 0; z < features; ++z) row[z * mr] = 0.0f;
+              continue;
+            }
+            const float* src = in + (base + tap_offset_[static_cast<size_t>(t)]);
+            for (int64_t z = 0; z < features; ++z) row[z * mr] = src[z * fstride];
+          }
+          NextIndex(pidx, pos_dims.data(), pos_dims.size());
+        }
+        return;
       }
       for (int64_t p = p0; p < p1; ++p) {
         std::fill(tidx, tidx + ns, 0);
@@ -84,16 +140,9 @@ class ConvolutionKernel : public CpuKernel {
             }
             base += pos * stride_in[s];
           }
-          float* row = a.data() + p * kk + t * features;
-          if (!inside) {
-            std::fill(row, row + features, 0.0f);
-          } else if (features == 1) {
-            row[0] = in[base];
-          } else if (fstride == 1) {
-            std::memcpy(row, in + base, static_cast<size_t>(features) * 4);
-          } else {
-            for (int64_t z = 0; z < features; ++z) row[z] = in[base + z * fstride];
-          }
+          float* row = column(p) + t * features * mr;
+          for (int64_t z = 0; z < features; ++z)
+            row[z * mr] = inside ? in[base + z * fstride] : 0.0f;
           NextIndex(tidx, taps_dims.data(), ns);  // the next tap, row-major over the window
         }
         NextIndex(pidx, pos_dims.data(), pos_dims.size());  // the next position
@@ -127,14 +176,16 @@ class ConvolutionKernel : public CpuKernel {
       stride *= static_cast<size_t>(pos_dims[d]);
     }
     if (direct) {
-      BatchedGemm(MatrixView{a.data(), kk, 1, 0}, MatrixView{wm.data(), out_features, 1, 0}, out, 1,
-                  positions, out_features, kk, ctx);
+      BatchedGemm(MatrixView{a.data(), 0, 0, 0, /*packed=*/true},
+                  MatrixView{wm.data(), out_features, 1, 0}, out, 1, positions, out_features, kk,
+                  ctx);
       return Status::Ok();
     }
     std::vector<float>& c = result_;
     c.resize(static_cast<size_t>(positions * out_features));
-    BatchedGemm(MatrixView{a.data(), kk, 1, 0}, MatrixView{wm.data(), out_features, 1, 0}, c.data(),
-                1, positions, out_features, kk, ctx);
+    BatchedGemm(MatrixView{a.data(), 0, 0, 0, /*packed=*/true},
+                MatrixView{wm.data(), out_features, 1, 0}, c.data(), 1, positions, out_features, kk,
+                ctx);
     for (int64_t p = 0; p < positions; ++p) {
       int64_t rest = p, off = 0;
       for (size_t d = pos_dims.size(); d-- > 0;) {
@@ -153,6 +204,7 @@ class ConvolutionKernel : public CpuKernel {
 
   ArrayRef in_, kernel_, out_;
   mutable std::vector<float> im2col_, weights_, result_;  // scratch (Run is one at a time)
+  mutable std::vector<int64_t> tap_offset_, tap_shift_;
   plan::v2::ConvolutionSpec s_;
   std::vector<plan::v2::WindowDim> window_;
 };
