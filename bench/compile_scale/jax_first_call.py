@@ -4,6 +4,7 @@ bench/compile_scale/gen.py writes as .dt programs, for bench/compile_scale.sh.
 
   jax_first_call.py transformer BLOCKS WIDTH [CONTEXT]
   jax_first_call.py mlp LAYERS WIDTH
+  jax_first_call.py dense DIMS BATCH        e.g. dense 1024,4096,4096,1024,10 128 (bench/memory's)
 
 Same shapes, layers and optimizer as the generated program (pre-norm blocks, causal attention,
 tanh gelu, adam(1e-3); batch 32 of CONTEXT tokens; the MLP: 30 features, relu, 2 classes, batch
@@ -11,7 +12,11 @@ tanh gelu, adam(1e-3); batch 32 of CONTEXT tokens; the MLP: 30 features, relu, 2
 Prints one line: `compile_ms MS first_call_ms MS peak_rss_kb KB` (compile: trace, lowering and
 XLA's compile, `jit(...).lower(...).compile()`; first call: that and one step). Run with the peers' venv
 (bench/peers/setup.sh), never from detrain.
+With STEADY_STEPS=N in the environment, then also the steady state as bench/peers/models_jax.py
+measures it — the step jitted with the parameters and optimizer state donated, one warm-up call,
+then N timed steps — as a second line: `step_ms MEDIAN step_min_ms MIN steps N`.
 """
+import os
 import resource
 import sys
 import time
@@ -100,17 +105,20 @@ def main(argv):
     if argv[1] == "transformer":
         params, loss, x, y = transformer(int(argv[2]), int(argv[3]),
                                          int(argv[4]) if len(argv) > 4 else 32)
+    elif argv[1] == "dense":
+        params, loss, x, y = dense([int(d) for d in argv[2].split(",")], int(argv[3]))
     else:
         params, loss, x, y = mlp(int(argv[2]), int(argv[3]))
     opt = optax.adam(1e-3)
     state = opt.init(params)
     jax.block_until_ready((params, state))
 
-    @jax.jit
-    def step(params, state, x, y):
+    def step_fn(params, state, x, y):
         value, grads = jax.value_and_grad(loss)(params, x, y)
         updates, state = opt.update(grads, state, params)
         return optax.apply_updates(params, updates), state, value
+
+    step = jax.jit(step_fn)
 
     start = time.perf_counter()
     compiled = step.lower(params, state, x, y).compile()  # trace, lower, XLA compile
@@ -120,6 +128,19 @@ def main(argv):
     ms = (time.perf_counter() - start) * 1e3
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(f"compile_ms {compile_ms:.0f} first_call_ms {ms:.0f} peak_rss_kb {rss}")
+    steady = int(os.environ.get("STEADY_STEPS", "0"))
+    if steady > 0:
+        donated = jax.jit(step_fn, donate_argnums=(0, 1))
+        p, s = jax.tree_util.tree_map(jnp.copy, (params, state))
+        p, s, value = donated(p, s, x, y)  # compiles; not timed
+        jax.block_until_ready(value)
+        times = []
+        for _ in range(steady):
+            t0 = time.perf_counter()
+            p, s, value = donated(p, s, x, y)
+            jax.block_until_ready(value)
+            times.append((time.perf_counter() - t0) * 1e3)
+        print(f"step_ms {np.median(times):.1f} step_min_ms {min(times):.1f} steps {steady}")
 
 
 if __name__ == "__main__":
