@@ -323,11 +323,13 @@ bool SplitProgram(const plan::v2::ScalarProgram& prog, const std::vector<char>& 
     }
   }
   const std::vector<int> leaves = TreeLeafCounts(prog, from_dot, uses, input_reads);
-  // The root: the node of most inputs (the first of them), at least two.
+  // The root: the node of most inputs, at least two — the last of them, so that the steps with a
+  // constant on top of the sum (its division by the shard count: a node of as many inputs) run
+  // in the tree, tile by tile, not as an epilogue's pass over the whole sum.
   int root = -1;
   for (int i = 0; i < n; ++i) {
     if (leaves[static_cast<size_t>(i)] >= 2 &&
-        (root < 0 || leaves[static_cast<size_t>(i)] > leaves[static_cast<size_t>(root)]))
+        (root < 0 || leaves[static_cast<size_t>(i)] >= leaves[static_cast<size_t>(root)]))
       root = i;
   }
   if (root < 0) return false;
