@@ -168,6 +168,10 @@ void Shapes(benchmark::internal::Benchmark* b) {
       b->Args({256, 1024, 1024, t, isa, 1});  // input gradient, whole batch
       b->Args({784, 1024, 32, t, isa, 0});    // weight gradient of one shard (k = 32)
       b->Args({784, 1024, 256, t, isa, 0});   // weight gradient, whole batch
+      // The 25M MLP of issue 37 (bench/memory/gen.py, batch 128): w2's forward and input
+      // gradient, a 4096 x 4096 weight streamed from memory.
+      b->Args({128, 4096, 4096, t, isa, 0});
+      b->Args({128, 4096, 4096, t, isa, 1});
     }
   }
 }
