@@ -155,7 +155,8 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
           const int64_t i = ic + g * mr;
           const int64_t live = std::min(mr, i1 - i);
           float* tile = c + i * n + j;
-          const float* group = packed ? a + ((i / mr) * k + p0) * mr : pa + g * mr * kc;
+          // A packed A's group of rows i (PackedOffset(mr, k, i, p0), i a multiple of mr).
+          const float* group = packed ? a + ((ic / mr + g) * k + p0) * mr : pa + g * mr * kc;
           if (live == mr && live_cols == nr) {
             kern.gemm_tile(kc, group, panel, ldb, tile, n, load);
           } else {
@@ -174,7 +175,7 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
               for (int64_t q = j; q < j + live_cols; ++q) {
                 float& v = c[r * n + q];
                 if (v != v) {
-                  v = packed ? DefinedChainOfRow(a + (r / mr) * k * mr + r % mr, mr, b, brs, bcs, k,
+                  v = packed ? DefinedChainOfRow(a + PackedOffset(mr, k, r, 0), mr, b, brs, bcs, k,
                                                  q, swapped)
                              : DefinedChain(a, ars, acs, b, brs, bcs, k, r, q, swapped);
                 }

@@ -41,6 +41,11 @@ struct MatrixView {
 // The rows of one group of a packed A (MatrixView::packed) on ISA path `isa`.
 int64_t GemmPackedRows(Isa isa);
 
+// Where element (i, p) of a packed A of k columns and groups of mr rows is.
+inline int64_t PackedOffset(int64_t mr, int64_t k, int64_t i, int64_t p) {
+  return ((i / mr) * k + p) * mr + i % mr;
+}
+
 // C[b] = A[b] B[b] for b < batch: A is m x k, B is k x n, C is m x n row-major and dense (batch
 // stride m * n). C must not overlap A or B.
 //

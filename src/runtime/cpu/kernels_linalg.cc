@@ -48,7 +48,7 @@ class ConvolutionKernel : public CpuKernel {
     const int64_t padded = (positions + mr - 1) / mr * mr;
     std::vector<float>& a = im2col_;
     a.resize(static_cast<size_t>(padded * kk));
-    auto column = [&](int64_t p) { return a.data() + (p / mr) * kk * mr + p % mr; };
+    auto column = [&](int64_t p) { return a.data() + PackedOffset(mr, kk, p, 0); };
     for (int64_t p = positions; p < padded; ++p) {
       float* col = column(p);
       for (int64_t x = 0; x < kk; ++x) col[x * mr] = 0.0f;
@@ -67,22 +67,6 @@ class ConvolutionKernel : public CpuKernel {
       lhs_dilated = lhs_dilated || window_[s].lhs_dilate() != 1;
     }
     const int64_t batch_stride = in_strides[static_cast<size_t>(s_.in_batch())];
-    // Without input dilation a tap is a fixed displacement: per tap, its offset in the input
-    // (tap_offset_) and its displacement along each spatial dimension (tap_shift_), so that a
-    // position computes its origin once and each tap only checks its bounds and copies.
-    if (!lhs_dilated) {
-      tap_offset_.assign(static_cast<size_t>(taps), 0);
-      tap_shift_.assign(static_cast<size_t>(taps) * ns, 0);
-      std::vector<int64_t> tidx(ns, 0);
-      for (int64_t t = 0; t < taps; ++t) {
-        for (size_t s = 0; s < ns; ++s) {
-          const int64_t shift = tidx[s] * window_[s].rhs_dilate();
-          tap_shift_[static_cast<size_t>(t) * ns + s] = shift;
-          tap_offset_[static_cast<size_t>(t)] += shift * stride_in[s];
-        }
-        NextIndex(tidx, taps_dims);
-      }
-    }
     ForBlocks(ctx, (positions + kPositionsPerBlock - 1) / kPositionsPerBlock, [&](int64_t blk) {
       int64_t pidx[kMaxSpatial + 1], tidx[kMaxSpatial];
       const int64_t p0 = blk * kPositionsPerBlock;
@@ -128,16 +112,12 @@ class ConvolutionKernel : public CpuKernel {
         for (int64_t t = 0; t < taps; ++t) {
           bool inside = true;
           int64_t base = pidx[0] * batch_stride;
-          for (size_t s = 0; s < ns; ++s) {
+          for (size_t s = 0; s < ns; ++s) {  // input dilation: a tap may fall in a hole
             const auto& wd = window_[s];
             int64_t pos = pidx[s + 1] * wd.stride() + tidx[s] * wd.rhs_dilate() - wd.pad_lo();
-            if (lhs_dilated) {
-              inside = inside && pos >= 0 && pos % wd.lhs_dilate() == 0 &&
-                       pos / wd.lhs_dilate() < limit[s];
-              pos = inside ? pos / wd.lhs_dilate() : 0;
-            } else {
-              inside = inside && pos >= 0 && pos < limit[s];
-            }
+            inside = inside && pos >= 0 && pos % wd.lhs_dilate() == 0 &&
+                     pos / wd.lhs_dilate() < limit[s];
+            pos = inside ? pos / wd.lhs_dilate() : 0;
             base += pos * stride_in[s];
           }
           float* row = column(p) + t * features * mr;
@@ -202,9 +182,36 @@ class ConvolutionKernel : public CpuKernel {
     return Status::Ok();
   }
 
+  void PrepareTaps() {
+    const size_t ns = window_.size();
+    const auto in_strides = RowMajorStrides(in_.dims);
+    int64_t taps = 1;
+    std::vector<int64_t> taps_dims;
+    for (const auto& wd : window_) {
+      if (wd.lhs_dilate() != 1) return;  // Run takes the dilated path
+      taps_dims.push_back(wd.size());
+      taps *= wd.size();
+    }
+    tap_offset_.assign(static_cast<size_t>(taps), 0);
+    tap_shift_.assign(static_cast<size_t>(taps) * ns, 0);
+    std::vector<int64_t> tidx(ns, 0);
+    for (int64_t t = 0; t < taps; ++t) {
+      for (size_t s = 0; s < ns; ++s) {
+        const int64_t shift = tidx[s] * window_[s].rhs_dilate();
+        tap_shift_[static_cast<size_t>(t) * ns + s] = shift;
+        tap_offset_[static_cast<size_t>(t)] +=
+            shift * in_strides[static_cast<size_t>(s_.in_spatial(static_cast<int>(s)))];
+      }
+      NextIndex(tidx, taps_dims);
+    }
+  }
+
   ArrayRef in_, kernel_, out_;
   mutable std::vector<float> im2col_, weights_, result_;  // scratch (Run is one at a time)
-  mutable std::vector<int64_t> tap_offset_, tap_shift_;
+  // Without input dilation a tap is a fixed displacement (PrepareTaps): per tap, its offset in
+  // the input and its displacement along each spatial dimension (taps x spatial), so that a
+  // position computes its window's origin once and each tap only checks its bounds and copies.
+  std::vector<int64_t> tap_offset_, tap_shift_;
   plan::v2::ConvolutionSpec s_;
   std::vector<plan::v2::WindowDim> window_;
 };
@@ -295,6 +302,7 @@ Result<std::unique_ptr<CpuKernel>> MakeConvolution(const plan::CheckedKernel& k)
   kernel->in_ = k.in[0];
   kernel->kernel_ = k.in[1];
   kernel->out_ = k.out[0];
+  kernel->PrepareTaps();
   return std::unique_ptr<CpuKernel>(std::move(kernel));
 }
 
