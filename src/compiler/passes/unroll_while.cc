@@ -6,9 +6,10 @@
 // elements of the state that C reads, closed over what B computes them from (JAX's counter and
 // bound; threefry's round counter) — and checks that B's root is a tuple whose control elements
 // depend only on control elements (through get-tuple-element of B's parameter), and that init's
-// control elements are constant expressions. It then runs the loop on the control alone, the
-// reference interpreter evaluating C and B with every other element zero (which no control
-// element can see), to find the trip count N, and replaces the while by N nested
+// control elements are constant expressions. It then runs the loop on the control alone — the
+// reference interpreter evaluating C and the part of B that computes the control, over a state
+// of the control elements only (no other element can reach them), so the cost is the control's
+// work, never the body's — to find the trip count N, and replaces the while by N nested
 // `call(...), to_apply=B` on init (init itself when N = 0). The inline pass then inlines them.
 // The value is exactly the loop's: a call is by definition its body applied, N times as the
 // loop would.
@@ -20,6 +21,7 @@
 // loop is left as it is: the result is the same computation, run by a loop.
 // Pre: a verified module. Post: a verified module; the interpreter's results are unchanged bit
 // for bit.
+#include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -111,34 +113,92 @@ Result<std::optional<Literal>> ConstantValue(const Instruction* x) {
   return std::optional<Literal>(std::move(value));
 }
 
-Literal Zero(const ir::Shape& shape) {
-  if (!shape.is_tuple()) return Literal(shape);
-  std::vector<Literal> elements;
-  for (const ir::Shape& e : shape.tuple_elements()) elements.push_back(Zero(e));
-  return Literal::Tuple(std::move(elements));
-}
+// The loop's control alone, as two computations of one scratch module over a state that holds
+// only the control elements (in ascending element order): `condition` (the loop's condition) and
+// `step` (the body's control results). Each is a copy of the instructions the condition's root
+// and the body's control results reach, with every get-tuple-element of the loop's state
+// renumbered into the smaller state; called computations are referenced, not copied. No other
+// element can reach them (ElementsRead checked that), so the control runs as in the loop, and
+// the simulation costs the control's work: not the body's dots, nor its state's large elements.
+class ControlProgram {
+ public:
+  ControlProgram(const ir::Computation& cond, const ir::Computation& body,
+                 const std::set<int64_t>& control, const ir::Shape& shape)
+      : module_("control") {
+    std::vector<ir::Shape> shapes;
+    for (int64_t i : control) {
+      position_[i] = static_cast<int64_t>(shapes.size());
+      shapes.push_back(shape.tuple_elements()[static_cast<size_t>(i)]);
+    }
+    state_shape_ = ir::Shape::Tuple(std::move(shapes));
+    condition_ = Build("condition", cond.Parameters().at(0), {cond.root()}, /*tuple=*/false);
+    std::vector<const Instruction*> results;
+    for (int64_t i : control) results.push_back(body.root()->operands[static_cast<size_t>(i)]);
+    step_ = Build("step", body.Parameters().at(0), results, /*tuple=*/true);
+  }
 
-// `computation` applied to `state` by the interpreter (a scratch module that calls it; called
-// computations are followed by pointer, not copied).
-Result<Literal> Apply(const ir::Computation& computation, const Literal& state) {
-  ir::Module scratch("apply");
-  ir::Computation* entry = scratch.AddComputation(std::make_unique<ir::Computation>("apply"));
-  auto param = std::make_unique<Instruction>();
-  param->opcode = Opcode::kParameter;
-  param->shape = state.shape();
-  param->name = "state";
-  Instruction* p = entry->AddInstruction(std::move(param));
-  ir::AttrMap attrs;
-  attrs[ir::Attr::kToApply].computation = &computation;
-  auto call = std::make_unique<Instruction>();
-  call->opcode = Opcode::kCall;
-  call->shape = computation.root()->shape;
-  call->operands = {p};
-  call->attrs = std::move(attrs);
-  entry->set_root(entry->AddInstruction(std::move(call)));
-  scratch.set_entry(entry);
-  return interp::Evaluate(scratch, {state});
-}
+  Result<Literal> Condition(const Literal& state) { return Run(condition_, state); }
+  Result<Literal> Step(const Literal& state) { return Run(step_, state); }
+
+ private:
+  // A computation of the control state computing `results` of a computation whose state is
+  // `param`: their tuple, or with `tuple` false the one result itself.
+  ir::Computation* Build(const std::string& name, const Instruction* param,
+                         const std::vector<const Instruction*>& results, bool tuple) {
+    ir::Computation* c = module_.AddComputation(std::make_unique<ir::Computation>(name));
+    auto p = std::make_unique<Instruction>();
+    p->opcode = Opcode::kParameter;
+    p->shape = state_shape_;
+    p->name = "control";
+    Instruction* state = c->AddInstruction(std::move(p));
+    std::unordered_map<const Instruction*, Instruction*> copies;  // looked up, never iterated
+    std::vector<std::pair<const Instruction*, size_t>> stack;
+    for (const Instruction* r : results) {
+      if (!copies.count(r)) stack.push_back({r, 0});
+      while (!stack.empty()) {
+        auto& [instr, next] = stack.back();
+        const bool element = instr->opcode == Opcode::kGetTupleElement &&
+                             instr->operands[0] == param;
+        if (!element && next < instr->operands.size()) {
+          const Instruction* op = instr->operands[next++];
+          if (!copies.count(op)) stack.push_back({op, 0});
+          continue;
+        }
+        auto copy = std::make_unique<Instruction>(*instr);
+        if (element) {
+          copy->operands[0] = state;
+          copy->attrs[ir::Attr::kIndex].i = position_.at(instr->IntAttr(ir::Attr::kIndex));
+        } else {
+          for (Instruction*& op : copy->operands) op = copies.at(op);
+        }
+        copies[instr] = c->AddInstruction(std::move(copy));
+        stack.pop_back();
+      }
+    }
+    if (!tuple) {
+      c->set_root(copies.at(results.at(0)));
+      return c;
+    }
+    auto next = std::make_unique<Instruction>();
+    next->opcode = Opcode::kTuple;
+    next->name = "control_next";
+    next->shape = state_shape_;
+    for (const Instruction* r : results) next->operands.push_back(copies.at(r));
+    c->set_root(c->AddInstruction(std::move(next)));
+    return c;
+  }
+
+  Result<Literal> Run(ir::Computation* c, const Literal& state) {
+    module_.set_entry(c);
+    return interp::Evaluate(module_, {state});
+  }
+
+  ir::Module module_;
+  std::map<int64_t, int64_t> position_;  // state element -> its place in the control state
+  ir::Shape state_shape_;
+  ir::Computation* condition_ = nullptr;
+  ir::Computation* step_ = nullptr;
+};
 
 // The trip count of `w`, or why it cannot be known before the loop runs. `weight` is what one
 // iteration unrolls to (1 plus the iterations already unrolled inside the body); the count
@@ -182,7 +242,6 @@ Result<int64_t> TripCount(const Instruction& w, int64_t weight) {
                      "computed");
   }
   std::vector<Literal> elements;
-  for (size_t i = 0; i < n; ++i) elements.push_back(Zero(shape.tuple_elements()[i]));
   for (int64_t i : *control) {
     DETRAIN_ASSIGN_OR_RETURN(std::optional<Literal> v,
                              ConstantValue(init->operands[static_cast<size_t>(i)]));
@@ -191,11 +250,12 @@ Result<int64_t> TripCount(const Instruction& w, int64_t weight) {
                               " of the state, which the condition depends on, starts from a "
                               "value computed from the inputs");
     }
-    elements[static_cast<size_t>(i)] = std::move(*v);
+    elements.push_back(std::move(*v));
   }
+  ControlProgram program(cond, body, *control, shape);
   Literal state = Literal::Tuple(std::move(elements));
   for (int64_t count = 0;; ++count) {
-    DETRAIN_ASSIGN_OR_RETURN(Literal go, Apply(cond, state));
+    DETRAIN_ASSIGN_OR_RETURN(Literal go, program.Condition(state));
     if (go.Get<uint8_t>(0) == 0) return count;
     if ((count + 1) * weight > kMaxUnrolledIterations) {
       return LoopError(
@@ -205,14 +265,7 @@ Result<int64_t> TripCount(const Instruction& w, int64_t weight) {
                  ", more than the " + std::to_string(kMaxUnrolledIterations) +
                  " body copies unroll-while makes of one loop");
     }
-    DETRAIN_ASSIGN_OR_RETURN(Literal next, Apply(body, state));
-    // Only the control is meaningful; the other elements go back to zero.
-    std::vector<Literal> kept;
-    for (size_t i = 0; i < n; ++i) {
-      kept.push_back(control->count(static_cast<int64_t>(i)) ? next.tuple_elements()[i]
-                                                             : Zero(shape.tuple_elements()[i]));
-    }
-    state = Literal::Tuple(std::move(kept));
+    DETRAIN_ASSIGN_OR_RETURN(state, program.Step(state));
   }
 }
 

@@ -172,6 +172,48 @@ TEST(UnrollWhile, LoopsWhoseTripCountDependsOnDataStayLoops) {
   ExpectKept(ForiLoop("constant(0)", "add(b, b)", /*nested=*/true), 1);
 }
 
+// The trip count is found by running the loop's control alone: the body's other work and its
+// state's other elements are never evaluated. Here they are 4 GiB matrices and a dot of them
+// (what an LSTM's scan carries, grown): the whole body run with those elements zero, as the pass
+// once ran it, does not finish (measured: past 30 s for the first iteration's dot, which is
+// 1.4e14 flops); the control takes microseconds.
+TEST(UnrollWhile, TheTripCountCostsTheControlsWorkNotTheBodys) {
+  const std::string text = R"(HloModule big_state
+
+body {
+  s = (s32[], f32[65536,16384]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  m = f32[65536,16384] get-tuple-element(s), index=1
+  mt = f32[16384,65536] transpose(m), dimensions={1,0}
+  d = f32[65536,65536] dot(m, mt), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ds = f32[65536,16384] slice(d), slice={[0:65536], [0:16384]}
+  ROOT r = (s32[], f32[65536,16384]) tuple(i1, ds)
+}
+
+cond {
+  s = (s32[], f32[65536,16384]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(100)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY main {
+  x = f32[65536,16384] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[65536,16384]) tuple(zero, x)
+  w = (s32[], f32[65536,16384]) while(init), condition=cond, body=body
+  ROOT out = f32[65536,16384] get-tuple-element(w), index=1
+}
+)";
+  auto module = ir::ParseAndVerify(text);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  auto out = UnrollLoops(**module);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_FALSE(HasWhile(**out));
+}
+
 TEST(UnrollWhile, LoopsThatWouldUnrollTooFarStayLoops) {
   ExpectKept(ForiLoop("constant(0)", "constant(5000)"));
   // Nested: 2 inner copies per outer iteration, so at most 1365 outer iterations (3 x 1365): the
