@@ -60,9 +60,10 @@ CLI::Validator RealIn(double min, double max) {
 
 void AddPlanFormatOption(CLI::App* cmd, uint32_t* format) {
   cmd->add_option("--plan-format", *format,
-                  "Stage 4's plan format, 2 or 3 (default 3, which updates the training state in "
-                  "place); 2 gives the plans and step hashes of runs made before format 3. It is "
-                  "hashed, so step hashes differ; the trained values never do")
+                  "Stage 4's plan format, 2 to 4 (default 4: the training state and partial "
+                  "updates such as a scan's stacked outputs are written in place); 3 and 2 give "
+                  "the plans and step hashes of runs made before formats 4 and 3. It is hashed, "
+                  "so step hashes differ; the trained values never do")
       ->check(IntegerIn(plan::kOldestPlanFormatVersion, plan::kPlanFormatVersion));
 }
 

@@ -56,13 +56,16 @@ TEST(CompileCliTest, HashesEqualTheGoldens) {
     CliResult r = RunDetrain({"compile", program, "--hashes"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, Slurp(root + "/tests/frontend/testdata/golden/" + ex + "/hashes.txt")) << ex;
-    // Plan format 2 (before donation) is still written, byte for byte as detrain wrote it then:
-    // its goldens are the digests from before format 3; only the plans differ between the two.
-    CliResult v2 = RunDetrain({"compile", program, "--hashes", "--plan-format", "2"});
-    ASSERT_EQ(v2.exit_code, 0) << v2.err;
-    EXPECT_EQ(v2.out,
-              Slurp(root + "/tests/frontend/testdata/golden/" + ex + "/hashes.plan-format-2.txt"))
-        << ex;
+    // Plan formats 2 (before donation) and 3 (before updates in place) are still written, byte
+    // for byte as detrain wrote them then: their goldens are the digests from before formats 3
+    // and 4; only the plans differ between the three.
+    for (const std::string format : {"2", "3"}) {
+      CliResult old = RunDetrain({"compile", program, "--hashes", "--plan-format", format});
+      ASSERT_EQ(old.exit_code, 0) << old.err;
+      EXPECT_EQ(old.out, Slurp(root + "/tests/frontend/testdata/golden/" + ex +
+                               "/hashes.plan-format-" + format + ".txt"))
+          << ex << ", format " << format;
+    }
     CliResult json = RunDetrain({"compile", program, "--hashes", "--json"});
     ASSERT_EQ(json.exit_code, 0) << json.err;
     std::string lines;

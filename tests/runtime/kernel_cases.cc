@@ -23,7 +23,8 @@ class Cases {
     trace_ = s.str();
   }
   void Add(const std::string& hlo, std::vector<ir::Literal> args, int64_t dot_trees = -1,
-           int64_t scalar_broadcasts = -1, int64_t fused_elementwise = -1) {
+           int64_t scalar_broadcasts = -1, int64_t fused_elementwise = -1,
+           int64_t updates_in_place = -1) {
     KernelCase k;
     k.name = group_;
     if (!trace_.empty()) k.name += " " + trace_;
@@ -35,6 +36,7 @@ class Cases {
     k.dot_trees = dot_trees;
     k.scalar_broadcasts = scalar_broadcasts;
     k.fused_elementwise = fused_elementwise;
+    k.updates_in_place = updates_in_place;
     cases_.push_back(std::move(k));
     trace_.clear();
   }
@@ -661,6 +663,38 @@ void ScatterIntoWindowDims(Cases& c) {
         {Varied({4, 6}), S32({7}, at), Varied({7, 4, 3})});
 }
 
+// Updates in place (plan format 4): a chain of dynamic-update-slices over a value they each read
+// last (a scan's stack), with constant and clamped dynamic starts, ending in a scatter that
+// combines duplicate targets, each writing over its operand 0; and beside them the updates that
+// must not (an operand that is a parameter, or one read again later), so a backend that wrote over
+// the wrong buffer, or skipped the copy where there is none, gives different bits.
+void UpdatesInPlace(Cases& c) {
+  c.Add(std::string("HloModule m\n") + kAddComputation + R"(ENTRY main {
+  x = f32[6,5] parameter(0)
+  u0 = f32[1,5] parameter(1)
+  u1 = f32[2,5] parameter(2)
+  i = s32[] parameter(3)
+  si = s32[4] parameter(4)
+  us = f32[4,5] parameter(5)
+  c0 = s32[] constant(0)
+  c3 = s32[] constant(3)
+  n = f32[6,5] negate(x)
+  d0 = f32[6,5] dynamic-update-slice(n, u0, c3, c0)
+  d1 = f32[6,5] dynamic-update-slice(d0, u1, i, c0)
+  d2 = f32[6,5] dynamic-update-slice(d1, u0, c0, c0)
+  s = f32[6,5] scatter(d2, si, us), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  p = f32[6,5] dynamic-update-slice(x, u1, c3, c0)
+  e = f32[6,5] exponential(x)
+  k = f32[6,5] dynamic-update-slice(e, u0, i, c0)
+  later = f32[6,5] add(e, k)
+  ROOT t = (f32[6,5], f32[6,5], f32[6,5]) tuple(s, p, later)
+})",
+        {Varied({6, 5}), Varied({1, 5}), Varied({2, 5}),
+         ir::Literal::Scalar<int32_t>(ir::ElementType::kS32, 5), S32({4}, {2, 0, 2, 5}),
+         Varied({4, 5})},
+        -1, -1, -1, /*updates_in_place=*/4);  // d0, d1, d2 and s; not p, not k
+}
+
 }  // namespace
 
 std::vector<KernelCase> KernelCases() {
@@ -699,6 +733,8 @@ std::vector<KernelCase> KernelCases() {
   LongReductions(c);
   c.Group("ScatterIntoWindowDims");
   ScatterIntoWindowDims(c);
+  c.Group("UpdatesInPlace");
+  UpdatesInPlace(c);
   return c.Take();
 }
 

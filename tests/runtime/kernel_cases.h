@@ -30,6 +30,9 @@ struct KernelCase {
   // When >= 0: how many elementwise kernels the one-device CPU executor must run block by block
   // in groups (ExecutorStats::fused_elementwise).
   int64_t fused_elementwise = -1;
+  // When >= 0: how many results the plan (default format) writes over the operand they update
+  // (buffers with a donor; the cases have no training state to donate).
+  int64_t updates_in_place = -1;
 };
 
 std::vector<KernelCase> KernelCases();

@@ -28,8 +28,9 @@ namespace {
 // rewritten into GemmTree kernels (ExecutorStats::folded_dot_trees).
 // `scalar_broadcasts`, when >= 0: how many broadcasts of a scalar it must read as the scalar.
 // `fused`, when >= 0: how many elementwise kernels it must run block by block in groups.
+// `updates_in_place`, when >= 0: how many of the plan's buffers take over a donor's.
 void Check(const std::string& hlo, const std::vector<ir::Literal>& args, int64_t dot_trees = -1,
-           int64_t scalar_broadcasts = -1, int64_t fused = -1) {
+           int64_t scalar_broadcasts = -1, int64_t fused = -1, int64_t updates_in_place = -1) {
   auto module = ir::ParseAndVerify(hlo);
   ASSERT_TRUE(module.ok()) << module.status().message();
   auto expected = interp::Evaluate(**module, args);
@@ -38,6 +39,13 @@ void Check(const std::string& hlo, const std::vector<ir::Literal>& args, int64_t
   ASSERT_TRUE(optimized.ok()) << optimized.status().message();
   auto plan = plan::BuildPlan(*optimized->module);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
+  if (updates_in_place >= 0) {
+    plan::v2::Plan p;
+    ASSERT_TRUE(p.ParseFromString(plan->bytes));
+    int64_t donees = 0;
+    for (const plan::v2::Buffer& b : p.buffers()) donees += b.has_donor();
+    EXPECT_EQ(donees, updates_in_place);
+  }
   for (Isa isa : SupportedIsas()) {
     for (int threads : {1, 2}) {
       SCOPED_TRACE(std::string(IsaName(isa)) + " threads " + std::to_string(threads));
@@ -98,7 +106,8 @@ class RuntimeKernels : public ::testing::TestWithParam<KernelCase> {};
 
 TEST_P(RuntimeKernels, EqualsInterpreter) {
   const KernelCase& k = GetParam();
-  Check(k.hlo, k.args, k.dot_trees, k.scalar_broadcasts, k.fused_elementwise);
+  Check(k.hlo, k.args, k.dot_trees, k.scalar_broadcasts, k.fused_elementwise,
+        k.updates_in_place);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, RuntimeKernels, ::testing::ValuesIn(KernelCases()),

@@ -64,11 +64,13 @@ TEST(PlanReader, RefusesGarbageAndUnknownVersions) {
   Example e = Load("breast_cancer");
   plan::v2::Plan p;
   ASSERT_TRUE(p.ParseFromString(e.plan));
-  p.set_format_version(4);
+  p.set_format_version(plan::kPlanFormatVersion + 1);
   auto r = Executor::Create(Serialize(p), {});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("format version 4"), std::string::npos);
-  p.set_format_version(3);
+  EXPECT_NE(r.status().message().find("format version " +
+                                      std::to_string(plan::kPlanFormatVersion + 1)),
+            std::string::npos);
+  p.set_format_version(plan::kPlanFormatVersion);
   plan::v2::Plan misaligned = p;
   misaligned.mutable_buffers(1)->set_offset(misaligned.buffers(1).offset() + 2);
   r = Executor::Create(Serialize(misaligned), {});

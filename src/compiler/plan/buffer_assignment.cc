@@ -171,6 +171,36 @@ void Donate(const DonationOptions& options, const Instruction* root, BufferAssig
   }
 }
 
+// Marks the updates in place that qualify (buffer_assignment.h), after the state's donations:
+// result buffer -> the buffer of its kernel's operand 0.
+void UpdateInPlace(const DonationOptions& options, BufferAssignment* a) {
+  std::vector<char> taken(a->buffers.size(), 0);
+  for (const LogicalBuffer& b : a->buffers) {
+    if (b.donor >= 0) taken[static_cast<size_t>(b.donor)] = 1;
+  }
+  for (LogicalBuffer& result : a->buffers) {
+    const Instruction* user = result.defined_by;
+    if (result.donor >= 0 || LeafCount(user->shape) != 1 || user->operands.empty() ||
+        !options.updates_in_place(*user)) {
+      continue;
+    }
+    const std::vector<int64_t>& source = a->leaves.at(user->operands[0]);
+    if (source.size() != 1) continue;
+    LogicalBuffer& donor = a->buffers[static_cast<size_t>(source[0])];
+    bool read_twice = false;  // the donor also read through another operand
+    for (size_t i = 1; i < user->operands.size(); ++i) {
+      for (int64_t id : a->leaves.at(user->operands[i])) read_twice |= id == donor.id;
+    }
+    if (read_twice || taken[static_cast<size_t>(donor.id)] || donor.is_output ||
+        donor.defined_by->opcode == Opcode::kParameter || donor.shape != result.shape ||
+        donor.last_use != result.defined_at || donor.size == 0) {
+      continue;
+    }
+    taken[static_cast<size_t>(donor.id)] = 1;
+    result.donor = donor.id;
+  }
+}
+
 }  // namespace
 
 int64_t LeafCount(const ir::Shape& shape) {
@@ -193,6 +223,7 @@ Result<BufferAssignment> AssignBuffers(const ir::Computation& computation,
   ComputeLiveness(computation, &a);
   if (donation != nullptr && computation.root() != nullptr)
     Donate(*donation, computation.root(), &a);
+  if (donation != nullptr && donation->updates_in_place) UpdateInPlace(*donation, &a);
   // Buffers to free after each position, in id order; a donor's block is not freed but passed on.
   std::vector<std::vector<int64_t>> frees(a.schedule.size() + 1);
   std::vector<char> donated(a.buffers.size(), 0);

@@ -17,6 +17,14 @@
 // that reads each element before it writes that element (`in_place`). The pair then shares one
 // slice: the donor's block passes to the result instead of being freed.
 //
+// Updates in place (plan format 4, schemas/plan.md "Updates in place"): a kernel that changes
+// part of its operand 0 and copies the rest (`updates_in_place`: dynamic-update-slice, scatter)
+// takes over that operand's buffer where it is the operand's last reader, as XLA's buffer
+// sharing does — the operand no parameter and no result, of the result's type and dimensions,
+// and read by no other operand of the kernel. The kernel then writes only what it changes: a
+// scan's stacked outputs (a chain of dynamic-update-slices) cost their updates, not a copy of
+// the whole stack per step. Recorded as a donation (the same `donor` link).
+//
 // Placement: positions in schedule order; at each position, first the new buffers are placed
 // (operands are still live), then the buffers whose last use is this position are freed. A new
 // buffer takes the lowest-offset free block that fits (first fit; freed neighbours are merged),
@@ -62,6 +70,10 @@ struct DonationOptions {
   // Whether `user`, defining one array, computes each element of it from the elements of
   // operand `operand` at the same index only (an elementwise kernel): then it may write over it.
   std::function<bool(const ir::Instruction& user, const ir::Instruction& operand)> in_place;
+  // Format 4: whether `user` (defining one array) computes its result as operand 0 with some
+  // elements replaced, so that it may write over operand 0 (dynamic-update-slice, scatter).
+  // Unset: no update in place.
+  std::function<bool(const ir::Instruction& user)> updates_in_place;
 };
 
 struct BufferAssignment {

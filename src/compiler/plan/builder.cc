@@ -179,6 +179,13 @@ Result<pb::Plan> PlanComputation(const ir::Computation& computation,
   std::optional<DonationOptions> donation;
   if (format >= 3 && depth == 0 && !signature.roles.empty())
     donation = StateDonations(computation, signature);
+  // Format 4 updates in place in every plan, a loop's too (plan.md "Updates in place").
+  if (format >= 4) {
+    if (!donation) donation.emplace();
+    donation->updates_in_place = [](const Instruction& user) {
+      return user.opcode == ir::Opcode::kDynamicUpdateSlice || user.opcode == ir::Opcode::kScatter;
+    };
+  }
   DETRAIN_ASSIGN_OR_RETURN(BufferAssignment a,
                            AssignBuffers(computation, donation ? &*donation : nullptr));
   if (totals != nullptr) {

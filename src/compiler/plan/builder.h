@@ -33,8 +33,9 @@ struct BuiltPlan {
 };
 
 struct PlanOptions {
-  // kOldestPlanFormatVersion..kPlanFormatVersion: format 2 is format 3 without donation (a
-  // verifier rebuilds a bundle's plan in the format it was recorded in).
+  // kOldestPlanFormatVersion..kPlanFormatVersion: format 3 is format 4 without updates in place,
+  // format 2 is format 3 without donation (a verifier rebuilds a bundle's plan in the format it
+  // was recorded in).
   uint32_t format_version = kPlanFormatVersion;
 };
 
@@ -44,7 +45,8 @@ struct PlanOptions {
 // pipeline's last dump): the builder then neither verifies nor prints the module again.
 // Format 3 donates the entry's state parameters (roles parameter, optimizer-state and step), in
 // entry order, to its first results: the train step returns its new state first, in that order
-// (schemas/plan.md "Donation").
+// (schemas/plan.md "Donation"). Format 4 also lets a dynamic-update-slice or scatter write over
+// the operand it reads last, in every plan (plan.md "Updates in place").
 Result<BuiltPlan> BuildPlan(const ir::Module& optimized, const EntrySignature& signature = {},
                             std::string_view canonical_text = {}, const PlanOptions& options = {});
 

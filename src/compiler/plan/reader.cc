@@ -117,14 +117,17 @@ Status CheckEntry(const pb::Plan& plan) {
 
 // Format 3's donations (plan.md "Donation"): a result that takes over an entry parameter's buffer
 // shares its slice, defined by an elementwise kernel that reads it last; one result per donor.
+// Format 4's updates in place ("Updates in place"): a dynamic-update-slice or scatter result that
+// takes over the buffer of its operand 0, no parameter, which it reads last and through no other
+// operand.
 Status CheckDonors(const pb::Plan& plan, const std::vector<Array>& buffers, bool entry) {
   std::vector<char> donated(buffers.size(), 0);
   for (int i = 0; i < plan.buffers_size(); ++i) {
     const pb::Buffer& b = plan.buffers(i);
     if (!b.has_donor()) continue;
     const std::string what = "plan: buffer " + std::to_string(i) + "'s donor";
-    if (plan.format_version() < 3 || !entry)
-      return InvalidArgument(what + ": donation is for an entry plan of format 3 or later");
+    if (plan.format_version() < 3)
+      return InvalidArgument(what + ": donation is for a plan of format 3 or later");
     const int32_t d = b.donor();
     if (d < 0 || d >= i || donated[static_cast<size_t>(d)])
       return InvalidArgument(what + " " + std::to_string(d) + " is no earlier buffer, or taken");
@@ -133,20 +136,37 @@ Status CheckDonors(const pb::Plan& plan, const std::vector<Array>& buffers, bool
     for (const pb::EntryParameter& p : plan.parameters()) parameter |= p.buffers(0) == d;
     const Array &x = buffers[static_cast<size_t>(i)], &y = buffers[static_cast<size_t>(d)];
     const pb::Buffer& donor = plan.buffers(d);
-    if (!parameter || donor.is_output() || x.type != y.type || x.dims != y.dims ||
-        x.offset != y.offset || donor.last_use() != b.defined_by()) {
+    if (donor.is_output() || x.type != y.type || x.dims != y.dims || x.offset != y.offset ||
+        donor.last_use() != b.defined_by()) {
       return InvalidArgument(what + " " + std::to_string(d) +
-                             " is not a parameter of its type and place read last where it is "
-                             "defined");
+                             " is not a buffer of its type and place read last where it is "
+                             "defined, or is a result");
     }
     const pb::Kernel& k = plan.kernels(b.defined_by());
-    bool reads = false;
-    for (const pb::Operand& op : k.operands()) {
-      for (int32_t o : op.buffers()) reads |= o == d;
+    int reads = 0, reads_as_operand0 = 0;
+    for (int o = 0; o < k.operands_size(); ++o) {
+      for (int32_t id : k.operands(o).buffers()) {
+        reads += id == d;
+        reads_as_operand0 += o == 0 && id == d;
+      }
     }
-    if (!k.has_elementwise() || k.elementwise().has_reduce() || k.outputs_size() != 1 || !reads) {
+    if (parameter) {
+      if (!entry) return InvalidArgument(what + ": only an entry plan donates its parameters");
+      if (!k.has_elementwise() || k.elementwise().has_reduce() || k.outputs_size() != 1 ||
+          reads == 0) {
+        return InvalidArgument(what + ": kernel " + k.name() +
+                               " is not an elementwise kernel of one result reading it");
+      }
+      continue;
+    }
+    if (plan.format_version() < 4)
+      return InvalidArgument(what + ": an update in place is for a plan of format 4 or later");
+    if (!(k.has_dynamic_update_slice() || k.has_scatter()) || k.outputs_size() != 1 ||
+        k.operands_size() == 0 || k.operands(0).buffers_size() != 1 || reads != 1 ||
+        reads_as_operand0 != 1) {
       return InvalidArgument(what + ": kernel " + k.name() +
-                             " is not an elementwise kernel of one result reading it");
+                             " is not a dynamic-update-slice or scatter of one result reading it "
+                             "as its operand 0 only");
     }
   }
   return Status::Ok();

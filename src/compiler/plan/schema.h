@@ -17,9 +17,11 @@
 namespace detrain::plan {
 
 // Plan.format_version (schemas/plan.md "Versioning"): the version this detrain writes by default,
-// and the oldest it still writes and reads. Format 3 donates the training state's buffers to the
-// step's new state (plan.md "Donation"); format 2 is format 3 without donation.
-inline constexpr uint32_t kPlanFormatVersion = 3;
+// and the oldest it still writes and reads. Format 4 also lets a dynamic-update-slice or a scatter
+// write over its operand where it reads it last (plan.md "Updates in place"); format 3 is format 4
+// without those, and donates the training state's buffers to the step's new state (plan.md
+// "Donation"); format 2 is format 3 without donation.
+inline constexpr uint32_t kPlanFormatVersion = 4;
 inline constexpr uint32_t kOldestPlanFormatVersion = 2;
 constexpr bool IsKnownPlanFormat(int64_t version) {
   return version >= kOldestPlanFormatVersion && version <= kPlanFormatVersion;

@@ -164,5 +164,50 @@ ENTRY main {
   EXPECT_EQ(donated, 1);  // `later` over w: w's last reader
 }
 
+// Format 4: a chain of dynamic-update-slices (a scan's stack) is one slice written in place; an
+// update of a parameter, or of a value read again later, gets a buffer of its own.
+TEST(BufferAssignment, UpdatesWriteOverTheOperandTheyReadLast) {
+  auto module = ir::ParseAndVerify(R"(HloModule step
+ENTRY main {
+  x = f32[8,4] parameter(0)
+  u = f32[1,4] parameter(1)
+  c0 = s32[] constant(0)
+  c1 = s32[] constant(1)
+  n = f32[8,4] negate(x)
+  d0 = f32[8,4] dynamic-update-slice(n, u, c0, c0)
+  d1 = f32[8,4] dynamic-update-slice(d0, u, c1, c0)
+  p = f32[8,4] dynamic-update-slice(x, u, c1, c0)
+  e = f32[8,4] exponential(d1)
+  k = f32[8,4] dynamic-update-slice(e, u, c0, c0)
+  later = f32[8,4] add(e, k)
+  ROOT t = (f32[8,4], f32[8,4]) tuple(p, later)
+})");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const ir::Computation& entry = *(*module)->entry();
+  DonationOptions d;
+  d.updates_in_place = [](const ir::Instruction& user) {
+    return user.opcode == ir::Opcode::kDynamicUpdateSlice;
+  };
+  auto a = AssignBuffers(entry, &d);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(CheckAssignment(*a), "");
+  auto buffer_of = [&](const std::string& name) -> const LogicalBuffer& {
+    for (const LogicalBuffer& b : a->buffers) {
+      if (b.defined_by->name == name) return b;
+    }
+    ADD_FAILURE() << "no " << name;
+    return a->buffers[0];
+  };
+  EXPECT_EQ(buffer_of("d0").donor, buffer_of("n").id);
+  EXPECT_EQ(buffer_of("d1").donor, buffer_of("d0").id);
+  EXPECT_EQ(buffer_of("d1").offset, buffer_of("n").offset);
+  EXPECT_EQ(buffer_of("p").donor, -1);  // x is the caller's
+  EXPECT_EQ(buffer_of("k").donor, -1);  // e is read again by `later`
+  EXPECT_EQ(buffer_of("e").donor, -1);  // an exponential is no update
+  auto plain = AssignBuffers(entry);
+  ASSERT_TRUE(plain.ok());
+  for (const LogicalBuffer& b : plain->buffers) EXPECT_EQ(b.donor, -1);
+}
+
 }  // namespace
 }  // namespace detrain::plan

@@ -49,6 +49,13 @@ std::string CheckPlan(const plan::v2::Plan& plan, size_t live_instructions) {
   for (const auto& x : plan.buffers()) {
     for (const auto& y : plan.buffers()) {
       if (x.id() >= y.id() || x.size() == 0 || y.size() == 0) continue;
+      // A result and its donor (a donated parameter, or an updated operand: format 4) share one
+      // slice and meet at one kernel, the donor's last reader and the result's writer.
+      if (y.has_donor() && y.donor() == x.id()) {
+        if (x.offset() != y.offset() || x.last_use() != y.defined_by())
+          return "buffer " + std::to_string(y.id()) + " took over a donor that is not free";
+        continue;
+      }
       bool live = x.defined_by() <= y.last_use() && y.defined_by() <= x.last_use();
       bool overlap = x.offset() < y.offset() + y.size() && y.offset() < x.offset() + x.size();
       if (live && overlap)

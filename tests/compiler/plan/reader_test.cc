@@ -87,7 +87,9 @@ TEST(PlanReader, ReadsWhatTheBuilderWrote) {
 TEST(PlanReader, RefusesEachKindOfLie) {
   using Lie = std::function<void(pb::Plan&)>;
   const std::vector<std::tuple<std::string, Lie, std::string>> lies = {
-      {"a later format", [](pb::Plan& p) { p.set_format_version(4); }, "format version 4"},
+      {"a later format",
+       [](pb::Plan& p) { p.set_format_version(kPlanFormatVersion + 1); },
+       "format version " + std::to_string(kPlanFormatVersion + 1)},
       {"an earlier format", [](pb::Plan& p) { p.set_format_version(1); }, "format version 1"},
       {"a negative arena", [](pb::Plan& p) { p.set_arena_bytes(-1); }, "arena of -1 bytes"},
       {"a huge arena", [](pb::Plan& p) { p.set_arena_bytes(int64_t{1} << 62); }, "arena of"},
@@ -231,25 +233,33 @@ TEST(PlanReader, ChecksEachDonation) {
   using Lie = std::function<void(pb::Plan&)>;
   const std::vector<std::tuple<std::string, Lie, std::string>> lies = {
       {"donation in format 2", [](pb::Plan& p) { p.set_format_version(2); }, "format 3"},
-      {"a donor that is no parameter",
+      {"a donor that is no parameter, elsewhere",
        [](pb::Plan& p) {
          pb::Buffer* d = Donee(p);
          d->set_donor(d->id() - 1);  // r, the reduce before it
        },
-       "is not a parameter"},
+       "read last where it is defined"},
+      {"a donor that is no parameter, in place, for an elementwise kernel",
+       [](pb::Plan& p) {
+         pb::Buffer* d = Donee(p);
+         const pb::Buffer& r = p.buffers(d->id() - 1);  // the reduce before it, read by w2
+         d->set_donor(r.id());
+         d->set_offset(r.offset());
+       },
+       "is not a dynamic-update-slice or scatter"},
       {"a donor read after it is overwritten",
        [](pb::Plan& p) {
          pb::Buffer* d = Donee(p);
          p.mutable_buffers(d->donor())->set_last_use(d->defined_by() + 1);
        },
-       "is not a parameter"},
+       "read last where it is defined"},
       {"a donor elsewhere in the arena",
        [](pb::Plan& p) {
          pb::Buffer* d = Donee(p);
          d->set_offset(p.buffers(d->donor()).offset() + p.alignment());
          p.set_arena_bytes(p.arena_bytes() + p.alignment());
        },
-       "is not a parameter"},
+       "read last where it is defined"},
       {"a donor given twice",
        [](pb::Plan& p) {
          const int32_t donor = Donee(p)->donor();
@@ -261,6 +271,73 @@ TEST(PlanReader, ChecksEachDonation) {
   for (const auto& [name, lie, message] : lies) {
     SCOPED_TRACE(name);
     pb::Plan p = DonatingPlan();
+    lie(p);
+    auto checked = ValidatePlan(std::move(p));
+    ASSERT_FALSE(checked.ok()) << "accepted";
+    EXPECT_NE(checked.status().message().find(message), std::string::npos)
+        << checked.status().message();
+  }
+}
+
+// Format 4: a dynamic-update-slice writes over the operand it reads last (plan.md "Updates in
+// place"), and the lies about it.
+constexpr char kUpdatingModule[] = R"(HloModule m
+ENTRY main {
+  x = f32[4,3] parameter(0)
+  u = f32[1,3] parameter(1)
+  i = s32[] parameter(2)
+  z = s32[] constant(0)
+  n = f32[4,3] negate(x)
+  d = f32[4,3] dynamic-update-slice(n, u, i, z)
+  ROOT e = f32[4,3] exponential(d)
+})";
+
+pb::Plan UpdatingPlan() { return BuiltPlan(kUpdatingModule, {{}, 1}); }
+
+TEST(PlanReader, ChecksEachUpdateInPlace) {
+  pb::Plan plan = UpdatingPlan();
+  const pb::Buffer& d = *Donee(plan);
+  const pb::Buffer& n = plan.buffers(d.donor());
+  EXPECT_EQ(plan.kernels(d.defined_by()).opcode(), "dynamic-update-slice");
+  EXPECT_EQ(plan.kernels(n.defined_by()).opcode(), "negate");
+  EXPECT_EQ(d.offset(), n.offset());
+  ASSERT_TRUE(ValidatePlan(plan).ok());
+  // Format 3 plans the same module without it.
+  auto module = ir::ParseAndVerify(kUpdatingModule);
+  ASSERT_TRUE(module.ok());
+  PlanOptions three;
+  three.format_version = 3;
+  auto built = BuildPlan(**module, {{}, 1}, "", three);
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  pb::Plan p3;
+  ASSERT_TRUE(p3.ParseFromString(built->bytes));
+  for (const pb::Buffer& b : p3.buffers()) EXPECT_FALSE(b.has_donor()) << b.id();
+
+  using Lie = std::function<void(pb::Plan&)>;
+  const std::vector<std::tuple<std::string, Lie, std::string>> lies = {
+      {"an update in place in format 3", [](pb::Plan& p) { p.set_format_version(3); },
+       "format 4"},
+      {"an update in place by an elementwise kernel",
+       [](pb::Plan& p) {
+         pb::Buffer* d = Donee(p);
+         pb::Buffer& e = *p.mutable_buffers(p.buffers_size() - 1);  // the exponential's result
+         e.set_donor(d->id());
+         e.set_offset(d->offset());
+       },
+       "is not a dynamic-update-slice or scatter"},
+      {"an update in place of a donor read later",
+       [](pb::Plan& p) {
+         pb::Buffer* d = Donee(p);
+         p.mutable_buffers(d->donor())->set_last_use(d->defined_by() + 1);
+       },
+       "read last where it is defined"},
+      {"an update in place of a donor that is a result",
+       [](pb::Plan& p) { p.mutable_buffers(Donee(p)->donor())->set_is_output(true); },
+       "is a result"},
+  };
+  for (const auto& [name, lie, message] : lies) {
+    SCOPED_TRACE(name);
+    pb::Plan p = UpdatingPlan();
     lie(p);
     auto checked = ValidatePlan(std::move(p));
     ASSERT_FALSE(checked.ok()) << "accepted";

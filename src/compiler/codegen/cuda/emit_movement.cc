@@ -202,6 +202,22 @@ Status EmitDynamicUpdateSlice(KernelWriter& w) {
   const size_t rank = out.dims.size();
   const Array& update = w.in()[1];
   const std::vector<int64_t> strides = ir::RowMajorStrides(update.dims);
+  if (w.in()[0].offset == out.offset) {
+    // In place (plan format 4): the operand's values are the result's already; write the window.
+    if (update.elements == 0) return Status::Ok();
+    const std::vector<int64_t> out_strides = ir::RowMajorStrides(out.dims);
+    w.BeginFunction(kBlock);
+    BitsPointers(w, 2);
+    DynamicStarts(w, 2, out.dims, update.dims);
+    w.OpenGridStride("o", update.elements);
+    std::vector<std::string> to = Unravel(w, "o", update.dims, "q");
+    for (size_t d = 0; d < rank; ++d) to[d] = "(d" + Num(static_cast<int64_t>(d)) + " + " + to[d] + ")";
+    w.Line("out[" + Ravel(to, out_strides) + "] = in1[o];");
+    w.Close();
+    const std::string f = w.EndFunction();
+    w.LaunchElementwise(f, update.elements);
+    return Status::Ok();
+  }
   PerOutput(
       w, 2,
       [&](KernelWriter& kw, const std::vector<std::string>& idx) {
