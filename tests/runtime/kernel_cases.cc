@@ -614,7 +614,9 @@ ENTRY main {
 
 // convolution through its im2col chain: strides, low and high padding, input and kernel
 // dilation (and kernel dilation alone: the per-tap displacement path), several input features,
-// features not innermost (bf01), and +0 terms at padding and holes (a -0 sum shows them).
+// features not innermost (bf01) in the input and in the result, a weight gradient's labels
+// (f01b_i01o->01bf: the batch inside the spatial dimensions of the result), partial groups of
+// GEMM rows, and +0 terms at padding and holes (a -0 sum shows them).
 void Convolutions(Cases& c) {
   c.Add(R"(HloModule m
 ENTRY main {
@@ -627,10 +629,13 @@ ENTRY main {
   d = f32[2,8,7,5] convolution(x, k), dim_labels=b01f_01io->b01f, window={size=3x2 stride=1x2 pad=2_1x1_2 rhs_dilate=2x1}
   y = f32[2,3,9,11] parameter(3)
   f = f32[2,9,11,5] convolution(y, k), dim_labels=bf01_01io->b01f, window={size=3x2 pad=1_1x1_0}
-  ROOT r = (f32[2,5,11,5], f32[2,17,10,5], f32[2,9,10,5], f32[2,8,7,5], f32[2,9,11,5]) tuple(a, b, e, d, f)
+  dy = f32[2,9,11,5] parameter(4)
+  g = f32[3,3,3,5] convolution(x, dy), dim_labels=f01b_i01o->01bf, window={size=9x11 pad=1_1x1_1}
+  h = f32[2,5,9,11] convolution(x, k), dim_labels=b01f_01io->bf01, window={size=3x2 pad=1_1x0_1}
+  ROOT r = (f32[2,5,11,5], f32[2,17,10,5], f32[2,9,10,5], f32[2,8,7,5], f32[2,9,11,5], f32[3,3,3,5], f32[2,5,9,11]) tuple(a, b, e, d, f, g, h)
 })",
         {Varied({2, 9, 11, 3}), PairsB({3, 2, 3, 5}), SignedZeros({2, 9, 11, 3}),
-         Varied({2, 3, 9, 11})});
+         Varied({2, 3, 9, 11}), Varied({2, 9, 11, 5})});
 }
 
 // Reductions of many leaves per output: more than a block's worth of leaves, the leaves of one

@@ -32,10 +32,25 @@ class ConvolutionKernel : public CpuKernel {
                out_strides = RowMajorStrides(out_.dims);
     const int64_t features = in_.dims[static_cast<size_t>(s_.in_feature())];
     const int64_t out_features = out_.dims[static_cast<size_t>(s_.out_feature())];
-    std::vector<int64_t> taps_dims, pos_dims{out_.dims[static_cast<size_t>(s_.out_batch())]};
+    // The output positions (batch and spatial dimensions) in the order the output lays them out
+    // (row-major, outermost first): GEMM row p is the p-th position in that order, so that a
+    // result with its feature dimension innermost is the GEMM's [positions, features] in place,
+    // whatever the dimension labels (a weight gradient's 01bf as well as b01f). pos_axis[d] is -1
+    // for the batch, s for spatial dimension s. Rows are independent outputs: their order changes
+    // no chain.
+    std::vector<int64_t> pos_dims, taps_dims;
+    int pos_axis[kMaxSpatial + 1];
+    for (size_t d = 0; d < out_.dims.size(); ++d) {
+      if (static_cast<int64_t>(d) == s_.out_feature()) continue;
+      int axis = -1;
+      for (size_t s = 0; s < ns; ++s) {
+        if (s_.out_spatial(static_cast<int>(s)) == static_cast<int64_t>(d))
+          axis = static_cast<int>(s);
+      }
+      pos_axis[pos_dims.size()] = axis;
+      pos_dims.push_back(out_.dims[d]);
+    }
     for (const auto& wd : window_) taps_dims.push_back(wd.size());
-    for (size_t s = 0; s < ns; ++s)
-      pos_dims.push_back(out_.dims[static_cast<size_t>(s_.out_spatial(static_cast<int>(s)))]);
     int64_t taps = 1, positions = 1;
     for (int64_t t : taps_dims) taps *= t;
     for (int64_t p : pos_dims) positions *= p;
@@ -45,17 +60,10 @@ class ConvolutionKernel : public CpuKernel {
     // it in place. Scratch is the kernel's own, sized once: no allocation in the step loop after
     // the first run. The rows past the last position are +0.
     const int64_t mr = GemmPackedRows(ctx.isa);
-    const int64_t padded = (positions + mr - 1) / mr * mr;
+    const int64_t groups = (positions + mr - 1) / mr;
     std::vector<float>& a = im2col_;
-    a.resize(static_cast<size_t>(padded * kk));
-    auto column = [&](int64_t p) { return a.data() + PackedOffset(mr, kk, p, 0); };
-    for (int64_t p = positions; p < padded; ++p) {
-      float* col = column(p);
-      for (int64_t x = 0; x < kk; ++x) col[x * mr] = 0.0f;
-    }
-    // Blocks of positions (not one task each); each writes its positions' rows.
+    a.resize(static_cast<size_t>(groups * mr * kk));
     const int64_t fstride = in_strides[static_cast<size_t>(s_.in_feature())];
-    constexpr int64_t kPositionsPerBlock = 64;
     // Per spatial dimension: the input's extent and stride; without input dilation a tap's
     // position needs no division.
     int64_t limit[kMaxSpatial], stride_in[kMaxSpatial];
@@ -67,28 +75,47 @@ class ConvolutionKernel : public CpuKernel {
       lhs_dilated = lhs_dilated || window_[s].lhs_dilate() != 1;
     }
     const int64_t batch_stride = in_strides[static_cast<size_t>(s_.in_batch())];
-    ForBlocks(ctx, (positions + kPositionsPerBlock - 1) / kPositionsPerBlock, [&](int64_t blk) {
-      int64_t pidx[kMaxSpatial + 1], tidx[kMaxSpatial];
-      const int64_t p0 = blk * kPositionsPerBlock;
-      const int64_t p1 = std::min(positions, p0 + kPositionsPerBlock);
-      for (int64_t rest = p0, d = static_cast<int64_t>(pos_dims.size()); d-- > 0;) {
-        pidx[d] = rest % pos_dims[static_cast<size_t>(d)];
-        rest /= pos_dims[static_cast<size_t>(d)];
+    // Blocks of positions, one task each, in the order that reads the input best (below).
+    // Either way every element of A is written once, with the same value.
+    constexpr int64_t kGroupsPerBlock = 8;
+    constexpr int64_t kMaxRows = 16;  // GemmPackedRows on every ISA path
+    if (fstride == 1 && !lhs_dilated) {
+      // Features contiguous in the input (b01f): position by position, each tap's features one
+      // read run, written down the position's row of the packed layout.
+      for (int64_t p = positions; p < groups * mr; ++p) {  // rows past the last position: +0
+        float* row = a.data() + PackedOffset(mr, kk, p, 0);
+        for (int64_t x = 0; x < kk; ++x) row[x * mr] = 0.0f;
       }
-      if (!lhs_dilated) {
+      constexpr int64_t kPositionsPerBlock = 64;
+      ForBlocks(ctx, (positions + kPositionsPerBlock - 1) / kPositionsPerBlock, [&](int64_t blk) {
+        const int64_t p0 = blk * kPositionsPerBlock;
+        const int64_t p1 = std::min(positions, p0 + kPositionsPerBlock);
+        int64_t pidx[kMaxSpatial + 1];
+        for (int64_t rest = p0, d = static_cast<int64_t>(pos_dims.size()); d-- > 0;) {
+          pidx[d] = rest % pos_dims[static_cast<size_t>(d)];
+          rest /= pos_dims[static_cast<size_t>(d)];
+        }
         for (int64_t p = p0; p < p1; ++p) {
-          // The window's origin along each spatial dimension, and whether every tap is inside.
           int64_t origin[kMaxSpatial];
-          int64_t base = pidx[0] * batch_stride;
-          bool interior = true;
-          for (size_t s = 0; s < ns; ++s) {
-            origin[s] = pidx[s + 1] * window_[s].stride() - window_[s].pad_lo();
-            base += origin[s] * stride_in[s];
+          int64_t at = 0;
+          bool interior = taps > 0;
+          for (size_t d = 0; d < pos_dims.size(); ++d) {
+            const int s = pos_axis[d];
+            if (s < 0) {
+              at += pidx[d] * batch_stride;
+              continue;
+            }
+            origin[s] = pidx[d] * window_[static_cast<size_t>(s)].stride() -
+                        window_[static_cast<size_t>(s)].pad_lo();
+            at += origin[s] * stride_in[s];
             // The last tap is the farthest along every dimension.
-            interior = interior && taps > 0 && origin[s] >= 0 &&
-                       origin[s] + tap_shift_[static_cast<size_t>(taps - 1) * ns + s] < limit[s];
+            interior =
+                interior && origin[s] >= 0 &&
+                origin[s] +
+                        tap_shift_[static_cast<size_t>(taps - 1) * ns + static_cast<size_t>(s)] <
+                    limit[s];
           }
-          float* row = column(p);  // element x of the row at row[x * mr]
+          float* row = a.data() + PackedOffset(mr, kk, p, 0);  // element x at row[x * mr]
           for (int64_t t = 0; t < taps; ++t, row += features * mr) {
             bool inside = interior;
             for (size_t s = 0; !inside && s < ns; ++s) {
@@ -100,34 +127,85 @@ class ConvolutionKernel : public CpuKernel {
               for (int64_t z = 0; z < features; ++z) row[z * mr] = 0.0f;
               continue;
             }
-            const float* src = in + (base + tap_offset_[static_cast<size_t>(t)]);
-            for (int64_t z = 0; z < features; ++z) row[z * mr] = src[z * fstride];
+            const float* from = in + (at + tap_offset_[static_cast<size_t>(t)]);
+            for (int64_t z = 0; z < features; ++z) row[z * mr] = from[z];
           }
           NextIndex(pidx, pos_dims.data(), pos_dims.size());
         }
-        return;
-      }
-      for (int64_t p = p0; p < p1; ++p) {
-        std::fill(tidx, tidx + ns, 0);
-        for (int64_t t = 0; t < taps; ++t) {
-          bool inside = true;
-          int64_t base = pidx[0] * batch_stride;
-          for (size_t s = 0; s < ns; ++s) {  // input dilation: a tap may fall in a hole
-            const auto& wd = window_[s];
-            int64_t pos = pidx[s + 1] * wd.stride() + tidx[s] * wd.rhs_dilate() - wd.pad_lo();
-            inside = inside && pos >= 0 && pos % wd.lhs_dilate() == 0 &&
-                     pos / wd.lhs_dilate() < limit[s];
-            pos = inside ? pos / wd.lhs_dilate() : 0;
-            base += pos * stride_in[s];
-          }
-          float* row = column(p) + t * features * mr;
-          for (int64_t z = 0; z < features; ++z)
-            row[z * mr] = inside ? in[base + z * fstride] : 0.0f;
-          NextIndex(tidx, taps_dims.data(), ns);  // the next tap, row-major over the window
+      });
+    } else {
+      // Otherwise (a weight gradient's f01b, whose batch is the features; input dilation): group
+      // by group, tap by tap, the group's rows innermost, which read neighbouring elements when the
+      // positions are neighbours along the input's innermost dimension.
+      ForBlocks(ctx, (groups + kGroupsPerBlock - 1) / kGroupsPerBlock, [&](int64_t blk) {
+        int64_t pidx[kMaxSpatial + 1];
+        const int64_t g1 = std::min(groups, (blk + 1) * kGroupsPerBlock);
+        int64_t rest = blk * kGroupsPerBlock * mr;
+        for (size_t d = pos_dims.size(); d-- > 0;) {
+          pidx[d] = rest % pos_dims[d];
+          rest /= pos_dims[d];
         }
-        NextIndex(pidx, pos_dims.data(), pos_dims.size());  // the next position
-      }
-    });
+        int64_t origin[kMaxRows][kMaxSpatial], base[kMaxRows], spatial[kMaxRows][kMaxSpatial];
+        bool interior[kMaxRows];
+        const float* src[kMaxRows];
+        for (int64_t g = blk * kGroupsPerBlock; g < g1; ++g) {
+          const int64_t live = std::min(mr, positions - g * mr);
+          for (int64_t r = 0; r < live; ++r) {
+            base[r] = 0;
+            for (size_t d = 0; d < pos_dims.size(); ++d) {
+              if (pos_axis[d] < 0) {
+                base[r] += pidx[d] * batch_stride;
+              } else {
+                spatial[r][pos_axis[d]] = pidx[d];
+              }
+            }
+            interior[r] = taps > 0 && !lhs_dilated;
+            for (size_t s = 0; s < ns; ++s) {
+              origin[r][s] = spatial[r][s] * window_[s].stride() - window_[s].pad_lo();
+              if (lhs_dilated) continue;
+              base[r] += origin[r][s] * stride_in[s];
+              // The last tap is the farthest along every dimension.
+              interior[r] =
+                  interior[r] && origin[r][s] >= 0 &&
+                  origin[r][s] + tap_shift_[static_cast<size_t>(taps - 1) * ns + s] < limit[s];
+            }
+            NextIndex(pidx, pos_dims.data(), pos_dims.size());
+          }
+          float* out_group = a.data() + g * mr * kk;
+          // Where row r's tap t reads its features, or null outside the input (padding, a hole).
+          auto source = [&](int64_t r, int64_t t) -> const float* {
+            const int64_t* shift = tap_shift_.data() + t * static_cast<int64_t>(ns);
+            if (!lhs_dilated) {
+              bool inside = interior[r];
+              for (size_t s = 0; !inside && s < ns; ++s) {
+                const int64_t pos = origin[r][s] + shift[s];
+                if (pos < 0 || pos >= limit[s]) break;
+                inside = s + 1 == ns;
+              }
+              return inside ? in + (base[r] + tap_offset_[static_cast<size_t>(t)]) : nullptr;
+            }
+            int64_t at = base[r];
+            for (size_t s = 0; s < ns; ++s) {  // input dilation: a tap may fall in a hole
+              const int64_t pos = origin[r][s] + shift[s], dilate = window_[s].lhs_dilate();
+              if (pos < 0 || pos % dilate != 0 || pos / dilate >= limit[s]) return nullptr;
+              at += pos / dilate * stride_in[s];
+            }
+            return in + at;
+          };
+          for (int64_t r = live; r < mr; ++r) {  // rows past the last position: +0
+            for (int64_t x = 0; x < kk; ++x) out_group[x * mr + r] = 0.0f;
+          }
+          for (int64_t t = 0; t < taps; ++t) {
+            for (int64_t r = 0; r < live; ++r) src[r] = source(r, t);
+            float* dst = out_group + t * features * mr;
+            for (int64_t z = 0; z < features; ++z, dst += mr) {
+              const int64_t off = z * fstride;
+              for (int64_t r = 0; r < live; ++r) dst[r] = src[r] != nullptr ? src[r][off] : 0.0f;
+            }
+          }
+        }
+      });
+    }
     // W[t * features + z][f].
     std::vector<float>& wm = weights_;
     wm.resize(static_cast<size_t>(kk * out_features));
@@ -147,14 +225,12 @@ class ConvolutionKernel : public CpuKernel {
     }
     // The result is [positions, features] row-major when the batch and spatial dimensions are
     // in order with the feature innermost (b01f): the GEMM writes it in place.
-    bool direct = out_strides[static_cast<size_t>(s_.out_feature())] == 1;
-    for (size_t d = pos_dims.size(), stride = static_cast<size_t>(out_features);
-         direct && d-- > 0;) {
-      size_t od = d == 0 ? static_cast<size_t>(s_.out_batch())
-                         : static_cast<size_t>(s_.out_spatial(static_cast<int>(d - 1)));
-      direct = out_strides[od] == static_cast<int64_t>(stride);
-      stride *= static_cast<size_t>(pos_dims[d]);
-    }
+    // The output dimension of position axis d.
+    auto out_dim = [&](size_t d) {
+      return static_cast<size_t>(pos_axis[d] < 0 ? s_.out_batch() : s_.out_spatial(pos_axis[d]));
+    };
+    // The positions are in the output's order; with the feature innermost the GEMM writes it.
+    const bool direct = s_.out_feature() + 1 == static_cast<int64_t>(out_.dims.size());
     if (direct) {
       BatchedGemm(MatrixView{a.data(), 0, 0, 0, /*packed=*/true},
                   MatrixView{wm.data(), out_features, 1, 0}, out, 1, positions, out_features, kk,
@@ -171,9 +247,7 @@ class ConvolutionKernel : public CpuKernel {
       for (size_t d = pos_dims.size(); d-- > 0;) {
         int64_t i = rest % pos_dims[d];
         rest /= pos_dims[d];
-        size_t od = d == 0 ? static_cast<size_t>(s_.out_batch())
-                           : static_cast<size_t>(s_.out_spatial(static_cast<int>(d - 1)));
-        off += i * out_strides[od];
+        off += i * out_strides[out_dim(d)];
       }
       for (int64_t f = 0; f < out_features; ++f)
         out[off + f * out_strides[static_cast<size_t>(s_.out_feature())]] =
@@ -187,8 +261,9 @@ class ConvolutionKernel : public CpuKernel {
     const auto in_strides = RowMajorStrides(in_.dims);
     int64_t taps = 1;
     std::vector<int64_t> taps_dims;
+    bool lhs_dilated = false;  // then a tap's place in the input needs a division: no offsets
     for (const auto& wd : window_) {
-      if (wd.lhs_dilate() != 1) return;  // Run takes the dilated path
+      lhs_dilated = lhs_dilated || wd.lhs_dilate() != 1;
       taps_dims.push_back(wd.size());
       taps *= wd.size();
     }
@@ -199,8 +274,10 @@ class ConvolutionKernel : public CpuKernel {
       for (size_t s = 0; s < ns; ++s) {
         const int64_t shift = tidx[s] * window_[s].rhs_dilate();
         tap_shift_[static_cast<size_t>(t) * ns + s] = shift;
-        tap_offset_[static_cast<size_t>(t)] +=
-            shift * in_strides[static_cast<size_t>(s_.in_spatial(static_cast<int>(s)))];
+        if (!lhs_dilated) {
+          tap_offset_[static_cast<size_t>(t)] +=
+              shift * in_strides[static_cast<size_t>(s_.in_spatial(static_cast<int>(s)))];
+        }
       }
       NextIndex(tidx, taps_dims);
     }
@@ -208,9 +285,9 @@ class ConvolutionKernel : public CpuKernel {
 
   ArrayRef in_, kernel_, out_;
   mutable std::vector<float> im2col_, weights_, result_;  // scratch (Run is one at a time)
-  // Without input dilation a tap is a fixed displacement (PrepareTaps): per tap, its offset in
-  // the input and its displacement along each spatial dimension (taps x spatial), so that a
-  // position computes its window's origin once and each tap only checks its bounds and copies.
+  // Per tap (PrepareTaps): its displacement along each spatial dimension (taps x spatial) and,
+  // without input dilation, its offset in the input, so that a position computes its window's
+  // origin once and each tap only checks its bounds and copies.
   std::vector<int64_t> tap_offset_, tap_shift_;
   plan::v2::ConvolutionSpec s_;
   std::vector<plan::v2::WindowDim> window_;
