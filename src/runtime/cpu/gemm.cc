@@ -115,11 +115,10 @@ float DefinedChain(const float* a, int64_t ars, int64_t acs, const float* b, int
 
 // One output block: rows [i0, i1), columns [j0, j1) of one batch's C (row stride n). B's block
 // is packed once per k block and shared by every row block; A's per row block.
-// With `packed`, A is in the packed layout over all of k (MatrixView::packed; ars and acs
-// unused): a tile reads its group in place.
-void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs, bool packed,
-               const float* b, int64_t brs, int64_t bcs, float* c, int64_t n, int64_t k, int64_t i0,
-               int64_t i1, int64_t j0, int64_t j1, bool swapped) {
+// With `packer`, A's blocks come from it (MatrixView::packer; a, ars and acs unused).
+void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
+               const APacker* packer, const float* b, int64_t brs, int64_t bcs, float* c, int64_t n,
+               int64_t k, int64_t i0, int64_t i1, int64_t j0, int64_t j1, bool swapped) {
   const int64_t mr = kern.gemm_mr, nr = kern.gemm_nr;
   const int64_t mc = mr * kMcTiles;
   const int64_t cols = j1 - j0;
@@ -144,7 +143,11 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
     for (int64_t ic = i0; ic < i1; ic += mc) {
       const int64_t rows = std::min(mc, i1 - ic);
       const int64_t groups = (rows + mr - 1) / mr;
-      if (!packed) PackA(kern, a, ars, acs, ic, rows, p0, kc, mr, pa);
+      if (packer != nullptr) {
+        packer->Pack(ic, rows, p0, kc, mr, pa);
+      } else {
+        PackA(kern, a, ars, acs, ic, rows, p0, kc, mr, pa);
+      }
       for (int64_t jp = 0; jp < panels; ++jp) {
         const int64_t j = j0 + jp * nr;
         const int64_t live_cols = std::min(nr, j1 - j);
@@ -155,8 +158,7 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
           const int64_t i = ic + g * mr;
           const int64_t live = std::min(mr, i1 - i);
           float* tile = c + i * n + j;
-          // A packed A's group of rows i (PackedOffset(mr, k, i, p0), i a multiple of mr).
-          const float* group = packed ? a + ((ic / mr + g) * k + p0) * mr : pa + g * mr * kc;
+          const float* group = pa + g * mr * kc;
           if (live == mr && live_cols == nr) {
             kern.gemm_tile(kc, group, panel, ldb, tile, n, load);
           } else {
@@ -174,10 +176,13 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
             for (int64_t r = i; r < i + live; ++r) {
               for (int64_t q = j; q < j + live_cols; ++q) {
                 float& v = c[r * n + q];
-                if (v != v) {
-                  v = packed ? DefinedChainOfRow(a + PackedOffset(mr, k, r, 0), mr, b, brs, bcs, k,
-                                                 q, swapped)
-                             : DefinedChain(a, ars, acs, b, brs, bcs, k, r, q, swapped);
+                if (v != v && packer != nullptr) {
+                  // Row r in full, from the packer: its group of mr rows over all of k.
+                  std::vector<float> group(static_cast<size_t>(mr * k));
+                  packer->Pack(r - r % mr, mr, 0, k, mr, group.data());
+                  v = DefinedChainOfRow(group.data() + r % mr, mr, b, brs, bcs, k, q, swapped);
+                } else if (v != v) {
+                  v = DefinedChain(a, ars, acs, b, brs, bcs, k, r, q, swapped);
                 }
               }
             }
@@ -311,8 +316,6 @@ void TreeBlock(const IsaKernels& kern, const GemmLeaf* leaves, int64_t count, co
 
 }  // namespace
 
-int64_t GemmPackedRows(Isa isa) { return KernelsFor(isa).gemm_mr; }
-
 void BatchedGemm(const MatrixView& a, const MatrixView& b, float* c, int64_t batch, int64_t m,
                  int64_t n, int64_t k, const ExecContext& ctx, bool swapped) {
   if (batch <= 0 || m <= 0 || n <= 0) return;
@@ -326,7 +329,7 @@ void BatchedGemm(const MatrixView& a, const MatrixView& b, float* c, int64_t bat
   ForBlocks(ctx, batch * per_batch, [&](int64_t blk) {
     const int64_t bi = blk / per_batch, rest = blk % per_batch;
     const int64_t i0 = (rest / split.cb) * split.rstep, j0 = (rest % split.cb) * split.cstep;
-    GemmBlock(kern, a.data + bi * a.batch, a.rows, a.cols, a.packed, b.data + bi * b.batch, b.rows,
+    GemmBlock(kern, a.data + bi * a.batch, a.rows, a.cols, a.packer, b.data + bi * b.batch, b.rows,
               b.cols, c + bi * m * n, n, k, i0, std::min(m, i0 + split.rstep), j0,
               std::min(n, j0 + split.cstep), swapped);
   });

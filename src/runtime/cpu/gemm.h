@@ -25,26 +25,30 @@ namespace detrain::runtime::cpu {
 // Element (i, p) of a matrix is data[i * rows + p * cols] (strides in elements, any sign-free
 // layout: row-major, column-major or a permuted view), and batch b starts at data + b * batch.
 //
-// `packed` (BatchedGemm's A only): the matrix is already in the GEMM's packed layout, groups of
-// GemmPackedRows(isa) rows, k-major within a group: element (i, p) at data[((i / mr) * k + p) *
-// mr + i % mr] with mr = GemmPackedRows(isa), and the rows past m in the last group +0; rows and
-// cols are unused. A producer that writes this layout directly (the convolution's im2col) saves
-// the GEMM a pass that would transpose it.
+// `packer` (BatchedGemm's A only): A is not in memory; the GEMM asks for each block of it,
+// already packed, just before its tiles read it (a convolution's im2col, produced block by block
+// in L2 instead of written whole and read back). data, rows, cols and batch are unused.
+class APacker;
 struct MatrixView {
   const float* data = nullptr;
   int64_t rows = 0;
   int64_t cols = 0;
   int64_t batch = 0;
-  bool packed = false;
+  const APacker* packer = nullptr;
 };
 
-// The rows of one group of a packed A (MatrixView::packed) on ISA path `isa`.
-int64_t GemmPackedRows(Isa isa);
-
-// Where element (i, p) of a packed A of k columns and groups of mr rows is.
-inline int64_t PackedOffset(int64_t mr, int64_t k, int64_t i, int64_t p) {
-  return ((i / mr) * k + p) * mr + i % mr;
-}
+// A producer of A's blocks for the GEMM (MatrixView::packer). Pack writes rows [i0, i0 + rows)
+// x columns [p0, p0 + kc) of A in groups of mr rows, k-major within a group — element (i, p) at
+// out[((i - i0) / mr * kc + (p - p0)) * mr + (i - i0) % mr] — with +0 in the rows of the last
+// group past A's last row (mr is the ISA's tile height, at most 16). It is called concurrently,
+// on different blocks, from the GEMM's threads. Packing moves values; it computes nothing, so A's
+// values are whatever Pack writes.
+class APacker {
+ public:
+  virtual ~APacker() = default;
+  virtual void Pack(int64_t i0, int64_t rows, int64_t p0, int64_t kc, int64_t mr,
+                    float* out) const = 0;
+};
 
 // C[b] = A[b] B[b] for b < batch: A is m x k, B is k x n, C is m x n row-major and dense (batch
 // stride m * n). C must not overlap A or B.

@@ -22,14 +22,152 @@ namespace {
 class ConvolutionKernel : public CpuKernel {
  public:
   static constexpr size_t kMaxSpatial = 64;  // the IR's rank limit, which the plan reader holds
+  static constexpr int64_t kMaxRows = 16;    // the GEMM's tile height (mr) on every ISA path
+
+  // The convolution's A for the GEMM, block by block (gemm.h APacker): row p is the p-th output
+  // position in the result's order (pos_dims, pos_axis: -1 the batch, s spatial dimension s),
+  // column t * features + z the input feature z at window tap t (row-major over the window), +0
+  // where the tap falls outside the input (padding) or in a hole (input dilation).
+  class Im2col : public APacker {
+   public:
+    Im2col(const ConvolutionKernel& k, const float* in, const std::vector<int64_t>& pos_dims,
+           const int* pos_axis, int64_t features, int64_t taps, int64_t positions)
+        : k_(k),
+          in_(in),
+          pos_dims_(pos_dims),
+          pos_axis_(pos_axis),
+          features_(features),
+          taps_(taps),
+          positions_(positions),
+          ns_(k.window_.size()) {
+      const auto strides = RowMajorStrides(k.in_.dims);
+      fstride_ = strides[static_cast<size_t>(k.s_.in_feature())];
+      batch_stride_ = strides[static_cast<size_t>(k.s_.in_batch())];
+      for (size_t s = 0; s < ns_; ++s) {
+        const size_t dim = static_cast<size_t>(k.s_.in_spatial(static_cast<int>(s)));
+        limit_[s] = k.in_.dims[dim];
+        stride_in_[s] = strides[dim];
+        lhs_dilated_ = lhs_dilated_ || k.window_[s].lhs_dilate() != 1;
+      }
+    }
+
+    void Pack(int64_t i0, int64_t rows, int64_t p0, int64_t kc, int64_t mr,
+              float* out) const override {
+      const size_t ns = ns_;
+      const int64_t p1 = p0 + kc, features = features_;
+      const int64_t t0 = p0 / features, t1 = features == 0 ? 0 : (p1 - 1) / features + 1;
+      int64_t pidx[kMaxSpatial + 1];
+      for (int64_t rest = std::min(i0, positions_), d = static_cast<int64_t>(pos_dims_.size());
+           d-- > 0;) {
+        pidx[d] = rest % pos_dims_[static_cast<size_t>(d)];
+        rest /= pos_dims_[static_cast<size_t>(d)];
+      }
+      int64_t origin[kMaxRows][kMaxSpatial], base[kMaxRows];
+      bool interior[kMaxRows];
+      const float* src[kMaxRows];
+      for (int64_t g = 0; g < rows; g += mr) {
+        float* group = out + g * kc;
+        const int64_t live = std::clamp<int64_t>(positions_ - (i0 + g), 0, std::min(mr, rows - g));
+        for (int64_t r = 0; r < live; ++r) {  // each row's window origin, and whether it is whole
+          base[r] = 0;
+          interior[r] = taps_ > 0 && !lhs_dilated_;
+          for (size_t d = 0; d < pos_dims_.size(); ++d) {
+            const int s = pos_axis_[d];
+            if (s < 0) {
+              base[r] += pidx[d] * batch_stride_;
+              continue;
+            }
+            const auto& wd = k_.window_[static_cast<size_t>(s)];
+            origin[r][s] = pidx[d] * wd.stride() - wd.pad_lo();
+            if (lhs_dilated_) continue;
+            base[r] += origin[r][s] * stride_in_[s];
+            // The last tap is the farthest along every dimension.
+            interior[r] = interior[r] && origin[r][s] >= 0 &&
+                          origin[r][s] + k_.tap_shift_[static_cast<size_t>(taps_ - 1) * ns +
+                                                       static_cast<size_t>(s)] <
+                              limit_[s];
+          }
+          NextIndex(pidx, pos_dims_.data(), pos_dims_.size());
+        }
+        for (int64_t r = live; r < mr; ++r) {  // rows past the last position: +0
+          for (int64_t x = 0; x < kc; ++x) group[x * mr + r] = 0.0f;
+        }
+        if (fstride_ == 1) {
+          // Features contiguous in the input (b01f): row by row, each tap's features one read
+          // run, written down the row.
+          for (int64_t r = 0; r < live; ++r) {
+            for (int64_t t = t0; t < t1; ++t) {
+              const int64_t zlo = std::max<int64_t>(0, p0 - t * features);
+              const int64_t zhi = std::min(features, p1 - t * features);
+              float* dst = group + (t * features + zlo - p0) * mr + r;
+              const float* from = interior[r]
+                                      ? in_ + base[r] + k_.tap_offset_[static_cast<size_t>(t)]
+                                      : Source(origin[r], base[r], t);
+              if (from == nullptr) {
+                for (int64_t z = zlo; z < zhi; ++z, dst += mr) *dst = 0.0f;
+              } else {
+                for (int64_t z = zlo; z < zhi; ++z, dst += mr) *dst = from[z];
+              }
+            }
+          }
+          continue;
+        }
+        // Features strided (a weight gradient's f01b, whose features are the batch): tap by tap,
+        // the group's rows innermost, which read neighbouring elements when the rows are
+        // neighbours along the input's innermost dimension.
+        for (int64_t t = t0; t < t1; ++t) {
+          for (int64_t r = 0; r < live; ++r) {
+            src[r] = interior[r] ? in_ + base[r] + k_.tap_offset_[static_cast<size_t>(t)]
+                                 : Source(origin[r], base[r], t);
+          }
+          const int64_t zlo = std::max<int64_t>(0, p0 - t * features);
+          const int64_t zhi = std::min(features, p1 - t * features);
+          float* dst = group + (t * features + zlo - p0) * mr;
+          for (int64_t z = zlo; z < zhi; ++z, dst += mr) {
+            const int64_t off = z * fstride_;
+            for (int64_t r = 0; r < live; ++r) dst[r] = src[r] != nullptr ? src[r][off] : 0.0f;
+          }
+        }
+      }
+    }
+
+   private:
+    // Where tap t of the window at `origin` (base: the batch's offset, and without input
+    // dilation the origin's) reads its features, or null outside the input or in a hole.
+    const float* Source(const int64_t* origin, int64_t base, int64_t t) const {
+      const int64_t* shift = k_.tap_shift_.data() + t * static_cast<int64_t>(ns_);
+      if (!lhs_dilated_) {
+        for (size_t s = 0; s < ns_; ++s) {
+          const int64_t pos = origin[s] + shift[s];
+          if (pos < 0 || pos >= limit_[s]) return nullptr;
+        }
+        return in_ + base + k_.tap_offset_[static_cast<size_t>(t)];
+      }
+      for (size_t s = 0; s < ns_; ++s) {  // input dilation: a tap may fall in a hole
+        const int64_t pos = origin[s] + shift[s], dilate = k_.window_[s].lhs_dilate();
+        if (pos < 0 || pos % dilate != 0 || pos / dilate >= limit_[s]) return nullptr;
+        base += pos / dilate * stride_in_[s];
+      }
+      return in_ + base;
+    }
+
+    const ConvolutionKernel& k_;
+    const float* in_;
+    const std::vector<int64_t>& pos_dims_;
+    const int* pos_axis_;
+    int64_t features_, taps_, positions_;
+    size_t ns_;
+    int64_t fstride_ = 1, batch_stride_ = 0;
+    int64_t limit_[kMaxSpatial] = {}, stride_in_[kMaxSpatial] = {};
+    bool lhs_dilated_ = false;
+  };
 
   Status Run(uint8_t* arena, const ExecContext& ctx) const override {
     const float* in = reinterpret_cast<const float*>(arena + in_.offset);
     const float* w = reinterpret_cast<const float*>(arena + kernel_.offset);
     float* out = reinterpret_cast<float*>(arena + out_.offset);
     const size_t ns = window_.size();
-    const auto in_strides = RowMajorStrides(in_.dims), k_strides = RowMajorStrides(kernel_.dims),
-               out_strides = RowMajorStrides(out_.dims);
+    const auto k_strides = RowMajorStrides(kernel_.dims), out_strides = RowMajorStrides(out_.dims);
     const int64_t features = in_.dims[static_cast<size_t>(s_.in_feature())];
     const int64_t out_features = out_.dims[static_cast<size_t>(s_.out_feature())];
     // The output positions (batch and spatial dimensions) in the order the output lays them out
@@ -55,157 +193,9 @@ class ConvolutionKernel : public CpuKernel {
     for (int64_t t : taps_dims) taps *= t;
     for (int64_t p : pos_dims) positions *= p;
     const int64_t kk = taps * features;
-    // im2col: A[p][t * features + z], written in the GEMM's packed layout (gemm.h
-    // MatrixView::packed: groups of mr positions, k-major within a group), so that the GEMM reads
-    // it in place. Scratch is the kernel's own, sized once: no allocation in the step loop after
-    // the first run. The rows past the last position are +0.
-    const int64_t mr = GemmPackedRows(ctx.isa);
-    const int64_t groups = (positions + mr - 1) / mr;
-    std::vector<float>& a = im2col_;
-    a.resize(static_cast<size_t>(groups * mr * kk));
-    const int64_t fstride = in_strides[static_cast<size_t>(s_.in_feature())];
-    // Per spatial dimension: the input's extent and stride; without input dilation a tap's
-    // position needs no division.
-    int64_t limit[kMaxSpatial], stride_in[kMaxSpatial];
-    bool lhs_dilated = false;
-    for (size_t s = 0; s < ns; ++s) {
-      const size_t dim = static_cast<size_t>(s_.in_spatial(static_cast<int>(s)));
-      limit[s] = in_.dims[dim];
-      stride_in[s] = in_strides[dim];
-      lhs_dilated = lhs_dilated || window_[s].lhs_dilate() != 1;
-    }
-    const int64_t batch_stride = in_strides[static_cast<size_t>(s_.in_batch())];
-    // Blocks of positions, one task each, in the order that reads the input best (below).
-    // Either way every element of A is written once, with the same value.
-    constexpr int64_t kGroupsPerBlock = 8;
-    constexpr int64_t kMaxRows = 16;  // GemmPackedRows on every ISA path
-    if (fstride == 1 && !lhs_dilated) {
-      // Features contiguous in the input (b01f): position by position, each tap's features one
-      // read run, written down the position's row of the packed layout.
-      for (int64_t p = positions; p < groups * mr; ++p) {  // rows past the last position: +0
-        float* row = a.data() + PackedOffset(mr, kk, p, 0);
-        for (int64_t x = 0; x < kk; ++x) row[x * mr] = 0.0f;
-      }
-      constexpr int64_t kPositionsPerBlock = 64;
-      ForBlocks(ctx, (positions + kPositionsPerBlock - 1) / kPositionsPerBlock, [&](int64_t blk) {
-        const int64_t p0 = blk * kPositionsPerBlock;
-        const int64_t p1 = std::min(positions, p0 + kPositionsPerBlock);
-        int64_t pidx[kMaxSpatial + 1];
-        for (int64_t rest = p0, d = static_cast<int64_t>(pos_dims.size()); d-- > 0;) {
-          pidx[d] = rest % pos_dims[static_cast<size_t>(d)];
-          rest /= pos_dims[static_cast<size_t>(d)];
-        }
-        for (int64_t p = p0; p < p1; ++p) {
-          int64_t origin[kMaxSpatial];
-          int64_t at = 0;
-          bool interior = taps > 0;
-          for (size_t d = 0; d < pos_dims.size(); ++d) {
-            const int s = pos_axis[d];
-            if (s < 0) {
-              at += pidx[d] * batch_stride;
-              continue;
-            }
-            origin[s] = pidx[d] * window_[static_cast<size_t>(s)].stride() -
-                        window_[static_cast<size_t>(s)].pad_lo();
-            at += origin[s] * stride_in[s];
-            // The last tap is the farthest along every dimension.
-            interior =
-                interior && origin[s] >= 0 &&
-                origin[s] +
-                        tap_shift_[static_cast<size_t>(taps - 1) * ns + static_cast<size_t>(s)] <
-                    limit[s];
-          }
-          float* row = a.data() + PackedOffset(mr, kk, p, 0);  // element x at row[x * mr]
-          for (int64_t t = 0; t < taps; ++t, row += features * mr) {
-            bool inside = interior;
-            for (size_t s = 0; !inside && s < ns; ++s) {
-              const int64_t pos = origin[s] + tap_shift_[static_cast<size_t>(t) * ns + s];
-              if (pos < 0 || pos >= limit[s]) break;
-              inside = s + 1 == ns;
-            }
-            if (!inside) {
-              for (int64_t z = 0; z < features; ++z) row[z * mr] = 0.0f;
-              continue;
-            }
-            const float* from = in + (at + tap_offset_[static_cast<size_t>(t)]);
-            for (int64_t z = 0; z < features; ++z) row[z * mr] = from[z];
-          }
-          NextIndex(pidx, pos_dims.data(), pos_dims.size());
-        }
-      });
-    } else {
-      // Otherwise (a weight gradient's f01b, whose batch is the features; input dilation): group
-      // by group, tap by tap, the group's rows innermost, which read neighbouring elements when the
-      // positions are neighbours along the input's innermost dimension.
-      ForBlocks(ctx, (groups + kGroupsPerBlock - 1) / kGroupsPerBlock, [&](int64_t blk) {
-        int64_t pidx[kMaxSpatial + 1];
-        const int64_t g1 = std::min(groups, (blk + 1) * kGroupsPerBlock);
-        int64_t rest = blk * kGroupsPerBlock * mr;
-        for (size_t d = pos_dims.size(); d-- > 0;) {
-          pidx[d] = rest % pos_dims[d];
-          rest /= pos_dims[d];
-        }
-        int64_t origin[kMaxRows][kMaxSpatial], base[kMaxRows], spatial[kMaxRows][kMaxSpatial];
-        bool interior[kMaxRows];
-        const float* src[kMaxRows];
-        for (int64_t g = blk * kGroupsPerBlock; g < g1; ++g) {
-          const int64_t live = std::min(mr, positions - g * mr);
-          for (int64_t r = 0; r < live; ++r) {
-            base[r] = 0;
-            for (size_t d = 0; d < pos_dims.size(); ++d) {
-              if (pos_axis[d] < 0) {
-                base[r] += pidx[d] * batch_stride;
-              } else {
-                spatial[r][pos_axis[d]] = pidx[d];
-              }
-            }
-            interior[r] = taps > 0 && !lhs_dilated;
-            for (size_t s = 0; s < ns; ++s) {
-              origin[r][s] = spatial[r][s] * window_[s].stride() - window_[s].pad_lo();
-              if (lhs_dilated) continue;
-              base[r] += origin[r][s] * stride_in[s];
-              // The last tap is the farthest along every dimension.
-              interior[r] =
-                  interior[r] && origin[r][s] >= 0 &&
-                  origin[r][s] + tap_shift_[static_cast<size_t>(taps - 1) * ns + s] < limit[s];
-            }
-            NextIndex(pidx, pos_dims.data(), pos_dims.size());
-          }
-          float* out_group = a.data() + g * mr * kk;
-          // Where row r's tap t reads its features, or null outside the input (padding, a hole).
-          auto source = [&](int64_t r, int64_t t) -> const float* {
-            const int64_t* shift = tap_shift_.data() + t * static_cast<int64_t>(ns);
-            if (!lhs_dilated) {
-              bool inside = interior[r];
-              for (size_t s = 0; !inside && s < ns; ++s) {
-                const int64_t pos = origin[r][s] + shift[s];
-                if (pos < 0 || pos >= limit[s]) break;
-                inside = s + 1 == ns;
-              }
-              return inside ? in + (base[r] + tap_offset_[static_cast<size_t>(t)]) : nullptr;
-            }
-            int64_t at = base[r];
-            for (size_t s = 0; s < ns; ++s) {  // input dilation: a tap may fall in a hole
-              const int64_t pos = origin[r][s] + shift[s], dilate = window_[s].lhs_dilate();
-              if (pos < 0 || pos % dilate != 0 || pos / dilate >= limit[s]) return nullptr;
-              at += pos / dilate * stride_in[s];
-            }
-            return in + at;
-          };
-          for (int64_t r = live; r < mr; ++r) {  // rows past the last position: +0
-            for (int64_t x = 0; x < kk; ++x) out_group[x * mr + r] = 0.0f;
-          }
-          for (int64_t t = 0; t < taps; ++t) {
-            for (int64_t r = 0; r < live; ++r) src[r] = source(r, t);
-            float* dst = out_group + t * features * mr;
-            for (int64_t z = 0; z < features; ++z, dst += mr) {
-              const int64_t off = z * fstride;
-              for (int64_t r = 0; r < live; ++r) dst[r] = src[r] != nullptr ? src[r][off] : 0.0f;
-            }
-          }
-        }
-      });
-    }
+    // im2col: A[p][t * features + z], never in memory whole: the GEMM asks for each block of it
+    // (Im2col::Pack) just before its tiles read it.
+    Im2col im2col(*this, in, pos_dims, pos_axis, features, taps, positions);
     // W[t * features + z][f].
     std::vector<float>& wm = weights_;
     wm.resize(static_cast<size_t>(kk * out_features));
@@ -223,25 +213,22 @@ class ConvolutionKernel : public CpuKernel {
       }
       NextIndex(tidx, taps_dims);
     }
-    // The result is [positions, features] row-major when the batch and spatial dimensions are
-    // in order with the feature innermost (b01f): the GEMM writes it in place.
     // The output dimension of position axis d.
     auto out_dim = [&](size_t d) {
       return static_cast<size_t>(pos_axis[d] < 0 ? s_.out_batch() : s_.out_spatial(pos_axis[d]));
     };
-    // The positions are in the output's order; with the feature innermost the GEMM writes it.
+    // The positions are in the output's order: with the feature innermost the result is the
+    // GEMM's [positions, features], written in place.
     const bool direct = s_.out_feature() + 1 == static_cast<int64_t>(out_.dims.size());
     if (direct) {
-      BatchedGemm(MatrixView{a.data(), 0, 0, 0, /*packed=*/true},
-                  MatrixView{wm.data(), out_features, 1, 0}, out, 1, positions, out_features, kk,
-                  ctx);
+      BatchedGemm(MatrixView{nullptr, 0, 0, 0, &im2col}, MatrixView{wm.data(), out_features, 1, 0},
+                  out, 1, positions, out_features, kk, ctx);
       return Status::Ok();
     }
     std::vector<float>& c = result_;
     c.resize(static_cast<size_t>(positions * out_features));
-    BatchedGemm(MatrixView{a.data(), 0, 0, 0, /*packed=*/true},
-                MatrixView{wm.data(), out_features, 1, 0}, c.data(), 1, positions, out_features, kk,
-                ctx);
+    BatchedGemm(MatrixView{nullptr, 0, 0, 0, &im2col}, MatrixView{wm.data(), out_features, 1, 0},
+                c.data(), 1, positions, out_features, kk, ctx);
     for (int64_t p = 0; p < positions; ++p) {
       int64_t rest = p, off = 0;
       for (size_t d = pos_dims.size(); d-- > 0;) {
@@ -284,7 +271,7 @@ class ConvolutionKernel : public CpuKernel {
   }
 
   ArrayRef in_, kernel_, out_;
-  mutable std::vector<float> im2col_, weights_, result_;  // scratch (Run is one at a time)
+  mutable std::vector<float> weights_, result_;  // scratch (Run is one at a time)
   // Per tap (PrepareTaps): its displacement along each spatial dimension (taps x spatial) and,
   // without input dilation, its offset in the input, so that a position computes its window's
   // origin once and each tap only checks its bounds and copies.
