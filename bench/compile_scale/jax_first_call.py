@@ -130,18 +130,24 @@ def main(argv):
     print(f"compile_ms {compile_ms:.0f} first_call_ms {ms:.0f} peak_rss_kb {rss}")
     steady = int(os.environ.get("STEADY_STEPS", "0"))
     if steady > 0:
-        donated = jax.jit(step_fn, donate_argnums=(0, 1))
-        p, s = jax.tree_util.tree_map(jnp.copy, (params, state))
-        p, s, value = donated(p, s, x, y)  # compiles; not timed
-        jax.block_until_ready(value)
-        times = []
-        for _ in range(steady):
-            t0 = time.perf_counter()
-            p, s, value = donated(p, s, x, y)
-            jax.block_until_ready(value)
-            times.append((time.perf_counter() - t0) * 1e3)
+        times = donated_step_times(step_fn, params, state, x, y, steady)
         print(f"step_ms {np.median(times):.1f} step_min_ms {min(times):.1f} steps {steady}")
 
+
+def donated_step_times(step_fn, params, state, x, y, steps):
+    """ms of each of `steps` calls of `step_fn` jitted with the parameters and state donated, as
+    bench/peers/models_jax.py measures a step: after one untimed call (the compile)."""
+    donated = jax.jit(step_fn, donate_argnums=(0, 1))
+    p, s = jax.tree_util.tree_map(jnp.copy, (params, state))
+    p, s, value = donated(p, s, x, y)  # compiles; not timed
+    jax.block_until_ready(value)
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        p, s, value = donated(p, s, x, y)
+        jax.block_until_ready(value)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return times
 
 if __name__ == "__main__":
     main(sys.argv)

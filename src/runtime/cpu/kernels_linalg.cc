@@ -2,7 +2,8 @@
 // no value changes) and runs the ISA path's GEMM, whose every output is one fmaf chain over k
 // ascending from +0 (DESIGN.md §2); threads split row blocks. convolution is im2col (+0 at
 // padding and dilation holes, k = tap * features + feature) followed by the same GEMM: exactly
-// the interpreter's chain. Integer dots accumulate with wrap-around (semantics::DotChain).
+// the interpreter's chain; the im2col matrix is never in memory whole, the GEMM asks for each
+// packed block of it as it goes (Im2col, gemm.h APacker). Integer dots accumulate with wrap-around (semantics::DotChain).
 #include <array>
 #include <cstring>
 #include <memory>
