@@ -3,7 +3,8 @@
 // ascending from +0 (DESIGN.md §2); threads split row blocks. convolution is im2col (+0 at
 // padding and dilation holes, k = tap * features + feature) followed by the same GEMM: exactly
 // the interpreter's chain; the im2col matrix is never in memory whole, the GEMM asks for each
-// packed block of it as it goes (Im2col, gemm.h APacker). Integer dots accumulate with wrap-around (semantics::DotChain).
+// packed block of it as it goes (Im2col, gemm.h APacker). Integer dots accumulate with wrap-around
+// (semantics::DotChain).
 #include <array>
 #include <cstring>
 #include <memory>
@@ -135,7 +136,8 @@ class ConvolutionKernel : public CpuKernel {
    private:
     // Where tap t of the window at `origin` (base: the batch's offset, and without input
     // dilation the origin's) reads its features, or null outside the input or in a hole.
-    const float* Source(const int64_t* origin, int64_t base, int64_t t) const {
+    [[gnu::always_inline]] const float* Source(const int64_t* origin, int64_t base,
+                                               int64_t t) const {
       const int64_t* shift = k_.tap_shift_.data() + t * static_cast<int64_t>(ns_);
       if (!lhs_dilated_) {
         for (size_t s = 0; s < ns_; ++s) {
