@@ -132,8 +132,10 @@ Status CheckDonors(const pb::Plan& plan, const std::vector<Array>& buffers, bool
     if (d < 0 || d >= i || donated[static_cast<size_t>(d)])
       return InvalidArgument(what + " " + std::to_string(d) + " is no earlier buffer, or taken");
     donated[static_cast<size_t>(d)] = 1;
-    bool parameter = false;
-    for (const pb::EntryParameter& p : plan.parameters()) parameter |= p.buffers(0) == d;
+    bool parameter = false;  // any leaf of any parameter (a loop's state is a tuple of them)
+    for (const pb::EntryParameter& p : plan.parameters()) {
+      for (int32_t id : p.buffers()) parameter |= id == d;
+    }
     const Array &x = buffers[static_cast<size_t>(i)], &y = buffers[static_cast<size_t>(d)];
     const pb::Buffer& donor = plan.buffers(d);
     if (donor.is_output() || x.type != y.type || x.dims != y.dims || x.offset != y.offset ||

@@ -346,5 +346,59 @@ TEST(PlanReader, ChecksEachUpdateInPlace) {
   }
 }
 
+// A loop's body plan: its parameter is the loop's state, a tuple of leaves owned by the loop
+// kernel. An update in place may not take over any of them — a lie that names the state's second
+// leaf as a dynamic-update-slice's donor is refused like one naming the first.
+TEST(PlanReader, RefusesAnUpdateInPlaceOfALoopsState) {
+  constexpr char kLoop[] = R"(HloModule m
+body {
+  s = (s32[], s32[], f32[4,3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=1
+  x = f32[4,3] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  u = f32[1,3] slice(x), slice={[0:1], [0:3]}
+  z = s32[] constant(0)
+  d = f32[4,3] dynamic-update-slice(x, u, i, z)
+  ROOT r = (s32[], s32[], f32[4,3]) tuple(i1, n, d)
+}
+cond {
+  s = (s32[], s32[], f32[4,3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=1
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY main {
+  x = f32[4,3] parameter(0)
+  n = s32[] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], s32[], f32[4,3]) tuple(zero, n, x)
+  w = (s32[], s32[], f32[4,3]) while(init), condition=cond, body=body
+  ROOT out = f32[4,3] get-tuple-element(w), index=2
+})";
+  pb::Plan plan = BuiltPlan(kLoop, {{}, 1});
+  ASSERT_TRUE(ValidatePlan(plan).ok());
+  pb::Kernel* loop = Find(plan, "while");
+  ASSERT_TRUE(loop->has_while_loop());
+  pb::Plan* body = loop->mutable_while_loop()->mutable_body();
+  pb::Buffer* d = nullptr;
+  for (pb::Buffer& b : *body->mutable_buffers()) {
+    if (body->kernels(b.defined_by()).opcode() == "dynamic-update-slice") d = &b;
+  }
+  ASSERT_NE(d, nullptr);
+  EXPECT_FALSE(d->has_donor());  // its operand is the state's: not updated in place
+  ASSERT_EQ(body->parameters_size(), 1);
+  ASSERT_EQ(body->parameters(0).buffers_size(), 3);
+  const int32_t x = body->parameters(0).buffers(2);
+  d->set_donor(x);
+  d->set_offset(body->buffers(x).offset());
+  auto checked = ValidatePlan(std::move(plan));
+  ASSERT_FALSE(checked.ok()) << "accepted";
+  EXPECT_NE(checked.status().message().find("only an entry plan donates its parameters"),
+            std::string::npos)
+      << checked.status().message();
+}
+
 }  // namespace
 }  // namespace detrain::plan
