@@ -173,17 +173,20 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
           // Canonical NaNs, once a tile's chains are complete and while it is in L1: the
           // hardware's payload is not the contract's.
           if (last && kern.tile_has_nan(tile, n, live, live_cols)) {
+            std::vector<float> whole;  // with a packer: the tile's group over all of k, once
             for (int64_t r = i; r < i + live; ++r) {
               for (int64_t q = j; q < j + live_cols; ++q) {
                 float& v = c[r * n + q];
-                if (v != v && packer != nullptr) {
-                  // Row r in full, from the packer: its group of mr rows over all of k.
-                  std::vector<float> group(static_cast<size_t>(mr * k));
-                  packer->Pack(r - r % mr, mr, 0, k, mr, group.data());
-                  v = DefinedChainOfRow(group.data() + r % mr, mr, b, brs, bcs, k, q, swapped);
-                } else if (v != v) {
+                if (v == v) continue;
+                if (packer == nullptr) {
                   v = DefinedChain(a, ars, acs, b, brs, bcs, k, r, q, swapped);
+                  continue;
                 }
+                if (whole.empty()) {
+                  whole.resize(static_cast<size_t>(mr * k));
+                  packer->Pack(i, mr, 0, k, mr, whole.data());  // i is the group's first row
+                }
+                v = DefinedChainOfRow(whole.data() + (r - i), mr, b, brs, bcs, k, q, swapped);
               }
             }
           }

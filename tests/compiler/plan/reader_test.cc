@@ -49,6 +49,22 @@ pb::Plan BuiltPlan(const char* text = kModule, const EntrySignature& signature =
   return plan;
 }
 
+using Lie = std::function<void(pb::Plan&)>;
+using Lies = std::vector<std::tuple<std::string, Lie, std::string>>;
+
+// Each lie, told of a fresh plan from `make`, is refused with its message in the reason.
+void ExpectRefused(const std::function<pb::Plan()>& make, const Lies& lies) {
+  for (const auto& [name, lie, message] : lies) {
+    SCOPED_TRACE(name);
+    pb::Plan p = make();
+    lie(p);
+    auto checked = ValidatePlan(std::move(p));
+    ASSERT_FALSE(checked.ok()) << "accepted";
+    EXPECT_NE(checked.status().message().find(message), std::string::npos)
+        << checked.status().message();
+  }
+}
+
 // The kernel of `plan` with opcode `opcode` (the first).
 pb::Kernel* Find(pb::Plan& plan, const std::string& opcode) {
   for (pb::Kernel& k : *plan.mutable_kernels()) {
@@ -85,10 +101,8 @@ TEST(PlanReader, ReadsWhatTheBuilderWrote) {
 
 // Every kind of lie, each refused by the reader itself with its message.
 TEST(PlanReader, RefusesEachKindOfLie) {
-  using Lie = std::function<void(pb::Plan&)>;
-  const std::vector<std::tuple<std::string, Lie, std::string>> lies = {
-      {"a later format",
-       [](pb::Plan& p) { p.set_format_version(kPlanFormatVersion + 1); },
+  const Lies lies = {
+      {"a later format", [](pb::Plan& p) { p.set_format_version(kPlanFormatVersion + 1); },
        "format version " + std::to_string(kPlanFormatVersion + 1)},
       {"an earlier format", [](pb::Plan& p) { p.set_format_version(1); }, "format version 1"},
       {"a negative arena", [](pb::Plan& p) { p.set_arena_bytes(-1); }, "arena of -1 bytes"},
@@ -181,14 +195,7 @@ TEST(PlanReader, RefusesEachKindOfLie) {
       {"a constant of the wrong size",
        [](pb::Plan& p) { Find(p, "constant")->set_constant("abc"); }, "constant of the wrong size"},
   };
-  for (const auto& [name, lie, message] : lies) {
-    SCOPED_TRACE(name);
-    pb::Plan p = BuiltPlan();
-    lie(p);
-    auto plan = ValidatePlan(std::move(p));
-    ASSERT_FALSE(plan.ok()) << "accepted";
-    EXPECT_NE(plan.status().message().find(message), std::string::npos) << plan.status().message();
-  }
+  ExpectRefused([] { return BuiltPlan(); }, lies);
 }
 
 // A step whose new w takes over w's buffer (plan format 3's donation), and the lies about it.
@@ -230,8 +237,7 @@ TEST(PlanReader, ChecksEachDonation) {
   EXPECT_EQ(plan.kernels(w2.defined_by()).opcode(), "subtract");
   ASSERT_TRUE(ValidatePlan(plan).ok());
 
-  using Lie = std::function<void(pb::Plan&)>;
-  const std::vector<std::tuple<std::string, Lie, std::string>> lies = {
+  const Lies lies = {
       {"donation in format 2", [](pb::Plan& p) { p.set_format_version(2); }, "format 3"},
       {"a donor that is no parameter, elsewhere",
        [](pb::Plan& p) {
@@ -268,15 +274,7 @@ TEST(PlanReader, ChecksEachDonation) {
        "taken"},
       {"a donor out of range", [](pb::Plan& p) { Donee(p)->set_donor(1000); }, "no earlier buffer"},
   };
-  for (const auto& [name, lie, message] : lies) {
-    SCOPED_TRACE(name);
-    pb::Plan p = DonatingPlan();
-    lie(p);
-    auto checked = ValidatePlan(std::move(p));
-    ASSERT_FALSE(checked.ok()) << "accepted";
-    EXPECT_NE(checked.status().message().find(message), std::string::npos)
-        << checked.status().message();
-  }
+  ExpectRefused(DonatingPlan, lies);
 }
 
 // Format 4: a dynamic-update-slice writes over the operand it reads last (plan.md "Updates in
@@ -313,10 +311,8 @@ TEST(PlanReader, ChecksEachUpdateInPlace) {
   ASSERT_TRUE(p3.ParseFromString(built->bytes));
   for (const pb::Buffer& b : p3.buffers()) EXPECT_FALSE(b.has_donor()) << b.id();
 
-  using Lie = std::function<void(pb::Plan&)>;
-  const std::vector<std::tuple<std::string, Lie, std::string>> lies = {
-      {"an update in place in format 3", [](pb::Plan& p) { p.set_format_version(3); },
-       "format 4"},
+  const Lies lies = {
+      {"an update in place in format 3", [](pb::Plan& p) { p.set_format_version(3); }, "format 4"},
       {"an update in place by an elementwise kernel",
        [](pb::Plan& p) {
          pb::Buffer* d = Donee(p);
@@ -335,15 +331,7 @@ TEST(PlanReader, ChecksEachUpdateInPlace) {
        [](pb::Plan& p) { p.mutable_buffers(Donee(p)->donor())->set_is_output(true); },
        "is a result"},
   };
-  for (const auto& [name, lie, message] : lies) {
-    SCOPED_TRACE(name);
-    pb::Plan p = UpdatingPlan();
-    lie(p);
-    auto checked = ValidatePlan(std::move(p));
-    ASSERT_FALSE(checked.ok()) << "accepted";
-    EXPECT_NE(checked.status().message().find(message), std::string::npos)
-        << checked.status().message();
-  }
+  ExpectRefused(UpdatingPlan, lies);
 }
 
 // A loop's body plan: its parameter is the loop's state, a tuple of leaves owned by the loop

@@ -211,7 +211,8 @@ Status EmitDynamicUpdateSlice(KernelWriter& w) {
     DynamicStarts(w, 2, out.dims, update.dims);
     w.OpenGridStride("o", update.elements);
     std::vector<std::string> to = Unravel(w, "o", update.dims, "q");
-    for (size_t d = 0; d < rank; ++d) to[d] = "(d" + Num(static_cast<int64_t>(d)) + " + " + to[d] + ")";
+    for (size_t d = 0; d < rank; ++d)
+      to[d] = "(d" + Num(static_cast<int64_t>(d)) + " + " + to[d] + ")";
     w.Line("out[" + Ravel(to, out_strides) + "] = in1[o];");
     w.Close();
     const std::string f = w.EndFunction();
