@@ -305,13 +305,17 @@ class IotaKernel : public CpuKernel {
     if (out_.elements == 0) return Status::Ok();
     ir::DispatchElementType(out_.type, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      std::vector<int64_t> idx(out_.dims.size(), 0);
-      int64_t i = 0;
-      do {
-        T v = static_cast<T>(idx[static_cast<size_t>(dim_)]);
-        std::memcpy(out + i * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
-        ++i;
-      } while (NextIndex(idx, out_.dims));
+      // Row-major, the value is (linear index / inner) mod n: runs of `inner` equal values,
+      // counting 0..n-1 and starting over `outer` times.
+      const size_t d = static_cast<size_t>(dim_);
+      int64_t inner = 1, outer = 1;
+      for (size_t k = d + 1; k < out_.dims.size(); ++k) inner *= out_.dims[k];
+      for (size_t k = 0; k < d; ++k) outer *= out_.dims[k];
+      const int64_t n = out_.dims[d];
+      T* o = reinterpret_cast<T*>(out);
+      for (int64_t b = 0; b < outer; ++b) {
+        for (int64_t v = 0; v < n; ++v, o += inner) std::fill(o, o + inner, static_cast<T>(v));
+      }
     });
     return Status::Ok();
   }
