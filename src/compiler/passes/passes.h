@@ -29,6 +29,7 @@ PassOutput Simplify(const ir::Module& module);                       // simplify
 PassOutput Fuse(const ir::Module& module);                           // fuse
 PassOutput CombineAllReduces(const ir::Module& module);              // combine-all-reduce
 PassOutput MergeDots(const ir::Module& module);                      // merge-dots
+PassOutput MergeRows(const ir::Module& module);                      // merge-rows
 
 // The same passes editing the module they are given (each form above is its edit applied to a
 // copy, rewrite.h OnCopy). The pipeline runs these: it owns its module, so no pass copies one.
@@ -42,6 +43,7 @@ Status SimplifyInPlace(ir::Module& module);
 Status FuseInPlace(ir::Module& module);
 Status CombineAllReducesInPlace(ir::Module& module);
 Status MergeDotsInPlace(ir::Module& module);
+Status MergeRowsInPlace(ir::Module& module);
 
 // merge-dots deciding every dependence by a search of the graph: the reference the tests hold
 // MergeDots to (same output text), quadratic in the module; not a pipeline pass.

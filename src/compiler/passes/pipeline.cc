@@ -32,6 +32,7 @@ const PassEntry kPasses[] = {
     {"fuse", FuseInPlace, 1},
     {"combine-all-reduce", CombineAllReducesInPlace, 1},
     {"merge-dots", MergeDotsInPlace, 1},
+    {"merge-rows", MergeRowsInPlace, 1},
 };
 
 // Former passes that could never change the canonical text, and where their work happens now.

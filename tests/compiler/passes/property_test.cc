@@ -77,6 +77,19 @@ TEST(PassProperty, EveryPassPreservesResultsOnPassTargetedModules) {
   EXPECT_EQ(checks, 300 * static_cast<int>(Specs().size()));
 }
 
+TEST(PassProperty, EveryPassPreservesResultsOnShardedRowModules) {
+  // The S-shard structure merge-rows undoes, every pass and the default pipeline.
+  int checks = 0;
+  for (uint64_t seed = 1; seed <= 150; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    auto module = testing::RandomModule(seed, testing::RandomModuleOptions::ShardedRows());
+    ASSERT_NE(module, nullptr);
+    for (const std::string& spec : Specs()) checks += CheckPreserved(*module, spec, seed, 1);
+    if (HasFailure()) return;
+  }
+  EXPECT_EQ(checks, 150 * static_cast<int>(Specs().size()));
+}
+
 TEST(PassProperty, EveryPassPreservesResultsWithAllReduceOnThreeReplicas) {
   int checks = 0;
   for (uint64_t seed = 1; seed <= 150; ++seed) {
@@ -123,10 +136,13 @@ TEST(PassProperty, EveryPassFires) {
   for (const std::string& pass : KnownPasses()) {
     int changed = 0;
     for (uint64_t seed = 1; seed <= 100; ++seed) {
-      // unroll-while needs loops, which only WithLoops modules have.
+      // unroll-while needs loops, which only WithLoops modules have; merge-rows the row blocks
+      // of ShardedRows modules.
       auto module =
           pass == "unroll-while"
               ? testing::RandomModule(2000 + seed, testing::RandomModuleOptions::WithLoops())
+          : pass == "merge-rows"
+              ? testing::RandomModule(2000 + seed, testing::RandomModuleOptions::ShardedRows())
               : testing::PassTargetedModule(2000 + seed, /*all_reduce=*/true);
       auto result = RunPipeline(*module, pass, {});
       ASSERT_TRUE(result.ok()) << pass << ": " << result.status().message();

@@ -465,6 +465,12 @@ RandomModuleOptions RandomModuleOptions::WithLoops() {
   return o;
 }
 
+RandomModuleOptions RandomModuleOptions::ShardedRows() {
+  RandomModuleOptions o = PassTargeted(false);
+  o.sharded_rows = true;
+  return o;
+}
+
 RandomModuleOptions RandomModuleOptions::PassTargeted(bool all_reduce) {
   RandomModuleOptions o;
   o.families = op_family::kPassPatterns | op_family::kElementwise | op_family::kMovement |

@@ -84,6 +84,9 @@ struct RandomModuleOptions {
   int max_rank = 3;                   // of parameters and fresh constants; ops may add one
   int64_t max_dim = 4;
   int pass_pattern_weight = 1;  // kPassPatterns counts this many times when a family is picked
+  // kPassPatterns also draws the S-shard row structure merge-rows undoes (an option, so that
+  // the modules of every other option set stay the ones their tests were written on).
+  bool sharded_rows = false;
   // Ops an engine lacks: a step whose new instructions (or the computations they call) use one
   // is dropped (its instructions stay behind as dead code, which no engine executes).
   std::vector<ir::Opcode> exclude_ops;
@@ -98,6 +101,8 @@ struct RandomModuleOptions {
   static RandomModuleOptions PassTargeted(bool all_reduce);
   // PassTargeted(false) with fori loops (op_family::kLoop) as well.
   static RandomModuleOptions WithLoops();
+  // PassTargeted(false) with sharded_rows.
+  static RandomModuleOptions ShardedRows();
 };
 
 // Values never exceed this many elements (keeps the interpreter fast on thousands of modules).

@@ -71,6 +71,11 @@ class Generator {
   Instruction* Threefry();
   Instruction* PassPattern();
   Instruction* PassPatternOf(ElementType t, Instruction* x);
+  // The S-shard structure merge-rows undoes: x's rows cut into 2 or 3 blocks, each put through
+  // the same chain (an elementwise op, one with a shared row-independent operand, one with the
+  // block's own operand, a row statistic broadcast back, a transpose or reshape keeping the
+  // rows), the results concatenated along the rows (one time in three out of order).
+  Instruction* ShardedRows(ElementType t, Instruction* x);
 
   std::mt19937_64 rng_;
   RandomModuleOptions options_;

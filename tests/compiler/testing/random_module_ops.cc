@@ -273,7 +273,7 @@ Instruction* Generator::PassPatternOf(ElementType t, Instruction* x) {
   const Shape s = x->shape;
   const bool f32 = t == ElementType::kF32;
   const Opcode unary = f32 ? Opcode::kExp : Opcode::kNegate;
-  switch (Pick(19)) {
+  switch (options_.sharded_rows && Chance(2) ? 19 : Pick(19)) {
     case 0:
       return Chance(2) ? b_->Multiply(x, Splat(s, 1.0f, 1)) : b_->Multiply(Splat(s, 1.0f, 1), x);
     case 1:
@@ -379,8 +379,70 @@ Instruction* Generator::PassPatternOf(ElementType t, Instruction* x) {
       if (Chance(2)) std::swap(parts[0], parts[1]);
       return b_->Concatenate(parts, 0);
     }
+    case 19:
+      return ShardedRows(t, x);
   }
   return nullptr;
+}
+
+Instruction* Generator::ShardedRows(ElementType t, Instruction* x) {
+  const Shape s = x->shape;
+  const int rank = s.rank();
+  if (rank == 0 || s.dim(0) < 2) return nullptr;
+  const int64_t rows = s.dim(0);
+  std::vector<int64_t> cuts = {0};
+  if (Chance(2)) {  // S equal blocks, as a program's shards
+    const int64_t n = rows % 3 == 0 && Chance(2) ? 3 : rows % 2 == 0 ? 2 : rows;
+    for (int64_t c = rows / n; c < rows; c += rows / n) cuts.push_back(c);
+  } else {
+    cuts.push_back(1 + static_cast<int64_t>(Pick(static_cast<uint64_t>(rows - 1))));
+    if (rows >= 3 && Chance(2)) {  // three blocks: a second cut past the first
+      const int64_t c = cuts[1] + 1 + static_cast<int64_t>(Pick(static_cast<uint64_t>(rows - 1)));
+      if (c < rows) cuts.push_back(c);
+    }
+  }
+  cuts.push_back(rows);
+  // The chain, drawn once for every block.
+  const Opcode unary = t == ElementType::kF32 ? Opcode::kExp : Opcode::kNegate;
+  const Opcode shared_op = Chance(2) ? Opcode::kAdd : Opcode::kMultiply;
+  const std::vector<int64_t> inner(s.dims().begin() + 1, s.dims().end());
+  std::vector<int64_t> inner_map, row_map;
+  for (int d = 1; d < rank; ++d) inner_map.push_back(d);
+  for (int d = 0; d + 1 < rank; ++d) row_map.push_back(d);
+  Instruction* shared = inner.empty() || Chance(3) ? nullptr : SameShape(Shape(t, inner));
+  const bool own = Chance(2);
+  const ir::Computation* combiner = rank >= 2 && Chance(2) ? AnyCombiner(t) : nullptr;
+  Instruction* init = combiner != nullptr ? Splat(Shape(t, {}), 0.0f, 0) : nullptr;
+  const uint64_t shape_op = Pick(3);  // 1: a transpose keeping dimension 0; 2: a reshape
+  std::vector<int64_t> perm = {0};
+  for (int64_t d : Permutation(rank - 1)) perm.push_back(d + 1);
+  // The blocks built last row first one time in two: a group's members then come in another
+  // order than their rows.
+  const size_t blocks = cuts.size() - 1;
+  const bool reversed = Chance(2);
+  std::vector<Instruction*> parts(blocks);
+  for (size_t i = 0; i < blocks; ++i) {
+    const size_t b = reversed ? blocks - 1 - i : i;
+    std::vector<ir::SliceDim> range = {{cuts[b], cuts[b + 1], 1}};
+    for (int64_t d : inner) range.push_back({0, d, 1});
+    Instruction* y = b_->Unary(unary, b_->Slice(x, range));
+    const Shape bs = y->shape;
+    if (shared != nullptr) y = b_->Binary(shared_op, y, b_->Broadcast(shared, bs, inner_map));
+    if (own) y = b_->Binary(Opcode::kSubtract, y, SameShape(bs));  // each block's own operand
+    if (combiner != nullptr) {  // a statistic of each row, broadcast back over it
+      Instruction* r = b_->Reduce(y, init, {rank - 1}, combiner);
+      y = b_->Binary(Opcode::kSubtract, y, b_->Broadcast(r, bs, row_map));
+    }
+    if (shape_op == 1 && rank >= 3) y = b_->Transpose(y, perm);
+    if (shape_op == 2 && rank >= 2) {
+      std::vector<int64_t> dims = {bs.dim(0) * bs.dim(1)};
+      for (int d = 2; d < rank; ++d) dims.push_back(bs.dim(d));
+      y = b_->Reshape(y, dims);
+    }
+    parts[b] = y;
+  }
+  if (Chance(3)) std::swap(parts.front(), parts.back());  // not in row order: no longer a slice
+  return b_->Concatenate(parts, 0);
 }
 
 }  // namespace detrain::testing::random_internal
