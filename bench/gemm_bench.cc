@@ -172,6 +172,11 @@ void Shapes(benchmark::internal::Benchmark* b) {
       // gradient, a 4096 x 4096 weight streamed from memory.
       b->Args({128, 4096, 4096, t, isa, 0});
       b->Args({128, 4096, 4096, t, isa, 1});
+      // Products of at most 16 columns (the narrow tile on AVX-512): the digits CNN's first
+      // convolution's input gradient (1024 positions, 16 features, 3 x 3 x 32 taps) and the
+      // MLP's classifier (10 classes).
+      b->Args({1024, 16, 288, t, isa, 0});
+      b->Args({256, 10, 1024, t, isa, 0});
     }
   }
 }

@@ -116,6 +116,28 @@ TEST(Gemm, ZerosInfinitiesAndNansAreTheChainsBits) {
   }
 }
 
+// Products of at most 16 columns run on the narrow tile (16 x 16 on AVX-512): around its rows
+// and columns, around the k block, transposed operands, 1 and 2 threads, with zeros, infinities
+// and NaN payloads in the operands.
+TEST(Gemm, NarrowProductsAreTheChainsBits) {
+  const float inf = std::numeric_limits<float>::infinity();
+  float nan_payload;
+  const uint32_t payload = 0x7fc54321u;
+  std::memcpy(&nan_payload, &payload, 4);
+  const std::vector<float> special = {0.0f, -0.0f, inf, -inf, nan_payload, -nan_payload, 1e-40f};
+  const int64_t shapes[][3] = {{15, 16, 7},  {16, 16, 192}, {17, 15, 193}, {33, 10, 50},
+                               {200, 1, 30}, {64, 16, 385}, {100, 12, 64}};
+  for (Isa isa : Isas()) {
+    for (int threads : {1, 2}) {
+      for (const auto& s : shapes) {
+        Check(1, s[0], s[1], s[2], false, false, isa, threads);
+        Check(1, s[0], s[1], s[2], threads == 2, threads == 1, isa, threads, &special);
+      }
+      Check(3, 21, 16, 40, false, true, isa, threads, &special);
+    }
+  }
+}
+
 // NaNs are found tile by tile as the last k block completes each tile, partial tiles included.
 // A swapped product whose NaNs lie in the output's last row and last column — in the partial row
 // group and the partial panel — and meet in the corner element, where both operands hold a payload

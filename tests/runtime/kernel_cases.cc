@@ -576,6 +576,9 @@ void ShardTreeOfDotsRunsAsOneGemmTree(Cases& c) {
       // leaf's buffer and the rest of the fusion reads it.
       {{4, 4, 4, 4, 4, 4, 4, 4}, 100, 70, true, "update", false, 1},
       {{7, 1, 9}, 29, 33, false, "update", false, 1},
+      // At most 16 columns: the narrow register tile (isa_kernels.h IsaKernels::narrow).
+      {{5, 3, 8}, 37, 10, true, "divide", false, 1},
+      {{4, 4, 4, 4}, 20, 16, false, "update", false, 1},
   };
   for (const Case& k : cases) {
     int64_t total = 0;

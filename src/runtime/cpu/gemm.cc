@@ -317,12 +317,18 @@ void TreeBlock(const IsaKernels& kern, const GemmLeaf* leaves, int64_t count, co
   }
 }
 
+// The loops for a product of n columns: the ISA's narrow tile when n fits it.
+const IsaKernels& TileFor(Isa isa, int64_t n) {
+  const IsaKernels& kern = KernelsFor(isa);
+  return kern.narrow != nullptr && n <= kern.narrow->gemm_nr ? *kern.narrow : kern;
+}
+
 }  // namespace
 
 void BatchedGemm(const MatrixView& a, const MatrixView& b, float* c, int64_t batch, int64_t m,
                  int64_t n, int64_t k, const ExecContext& ctx, bool swapped) {
   if (batch <= 0 || m <= 0 || n <= 0) return;
-  const IsaKernels& kern = KernelsFor(ctx.isa);
+  const IsaKernels& kern = TileFor(ctx.isa, n);
   if (k == 0) {
     std::fill(c, c + batch * m * n, 0.0f);
     return;
@@ -341,7 +347,7 @@ void BatchedGemm(const MatrixView& a, const MatrixView& b, float* c, int64_t bat
 void GemmTree(const GemmLeaf* leaves, int64_t count, const TreeStep* steps, int64_t num_steps,
               int32_t result, float* c, int64_t m, int64_t n, const ExecContext& ctx) {
   if (m <= 0 || n <= 0 || count <= 0 || count > kMaxGemmTreeLeaves) return;
-  const IsaKernels& kern = KernelsFor(ctx.isa);
+  const IsaKernels& kern = TileFor(ctx.isa, n);
   const Split split = SplitOutput(kern, ctx, 1, m, n);
   ForBlocks(ctx, split.rb * split.cb, [&](int64_t blk) {
     const int64_t i0 = (blk / split.cb) * split.rstep, j0 = (blk % split.cb) * split.cstep;

@@ -81,6 +81,10 @@ struct IsaKernels {
   TileStepFn tile_step;
   ReduceLanesFn reduce_lanes;
   TileHasNanFn tile_has_nan;
+  // The same loops with a narrower register tile, which the GEMM uses for products of at most
+  // its gemm_nr columns (fewer columns computed in vain); null where the path has none. Which
+  // tile computes an element never changes its chain (each element one fmaf chain over k).
+  const IsaKernels* narrow = nullptr;
 };
 
 // The loops for `isa`, which must be supported here (see base/isa.h ClampIsa).
