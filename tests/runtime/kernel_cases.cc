@@ -329,7 +329,9 @@ ENTRY main {
 // reduce-window through the per-dim tap lists: padding (low and high, and a window wider than
 // the padded operand at the edge), stride, both dilations, maximum (with ±0 and NaN payloads)
 // and add (a window of more than 64 taps: two leaves of the canonical reduce); windows over the
-// last dimension (one element at a time) and not (rows of 2 and 16 elements at once).
+// last dimension (one element at a time) and not (rows of 2 and 16 elements at once); maximum
+// and minimum over signed zeros (and the NaNs y * 0 makes), whose rows take the plain
+// comparison only where it gives the rule's bits.
 void ReduceWindow(Cases& c) {
   c.Add(R"(HloModule m
 max {
@@ -342,6 +344,11 @@ add {
   b = f32[] parameter(1)
   ROOT s = f32[] add(a, b)
 }
+min {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] minimum(a, b)
+}
 ENTRY main {
   x = f32[3,17,13,2] parameter(0)
   lo = f32[] constant(-inf)
@@ -353,7 +360,12 @@ ENTRY main {
   q = f32[3,17,13,1] reduce-window(x, lo), to_apply=max, window={size=1x1x1x2}
   y = f32[2,6,6,16] parameter(1)
   r = f32[2,3,3,16] reduce-window(y, lo), to_apply=max, window={size=1x2x2x1 stride=1x2x2x1}
-  ROOT t = (f32[3,9,7,2], f32[3,7,4,2], f32[3,34,26,2], f32[3,2,2,2], f32[3,17,13,1], f32[2,3,3,16]) tuple(p, d, h, s, q, r)
+  zero = f32[] constant(0)
+  zeros = f32[2,6,6,16] broadcast(zero), dimensions={}
+  yz = f32[2,6,6,16] multiply(y, zeros)
+  mz = f32[2,3,3,16] reduce-window(yz, z), to_apply=max, window={size=1x2x2x1 stride=1x2x2x1}
+  nz = f32[2,3,3,16] reduce-window(yz, zero), to_apply=min, window={size=1x2x2x1 stride=1x2x2x1}
+  ROOT t = (f32[3,9,7,2], f32[3,7,4,2], f32[3,34,26,2], f32[3,2,2,2], f32[3,17,13,1], f32[2,3,3,16], f32[2,3,3,16], f32[2,3,3,16]) tuple(p, d, h, s, q, r, mz, nz)
 })",
         {PairsA({3, 17, 13, 2}), PairsB({2, 6, 6, 16})});
 }
