@@ -67,10 +67,37 @@ class ConvolutionKernel : public CpuKernel {
       int64_t origin[kMaxRows][kMaxSpatial], base[kMaxRows];
       bool interior[kMaxRows];
       const float* src[kMaxRows];
+      const float* image[kMaxRows];    // with the table: the row's batch element in the input
+      const int64_t* place[kMaxRows];  // and the row's taps' offsets in it (-1: none)
+      const bool table = !k_.place_.empty();
+      // Where tap t of row r reads its features, or null (padding, a hole).
+      auto from = [&](int64_t r, int64_t t) -> const float* {
+        if (table) {
+          const int64_t off = place[r][t];
+          return off < 0 ? nullptr : image[r] + off;
+        }
+        return interior[r] ? in_ + base[r] + k_.tap_offset_[static_cast<size_t>(t)]
+                           : Source(origin[r], base[r], t);
+      };
       for (int64_t g = 0; g < rows; g += mr) {
         float* group = out + g * kc;
         const int64_t live = std::clamp<int64_t>(positions_ - (i0 + g), 0, std::min(mr, rows - g));
-        for (int64_t r = 0; r < live; ++r) {  // each row's window origin, and whether it is whole
+        for (int64_t r = 0; table && r < live; ++r) {  // each row's image and its taps' places
+          int64_t spatial = 0, batch = 0;
+          for (size_t d = 0; d < pos_dims_.size(); ++d) {
+            const int s = pos_axis_[d];
+            if (s < 0) {
+              batch += pidx[d] * batch_stride_;
+            } else {
+              spatial += pidx[d] * k_.place_stride_[static_cast<size_t>(s)];
+            }
+          }
+          image[r] = in_ + batch;
+          place[r] = k_.place_.data() + spatial * taps_;
+          NextIndex(pidx, pos_dims_.data(), pos_dims_.size());
+        }
+        for (int64_t r = 0; !table && r < live;
+             ++r) {  // each row's window origin, and whether it is whole
           base[r] = 0;
           interior[r] = taps_ > 0 && !lhs_dilated_;
           for (size_t d = 0; d < pos_dims_.size(); ++d) {
@@ -102,13 +129,11 @@ class ConvolutionKernel : public CpuKernel {
               const int64_t zlo = std::max<int64_t>(0, p0 - t * features);
               const int64_t zhi = std::min(features, p1 - t * features);
               float* dst = group + (t * features + zlo - p0) * mr + r;
-              const float* from = interior[r]
-                                      ? in_ + base[r] + k_.tap_offset_[static_cast<size_t>(t)]
-                                      : Source(origin[r], base[r], t);
-              if (from == nullptr) {
+              const float* x = from(r, t);
+              if (x == nullptr) {
                 for (int64_t z = zlo; z < zhi; ++z, dst += mr) *dst = 0.0f;
               } else {
-                for (int64_t z = zlo; z < zhi; ++z, dst += mr) *dst = from[z];
+                for (int64_t z = zlo; z < zhi; ++z, dst += mr) *dst = x[z];
               }
             }
           }
@@ -118,10 +143,7 @@ class ConvolutionKernel : public CpuKernel {
         // the group's rows innermost, which read neighbouring elements when the rows are
         // neighbours along the input's innermost dimension.
         for (int64_t t = t0; t < t1; ++t) {
-          for (int64_t r = 0; r < live; ++r) {
-            src[r] = interior[r] ? in_ + base[r] + k_.tap_offset_[static_cast<size_t>(t)]
-                                 : Source(origin[r], base[r], t);
-          }
+          for (int64_t r = 0; r < live; ++r) src[r] = from(r, t);
           const int64_t zlo = std::max<int64_t>(0, p0 - t * features);
           const int64_t zhi = std::min(features, p1 - t * features);
           float* dst = group + (t * features + zlo - p0) * mr;
@@ -271,6 +293,36 @@ class ConvolutionKernel : public CpuKernel {
       }
       NextIndex(tidx, taps_dims);
     }
+    // Without input dilation, every output position's taps read the same places relative to its
+    // batch element: the table of them per output spatial position (row-major over the spatial
+    // dimensions in window order), unless it would be large.
+    place_.clear();
+    place_stride_.assign(ns, 0);
+    int64_t spatial = 1;
+    for (size_t s = ns; s-- > 0;) {
+      place_stride_[s] = spatial;
+      spatial *= out_.dims[static_cast<size_t>(s_.out_spatial(static_cast<int>(s)))];
+    }
+    int64_t entries = 0;
+    if (lhs_dilated || __builtin_mul_overflow(spatial, taps, &entries) || entries > kMaxPlaces)
+      return;
+    place_.assign(static_cast<size_t>(entries), -1);
+    for (int64_t p = 0; p < spatial; ++p) {
+      for (int64_t t = 0; t < taps; ++t) {
+        int64_t off = 0;
+        bool inside = true;
+        for (size_t s = 0; s < ns; ++s) {
+          const int64_t o = p / place_stride_[s] %
+                            out_.dims[static_cast<size_t>(s_.out_spatial(static_cast<int>(s)))];
+          const int64_t pos = o * window_[s].stride() - window_[s].pad_lo() +
+                              tap_shift_[static_cast<size_t>(t) * ns + s];
+          const int64_t limit = in_.dims[static_cast<size_t>(s_.in_spatial(static_cast<int>(s)))];
+          inside = inside && pos >= 0 && pos < limit;
+          off += pos * in_strides[static_cast<size_t>(s_.in_spatial(static_cast<int>(s)))];
+        }
+        if (inside) place_[static_cast<size_t>(p * taps + t)] = off;
+      }
+    }
   }
 
   ArrayRef in_, kernel_, out_;
@@ -279,6 +331,11 @@ class ConvolutionKernel : public CpuKernel {
   // without input dilation, its offset in the input, so that a position computes its window's
   // origin once and each tap only checks its bounds and copies.
   std::vector<int64_t> tap_offset_, tap_shift_;
+  // Without input dilation and up to kMaxPlaces entries (PrepareTaps): for output spatial
+  // position p (index sum of its coordinates times place_stride_) and tap t, where the tap's
+  // features start relative to the batch element's first, or -1 outside the input.
+  static constexpr int64_t kMaxPlaces = int64_t{1} << 20;
+  std::vector<int64_t> place_, place_stride_;
   plan::v2::ConvolutionSpec s_;
   std::vector<plan::v2::WindowDim> window_;
 };
