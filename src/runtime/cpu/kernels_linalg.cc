@@ -221,11 +221,16 @@ class ConvolutionKernel : public CpuKernel {
     // im2col: A[p][t * features + z], never in memory whole: the GEMM asks for each block of it
     // (Im2col::Pack) just before its tiles read it.
     Im2col im2col(*this, in, pos_dims, pos_axis, features, taps, positions);
-    // W[t * features + z][f].
+    // W[t * features + z][f]: the kernel itself when it is laid out so (spatial dimensions in
+    // window order, then input and output features: "01io"), else a copy.
+    bool in_place =
+        s_.k_in() == static_cast<int64_t>(ns) && s_.k_out() == static_cast<int64_t>(ns) + 1;
+    for (size_t s = 0; s < ns; ++s)
+      in_place = in_place && s_.k_spatial(static_cast<int>(s)) == static_cast<int64_t>(s);
     std::vector<float>& wm = weights_;
-    wm.resize(static_cast<size_t>(kk * out_features));
+    wm.resize(in_place ? 0 : static_cast<size_t>(kk * out_features));
     std::vector<int64_t> tidx(ns, 0);
-    for (int64_t t = 0; t < taps; ++t) {
+    for (int64_t t = 0; !in_place && t < taps; ++t) {
       int64_t base = 0;
       for (size_t s = 0; s < ns; ++s)
         base += tidx[s] * k_strides[static_cast<size_t>(s_.k_spatial(static_cast<int>(s)))];
@@ -246,14 +251,16 @@ class ConvolutionKernel : public CpuKernel {
     // GEMM's [positions, features], written in place.
     const bool direct = s_.out_feature() + 1 == static_cast<int64_t>(out_.dims.size());
     if (direct) {
-      BatchedGemm(MatrixView{nullptr, 0, 0, 0, &im2col}, MatrixView{wm.data(), out_features, 1, 0},
-                  out, 1, positions, out_features, kk, ctx);
+      BatchedGemm(MatrixView{nullptr, 0, 0, 0, &im2col},
+                  MatrixView{in_place ? w : wm.data(), out_features, 1, 0}, out, 1, positions,
+                  out_features, kk, ctx);
       return Status::Ok();
     }
     std::vector<float>& c = result_;
     c.resize(static_cast<size_t>(positions * out_features));
-    BatchedGemm(MatrixView{nullptr, 0, 0, 0, &im2col}, MatrixView{wm.data(), out_features, 1, 0},
-                c.data(), 1, positions, out_features, kk, ctx);
+    BatchedGemm(MatrixView{nullptr, 0, 0, 0, &im2col},
+                MatrixView{in_place ? w : wm.data(), out_features, 1, 0}, c.data(), 1, positions,
+                out_features, kk, ctx);
     for (int64_t p = 0; p < positions; ++p) {
       int64_t rest = p, off = 0;
       for (size_t d = pos_dims.size(); d-- > 0;) {
