@@ -106,8 +106,7 @@ class RuntimeKernels : public ::testing::TestWithParam<KernelCase> {};
 
 TEST_P(RuntimeKernels, EqualsInterpreter) {
   const KernelCase& k = GetParam();
-  Check(k.hlo, k.args, k.dot_trees, k.scalar_broadcasts, k.fused_elementwise,
-        k.updates_in_place);
+  Check(k.hlo, k.args, k.dot_trees, k.scalar_broadcasts, k.fused_elementwise, k.updates_in_place);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, RuntimeKernels, ::testing::ValuesIn(KernelCases()),

@@ -67,9 +67,9 @@ TEST(PlanReader, RefusesGarbageAndUnknownVersions) {
   p.set_format_version(plan::kPlanFormatVersion + 1);
   auto r = Executor::Create(Serialize(p), {});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("format version " +
-                                      std::to_string(plan::kPlanFormatVersion + 1)),
-            std::string::npos);
+  EXPECT_NE(
+      r.status().message().find("format version " + std::to_string(plan::kPlanFormatVersion + 1)),
+      std::string::npos);
   p.set_format_version(plan::kPlanFormatVersion);
   plan::v2::Plan misaligned = p;
   misaligned.mutable_buffers(1)->set_offset(misaligned.buffers(1).offset() + 2);

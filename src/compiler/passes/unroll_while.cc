@@ -157,8 +157,8 @@ class ControlProgram {
       if (!copies.count(r)) stack.push_back({r, 0});
       while (!stack.empty()) {
         auto& [instr, next] = stack.back();
-        const bool element = instr->opcode == Opcode::kGetTupleElement &&
-                             instr->operands[0] == param;
+        const bool element =
+            instr->opcode == Opcode::kGetTupleElement && instr->operands[0] == param;
         if (!element && next < instr->operands.size()) {
           const Instruction* op = instr->operands[next++];
           if (!copies.count(op)) stack.push_back({op, 0});
