@@ -37,6 +37,7 @@ struct RunFlags {
   int64_t steps = 0;
   std::string step_digest = "xxh3-128";
   uint32_t plan_format = plan::kPlanFormatVersion;
+  std::string pipeline;
   bool quiet = false;
   double rank_timeout = 300;
   std::string sign_key;
@@ -137,6 +138,7 @@ int RunRun(const RunFlags& f) {
   o.executor.backend = *backend;
   if (f.steps > 0) o.steps = f.steps;
   o.plan_format_version = f.plan_format;
+  o.pipeline = f.pipeline;
   Result<attest::DigestPolicy> policy = bundle::ParseDigestPolicy(f.step_digest);
   if (!policy.ok()) return ReportError("run", policy.status());
   o.step_digest = *policy;
@@ -266,6 +268,10 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                   "checkpoints and the end) or sha256 (SHA-256 every step)")
       ->check(CLI::IsMember({"xxh3-128", "sha256"}));
   AddPlanFormatOption(cmd, &f->plan_format);
+  cmd->add_option("--pipeline", f->pipeline,
+                  "Stage 3's pass pipeline (default: docs/passes.md's; e.g. with merge-rows, for "
+                  "one device: docs/passes.md \"merge-rows and the device mesh\"); the bundle "
+                  "records it, verify recompiles with it, and --resume needs the same");
   cmd->add_option("--sign-key", f->sign_key,
                   "With --attest: sign the finished bundle with this private key (detrain "
                   "keygen): attestation/ gets the training provenance, SLSA provenance and an "

@@ -156,6 +156,53 @@ TEST(RunCliTest, ANonFiniteLossStopsTheRun) {
   EXPECT_NE(i.out.find("stopped     step 1: loss is "), std::string::npos) << i.out;
 }
 
+// The tensors of a safetensors file: its bytes after the header (whose metadata names the run).
+std::string TensorBytes(const std::string& path) {
+  const std::string bytes = Slurp(path);
+  if (bytes.size() < 8) return "";
+  uint64_t header = 0;
+  for (int i = 7; i >= 0; --i) header = header << 8 | static_cast<unsigned char>(bytes[i]);
+  return header > bytes.size() - 8 ? "" : bytes.substr(8 + header);
+}
+
+// `--pipeline` runs another stage 3 (here with merge-rows, docs/passes.md): the bundle records
+// it and verifies, its optimized module differs, and the trained weights are the default
+// pipeline's bit for bit. An unknown pass is an input error.
+TEST(RunCliTest, APipelineIsRecordedAndVerifiesAndTrainsTheSameWeights) {
+  const std::string rows =
+      "inline,unroll-while,inline,cse,fold-constants,simplify,cse,fold-constants,merge-dots,"
+      "merge-rows,fuse,combine-all-reduce,cse";
+  const std::string dir = TempDir();
+  CliResult merged = RunDetrain(
+      {"run", kTiny, "--attest", "-o", dir + "/rows", "--pipeline", rows, "--steps", "4", "-q"});
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  CliResult plain =
+      RunDetrain({"run", kTiny, "--attest", "-o", dir + "/default", "--steps", "4", "-q"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const json m = json::parse(Slurp(dir + "/rows/manifest.json"));
+  const json d = json::parse(Slurp(dir + "/default/manifest.json"));
+  std::string recorded, opt_rows, opt_default;
+  for (const json& s : m["stages"]) {
+    if (s["stage"] == "opt-hlo") {
+      recorded = s["transform"]["options"].value("pipeline", "");
+      opt_rows = s["sha256"];
+    }
+  }
+  for (const json& s : d["stages"]) {
+    if (s["stage"] == "opt-hlo") opt_default = s["sha256"];
+  }
+  EXPECT_EQ(recorded, rows);
+  EXPECT_NE(opt_rows, opt_default) << "merge-rows changed nothing in the tiny program";
+  const std::string tensors = TensorBytes(dir + "/rows/final/weights.safetensors");
+  EXPECT_FALSE(tensors.empty());
+  EXPECT_EQ(tensors, TensorBytes(dir + "/default/final/weights.safetensors"));
+  CliResult v = RunDetrain({"verify", dir + "/rows"});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  CliResult bad = RunDetrain({"run", kTiny, "-o", dir + "/bad", "--pipeline", "fuse,bogus", "-q"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("unknown pass 'bogus'"), std::string::npos) << bad.err;
+}
+
 TEST(RunCliTest, RunWithoutAttestWritesFinalWeights) {
   const std::string dir = TempDir() + "/w";
   CliResult r = RunDetrain({"run", kTiny, "-o", dir, "-q"});

@@ -20,6 +20,7 @@ Result<std::unique_ptr<RunSession>> OpenProgram(const RunOptions& o,
   driver::CompileOptions copts;
   copts.cuda = o.executor.backend == Backend::kCuda;  // the executable it runs
   copts.plan_format_version = o.plan_format_version;
+  copts.pipeline = o.pipeline;
   if (copts.cuda && !cuda::HasGpuSystem(o.executor.backend_options.get())) {
     // No GPU: say so before compiling for one.
     DETRAIN_RETURN_IF_ERROR(cuda::CountDriverGpus().status().WithContext("--backend cuda"));

@@ -42,6 +42,9 @@ struct RunOptions {
   std::optional<int64_t> steps;  // instead of the program's
   // Stage 4's plan format (driver::CompileOptions::plan_format_version); it is hashed.
   uint32_t plan_format_version = plan::kPlanFormatVersion;
+  // The pass pipeline of stage 3 (driver::CompileOptions::pipeline; empty: the default). A
+  // bundle records it and is verified and resumed with it.
+  std::string pipeline;
   std::string detrain_version;  // for the record of each rank
   std::function<void(const RunProgress&)> progress;
   const std::atomic<bool>* interrupt = nullptr;  // set: stop after the current step
