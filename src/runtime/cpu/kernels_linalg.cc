@@ -96,8 +96,8 @@ class ConvolutionKernel : public CpuKernel {
           place[r] = k_.place_.data() + spatial * taps_;
           NextIndex(pidx, pos_dims_.data(), pos_dims_.size());
         }
-        for (int64_t r = 0; !table && r < live;
-             ++r) {  // each row's window origin, and whether it is whole
+        // Without the table: each row's window origin, and whether it is whole.
+        for (int64_t r = 0; !table && r < live; ++r) {
           base[r] = 0;
           interior[r] = taps_ > 0 && !lhs_dilated_;
           for (size_t d = 0; d < pos_dims_.size(); ++d) {
