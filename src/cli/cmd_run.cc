@@ -190,8 +190,16 @@ int RunRun(const RunFlags& f) {
   if (r->interrupted) {
     std::cerr << "\ninterrupted after step " << r->steps_done - 1 << "; ";
     if (f.attest) {
+      // With the options the bundle's files depend on: a resume without them is refused.
+      std::string same;
+      if (f.backend != "cpu") same += " --backend " + f.backend;
+      if (f.plan_format != plan::kPlanFormatVersion)
+        same += " --plan-format " + std::to_string(f.plan_format);
+      if (!f.pipeline.empty()) same += " --pipeline " + f.pipeline;
+      if (f.step_digest != "xxh3-128") same += " --step-digest " + f.step_digest;
+      if (f.embed_data) same += " --embed-data";
       std::cerr << "the bundle is incomplete. Continue it with:\n  detrain run " << f.program
-                << " --attest -o " << f.output << " --resume\n";
+                << " --attest -o " << f.output << same << " --resume\n";
     } else {
       std::cerr << "nothing was written\n";
     }
