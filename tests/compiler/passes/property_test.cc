@@ -51,43 +51,33 @@ std::vector<std::string> Specs() {
   return specs;
 }
 
+// Every pass and the default pipeline on the modules of `options` for seeds 1..count, each
+// evaluated on `replicas` replicas.
+void CheckEverySpec(const testing::RandomModuleOptions& options, uint64_t count, int replicas) {
+  int checks = 0;
+  for (uint64_t seed = 1; seed <= count; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    auto module = testing::RandomModule(seed, options);
+    ASSERT_NE(module, nullptr);
+    ASSERT_TRUE(ir::VerifyModule(*module).ok()) << ir::VerifyModule(*module).message();
+    for (const std::string& spec : Specs()) checks += CheckPreserved(*module, spec, seed, replicas);
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_EQ(checks, static_cast<int>(count) * static_cast<int>(Specs().size()));
+}
+
 TEST(PassProperty, EveryPassPreservesResultsOnRandomModulesOfEveryFamily) {
   // Every op family and element type, all-reduce included, evaluated on 2 replicas.
-  int checks = 0;
-  for (uint64_t seed = 1; seed <= 150; ++seed) {
-    SCOPED_TRACE("seed " + std::to_string(seed));
-    auto module = testing::RandomModule(seed, testing::RandomModuleOptions::Replicated());
-    ASSERT_NE(module, nullptr);
-    for (const std::string& spec : Specs()) checks += CheckPreserved(*module, spec, seed, 2);
-    if (HasFailure()) return;
-  }
-  EXPECT_EQ(checks, 150 * static_cast<int>(Specs().size()));
+  CheckEverySpec(testing::RandomModuleOptions::Replicated(), 150, 2);
 }
 
 TEST(PassProperty, EveryPassPreservesResultsOnPassTargetedModules) {
-  int checks = 0;
-  for (uint64_t seed = 1; seed <= 300; ++seed) {
-    SCOPED_TRACE("seed " + std::to_string(seed));
-    auto module = testing::PassTargetedModule(seed, /*all_reduce=*/false);
-    ASSERT_NE(module, nullptr);
-    ASSERT_TRUE(ir::VerifyModule(*module).ok()) << ir::VerifyModule(*module).message();
-    for (const std::string& spec : Specs()) checks += CheckPreserved(*module, spec, seed, 1);
-    if (HasFailure()) return;
-  }
-  EXPECT_EQ(checks, 300 * static_cast<int>(Specs().size()));
+  CheckEverySpec(testing::RandomModuleOptions::PassTargeted(/*all_reduce=*/false), 300, 1);
 }
 
 TEST(PassProperty, EveryPassPreservesResultsOnShardedRowModules) {
   // The S-shard structure merge-rows undoes, every pass and the default pipeline.
-  int checks = 0;
-  for (uint64_t seed = 1; seed <= 150; ++seed) {
-    SCOPED_TRACE("seed " + std::to_string(seed));
-    auto module = testing::RandomModule(seed, testing::RandomModuleOptions::ShardedRows());
-    ASSERT_NE(module, nullptr);
-    for (const std::string& spec : Specs()) checks += CheckPreserved(*module, spec, seed, 1);
-    if (HasFailure()) return;
-  }
-  EXPECT_EQ(checks, 150 * static_cast<int>(Specs().size()));
+  CheckEverySpec(testing::RandomModuleOptions::ShardedRows(), 150, 1);
 }
 
 TEST(PassProperty, EveryPassPreservesResultsWithAllReduceOnThreeReplicas) {
