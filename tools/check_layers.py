@@ -35,6 +35,7 @@ LAYERS = [
     ("compiler/passes", 23, ["compiler/passes/"]),
     ("compiler/plan", 24, ["compiler/plan/"]),  # stage 4, which every backend runs
     ("compiler/codegen/cuda", 25, ["compiler/codegen/cuda/"]),
+    ("compiler/codegen/cpu", 25, ["compiler/codegen/cpu/"]),  # C++ loops (runtime/cpu compiles)
     ("frontend", 30, ["frontend/"]),  # 3: the .dt language (incl. autodiff/)
     ("driver", 40, ["driver/"]),  # 4: the compile driver, then the runtime
     ("runtime", 41, ["runtime/"]),

@@ -4,8 +4,10 @@
 //
 //   bench_peer_step PROGRAM.dt --threads T [--steps N] [--warmup W] [--model NAME]
 //                   [--backend cpu|cuda] [--devices D] [--plan-format 2|3]
-//                   [--state resident|copied]
+//                   [--state resident|copied] [--loops evaluator|generated]
 //
+// --loops generated: the elementwise kernels run as loops generated for the program and compiled
+// at load time (docs/fused-loops.md); the compile is in first_call_ms.
 // --backend cuda runs the step's generated CUDA program on the GPU(s) (docs/cuda.md); then
 // compile_ms includes the CUDA stages (NVRTC and nvJitLink). On one device the state stays in
 // the device's arena from step to step (--state resident), as JAX's donated buffers do.
@@ -55,7 +57,8 @@ struct Flags {
   int devices = 1;
   int plan_format = static_cast<int>(plan::kPlanFormatVersion);
   std::string backend = "cpu";
-  bool resident = true;  // --state resident|copied
+  bool resident = true;          // --state resident|copied
+  bool generated_loops = false;  // --loops generated|evaluator (docs/fused-loops.md)
 };
 
 bool ParseFlags(int argc, char** argv, Flags& f) {
@@ -80,6 +83,9 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
     } else if (a == "--state" && (v = value()) &&
                (std::string(v) == "resident" || std::string(v) == "copied")) {
       f.resident = std::string(v) == "resident";
+    } else if (a == "--loops" && (v = value()) &&
+               (std::string(v) == "generated" || std::string(v) == "evaluator")) {
+      f.generated_loops = std::string(v) == "generated";
     } else if (!a.empty() && a[0] != '-' && f.program.empty()) {
       f.program = a;
     } else {
@@ -124,6 +130,7 @@ int Main(const Flags& f) {
   Clock::time_point tc = Clock::now();
   runtime::ExecutorOptions options;
   options.threads = f.threads;
+  options.generated_loops = f.generated_loops;
   options.devices = f.devices;
   if (f.backend == "cuda") {
     // The executable the compile made (stages cuda, ptx and cubin-*), as a run uses it.
@@ -210,7 +217,8 @@ int main(int argc, char** argv) {
   if (!detrain::ParseFlags(argc, argv, flags)) {
     std::fprintf(stderr,
                  "usage: bench_peer_step PROGRAM.dt --threads T [--steps N] [--warmup W] "
-                 "[--model NAME] [--backend cpu|cuda] [--devices D] [--plan-format 2|3]\n");
+                 "[--model NAME] [--backend cpu|cuda] [--devices D] [--plan-format 2|3] "
+                 "[--state resident|copied] [--loops evaluator|generated]\n");
     return 2;
   }
   return detrain::Main(flags);

@@ -34,6 +34,7 @@ struct RunFlags {
   int threads = 1;
   int devices = 1;
   std::string isa;
+  std::string loops = "evaluator";
   int64_t steps = 0;
   std::string step_digest = "xxh3-128";
   uint32_t plan_format = plan::kPlanFormatVersion;
@@ -136,6 +137,9 @@ int RunRun(const RunFlags& f) {
   Result<runtime::Backend> backend = runtime::ParseBackend(f.backend);
   if (!backend.ok()) return ReportError("run", backend.status());
   o.executor.backend = *backend;
+  o.executor.generated_loops = f.loops == "generated";
+  if (o.executor.generated_loops && *backend != runtime::Backend::kCpu)
+    return ReportError("run", InvalidArgument("--loops generated is for the CPU backend"));
   if (f.steps > 0) o.steps = f.steps;
   o.plan_format_version = f.plan_format;
   o.pipeline = f.pipeline;
@@ -269,6 +273,11 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                   "changes a bit")
       ->check(DeviceCount());
   cmd->add_option("--isa", f->isa, "scalar, avx2 or avx512 (default: the best this CPU has)");
+  cmd->add_option("--loops", f->loops,
+                  "How the CPU runs elementwise programs: evaluator (default), or generated: as "
+                  "loops written for the program and compiled when the run starts by the C++ "
+                  "compiler detrain was built with (docs/fused-loops.md); never changes a bit")
+      ->check(CLI::IsMember({"evaluator", "generated"}));
   cmd->add_option("--steps", f->steps, "Train this many steps instead of the program's")
       ->check(IntegerIn(1, frontend::kMaxSteps));
   cmd->add_option("--step-digest", f->step_digest,

@@ -26,6 +26,7 @@ struct VerifyFlags {
   int threads = 1;
   int devices = 1;
   std::string isa;
+  std::string loops = "evaluator";
   std::string backend = "cpu";
   double rank_timeout = 300;
   std::vector<std::string> trusted_keys;
@@ -96,6 +97,9 @@ int RunVerify(const VerifyFlags& f) {
   Result<runtime::Backend> backend = runtime::ParseBackend(f.backend);
   if (!backend.ok()) return ReportError("verify", backend.status());
   o.executor.backend = *backend;
+  o.executor.generated_loops = f.loops == "generated";
+  if (o.executor.generated_loops && *backend != runtime::Backend::kCpu)
+    return ReportError("verify", InvalidArgument("--loops generated is for the CPU backend"));
   if (!f.isa.empty()) {
     std::optional<Isa> isa = IsaFromName(f.isa);
     if (!isa)
@@ -233,6 +237,11 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
                   "never changes a bit")
       ->check(DeviceCount());
   cmd->add_option("--isa", f->isa, "scalar, avx2 or avx512; never changes a bit");
+  cmd->add_option("--loops", f->loops,
+                  "evaluator (default) or generated: the CPU replays elementwise programs as "
+                  "loops compiled for them by the C++ compiler detrain was built with "
+                  "(docs/fused-loops.md); never changes a bit")
+      ->check(CLI::IsMember({"evaluator", "generated"}));
   cmd->add_option("--rank-timeout", f->rank_timeout,
                   "Under mpirun: seconds a rank waits for another (default 300)")
       ->check(RealIn(0.001, 86400.0));

@@ -40,6 +40,7 @@ struct LoadRewrites {
   int64_t dot_trees = 0;
   int64_t scalar_broadcasts = 0;
   int64_t fused_elementwise = 0;
+  int64_t generated_loops = 0;  // elementwise programs run as generated loops (cpu/fused_loops.h)
 };
 
 class Device {
@@ -68,6 +69,9 @@ struct DeviceOptions {
   int threads = 1;         // the host threads a device may use; never changes a bit
   Isa isa = Isa::kScalar;  // the host ISA path (supported here); never changes a bit
   int mesh_devices = 1;    // the devices of the whole mesh (every rank's)
+  // CPU: elementwise programs run as generated, compiled loops (cpu/fused_loops.h) instead of
+  // the evaluator; never changes a bit.
+  bool generated_loops = false;
   std::shared_ptr<const BackendOptions> backend_options;  // the backend's own, or null
 };
 

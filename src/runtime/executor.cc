@@ -163,6 +163,7 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
   device_options.threads = options.threads;
   device_options.isa = s.isa;
   device_options.mesh_devices = d;
+  device_options.generated_loops = options.generated_loops;
   device_options.backend_options = options.backend_options;
   DETRAIN_ASSIGN_OR_RETURN(s.factory, OpenDevices(*s.checked, device_options));
   s.stats.devices = s.factory->Describe();
@@ -179,6 +180,7 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
   s.stats.folded_dot_trees = rewrites.dot_trees;
   s.stats.folded_scalar_broadcasts = rewrites.scalar_broadcasts;
   s.stats.fused_elementwise = rewrites.fused_elementwise;
+  s.stats.generated_loops = rewrites.generated_loops;
   return e;
 }
 

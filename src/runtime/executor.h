@@ -48,6 +48,9 @@ struct ExecutorOptions {
   std::optional<Isa> isa;  // default BestIsa(); an unsupported one is an error. Never hashed.
   int devices = 1;         // D in {1, 2, 4, 8}, dividing the plan's shard count S
   Backend backend = Backend::kCpu;
+  // CPU: elementwise programs as generated loops compiled at load time by the C++ compiler
+  // detrain was built with (docs/fused-loops.md), not the evaluator. Never changes a bit.
+  bool generated_loops = false;
   // What only `backend` reads, passed to it unread (cuda/cuda_backend.h CudaOptions: the program
   // and images a compile made, an emulator's GPUs); null: the backend's defaults.
   std::shared_ptr<const BackendOptions> backend_options;
@@ -66,6 +69,7 @@ struct ExecutorStats {
   int64_t folded_dot_trees = 0;
   int64_t folded_scalar_broadcasts = 0;  // broadcasts of a scalar read as that scalar
   int64_t fused_elementwise = 0;         // elementwise kernels run block by block in groups
+  int64_t generated_loops = 0;           // elementwise programs run as generated loops (device 0)
   // What ran it, for environment.json: "cpu (avx2, 4 threads)" or each GPU's description.
   std::vector<std::string> devices;
 };

@@ -203,6 +203,33 @@ TEST(RunCliTest, APipelineIsRecordedAndVerifiesAndTrainsTheSameWeights) {
   EXPECT_NE(bad.err.find("unknown pass 'bogus'"), std::string::npos) << bad.err;
 }
 
+// --loops generated (docs/fused-loops.md): the same step hashes and weights as the evaluator's,
+// recorded in environment.json, verified with either; refused for the CUDA backend.
+TEST(RunCliTest, GeneratedLoopsTrainTheSameBitsAndVerify) {
+  const std::string dir = TempDir();
+  CliResult gen = RunDetrain(
+      {"run", kTiny, "--attest", "-o", dir + "/gen", "--loops", "generated", "--steps", "4"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  CliResult plain = RunDetrain({"run", kTiny, "--attest", "-o", dir + "/eval", "--steps", "4"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const std::string hash = LineAfter(gen.out, "final step hash: ");
+  EXPECT_FALSE(hash.empty()) << gen.out;
+  EXPECT_EQ(hash, LineAfter(plain.out, "final step hash: "));
+  EXPECT_EQ(TensorBytes(dir + "/gen/final/weights.safetensors"),
+            TensorBytes(dir + "/eval/final/weights.safetensors"));
+  EXPECT_NE(Slurp(dir + "/gen/environment.json").find("generated loops"), std::string::npos);
+  EXPECT_EQ(Slurp(dir + "/eval/environment.json").find("generated loops"), std::string::npos);
+  CliResult v = RunDetrain({"verify", dir + "/eval", "--loops", "generated"});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  CliResult cuda = RunDetrain(
+      {"run", kTiny, "-o", dir + "/cuda", "--backend", "cuda", "--loops", "generated", "-q"});
+  EXPECT_EQ(cuda.exit_code, 2);
+  EXPECT_NE(cuda.err.find("--loops generated is for the CPU backend"), std::string::npos)
+      << cuda.err;
+  CliResult bad = RunDetrain({"run", kTiny, "-o", dir + "/bad", "--loops", "jit", "-q"});
+  EXPECT_EQ(bad.exit_code, 2);
+}
+
 TEST(RunCliTest, RunWithoutAttestWritesFinalWeights) {
   const std::string dir = TempDir() + "/w";
   CliResult r = RunDetrain({"run", kTiny, "-o", dir, "-q"});

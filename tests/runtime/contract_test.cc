@@ -67,6 +67,20 @@ void CheckResident(const std::string& plan, const ExecutorOptions& options, cons
   EXPECT_EQ(e.SetCarry({0}).code(), StatusCode::kInvalidArgument) << "one entry per parameter";
 }
 
+// kSteps runs of `e` from `first`, each equal to the interpreter's step; stops at the first
+// failure.
+void CheckTrajectory(Executor& e, const ir::Module& step, const std::vector<ir::Literal>& first,
+                     const std::vector<std::vector<ir::Literal>>& expected) {
+  std::vector<ir::Literal> a = first;
+  for (int t = 0; t < kSteps; ++t) {
+    auto got = e.Run({a});
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    ExpectSameBits(expected[static_cast<size_t>(t)], (*got)[0]);
+    if (::testing::Test::HasFailure()) return;
+    a = NextArguments(step, std::move(a), (*got)[0], t);
+  }
+}
+
 void CheckExample(const std::string& name) {
   std::string path = std::string(DETRAIN_SOURCE_DIR) + "/examples/" + name + "/train.dt";
   auto compiled = driver::Compile(path, {});
@@ -101,14 +115,8 @@ void CheckExample(const std::string& name) {
         options.devices = devices;
         auto executor = Executor::Create(plan, options);
         ASSERT_TRUE(executor.ok()) << executor.status().message();
-        std::vector<ir::Literal> a = first;
-        for (int t = 0; t < kSteps; ++t) {
-          auto got = (*executor)->Run({a});
-          ASSERT_TRUE(got.ok()) << got.status().message();
-          ExpectSameBits(expected[static_cast<size_t>(t)], (*got)[0]);
-          if (::testing::Test::HasFatalFailure() || ::testing::Test::HasFailure()) return;
-          a = NextArguments(**step, std::move(a), (*got)[0], t);
-        }
+        CheckTrajectory(**executor, **step, first, expected);
+        if (::testing::Test::HasFailure()) return;
         if (devices > 1) {
           EXPECT_GT((*executor)->stats().transfers, 0)
               << "a mesh of devices that never exchanged data";
@@ -117,6 +125,25 @@ void CheckExample(const std::string& name) {
         // second path too.
         if (threads == 2 && devices <= 2) CheckResident(plan, options, **step, first, expected);
       }
+    }
+    // The elementwise programs as generated, compiled loops (runtime/cpu/fused_loops.h), shared
+    // by the devices of a mesh: the same trajectory (a mesh and the resident state on the best
+    // path only: the scalar path's GEMMs make charlm's steps slow).
+    for (int devices : {1, 2}) {
+      if (devices > 1 && isa != BestIsa()) continue;
+      SCOPED_TRACE(name + " " + std::string(IsaName(isa)) + " generated loops, devices " +
+                   std::to_string(devices));
+      ExecutorOptions options;
+      options.isa = isa;
+      options.threads = 2;
+      options.devices = devices;
+      options.generated_loops = true;
+      auto executor = Executor::Create(plan, options);
+      ASSERT_TRUE(executor.ok()) << executor.status().message();
+      EXPECT_GT((*executor)->stats().generated_loops, 0);
+      CheckTrajectory(**executor, **step, first, expected);
+      if (::testing::Test::HasFailure()) return;
+      if (isa == BestIsa()) CheckResident(plan, options, **step, first, expected);
     }
   }
 }

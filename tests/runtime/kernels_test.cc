@@ -11,10 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu/fused_loop.h"
 #include "compiler/interp/interpreter.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/pipeline.h"
 #include "compiler/plan/builder.h"
+#include "compiler/plan/reader.h"
 #include "kernel_cases.h"
 #include "runtime/executor.h"
 #include "runtime_test_util.h"
@@ -98,6 +100,32 @@ void Check(const std::string& hlo, const std::vector<ir::Literal>& args, int64_t
         ExpectSameBits({want[o]}, {*target});
       }
       EXPECT_FALSE((*executor)->ReadResult(static_cast<int>(want.size()), &none).ok());
+    }
+  }
+  // The same kernels with their elementwise programs as generated, compiled loops
+  // (runtime/cpu/fused_loops.h): every program the generator writes runs as one, on every ISA.
+  auto validated = plan::ReadPlan(plan->bytes);
+  ASSERT_TRUE(validated.ok()) << validated.status().message();
+  int64_t writable = 0;
+  for (const plan::CheckedKernel& k : validated->kernels()) {
+    writable += k.spec->implementation() == "cpu.elementwise.v1" &&
+                !k.spec->elementwise().has_reduce() && codegen::cpu::CanGenerate(k.program);
+  }
+  for (Isa isa : SupportedIsas()) {
+    SCOPED_TRACE(std::string(IsaName(isa)) + " generated loops");
+    ExecutorOptions options;
+    options.isa = isa;
+    options.threads = 2;
+    options.generated_loops = true;
+    auto executor = Executor::Create(plan->bytes, options);
+    ASSERT_TRUE(executor.ok()) << executor.status().message();
+    EXPECT_LE((*executor)->stats().generated_loops, writable);
+    // Only a tree's epilogue (folded into the GemmTree) leaves a writable program unasked.
+    if (writable > 0 && dot_trees <= 0) EXPECT_GT((*executor)->stats().generated_loops, 0);
+    for (int run = 0; run < 2; ++run) {
+      auto got = (*executor)->Run({args});
+      ASSERT_TRUE(got.ok()) << got.status().message();
+      ExpectSameBits(FlattenLiteral(*expected), (*got)[0]);
     }
   }
 }

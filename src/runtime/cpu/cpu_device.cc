@@ -11,8 +11,9 @@
 
 namespace detrain::runtime::cpu {
 
-CpuDevice::CpuDevice(int index, ThreadPool* pool, Isa isa, bool whole_plan)
-    : index_(index), whole_plan_(whole_plan) {
+CpuDevice::CpuDevice(int index, ThreadPool* pool, Isa isa, bool whole_plan,
+                     std::shared_ptr<FusedLoops> loops)
+    : index_(index), whole_plan_(whole_plan), loops_(std::move(loops)) {
   ctx_.pool = pool;
   ctx_.isa = isa;
 }
@@ -48,6 +49,15 @@ Status CpuDevice::Load(const plan::ValidatedPlan& plan) {
   kernels_.clear();
   int64_t scratch = 0;
   DETRAIN_ASSIGN_OR_RETURN(kernels_, PrepareKernels(plan, whole_plan_, &folds_));
+  generated_loops_ = 0;
+  if (loops_ != nullptr) {
+    const int64_t before = loops_->requests();
+    for (const auto& kernel : kernels_) {
+      if (kernel) kernel->RequestLoops(*loops_);
+    }
+    generated_loops_ = loops_->requests() - before;
+    DETRAIN_RETURN_IF_ERROR(loops_->Build());
+  }
   for (const auto& kernel : kernels_) {
     if (kernel) scratch = std::max(scratch, kernel->ScratchBytes());
   }
@@ -105,23 +115,25 @@ class CpuDevices : public DeviceFactory {
   CpuDevices(const plan::ValidatedPlan& plan, const DeviceOptions& options)
       : plan_(plan),
         options_(options),
-        pool_(std::make_unique<ThreadPool>(static_cast<size_t>(options.threads))) {}
+        pool_(std::make_unique<ThreadPool>(static_cast<size_t>(options.threads))),
+        loops_(options.generated_loops ? std::make_shared<FusedLoops>(options.isa) : nullptr) {}
 
   Result<std::unique_ptr<Device>> MakeDevice(int index, bool whole_plan) override {
-    auto device = std::make_unique<CpuDevice>(index, pool_.get(), options_.isa, whole_plan);
+    auto device = std::make_unique<CpuDevice>(index, pool_.get(), options_.isa, whole_plan, loops_);
     DETRAIN_RETURN_IF_ERROR(device->Load(plan_));
     return std::unique_ptr<Device>(std::move(device));
   }
 
   std::vector<std::string> Describe() const override {
     return {"cpu (" + std::string(IsaName(options_.isa)) + ", " + std::to_string(options_.threads) +
-            " threads)"};
+            " threads" + (loops_ != nullptr ? ", generated loops" : "") + ")"};
   }
 
  private:
   const plan::ValidatedPlan& plan_;
   DeviceOptions options_;
   std::unique_ptr<ThreadPool> pool_;
+  std::shared_ptr<FusedLoops> loops_;  // generated loops, shared by the devices; or null
 };
 
 }  // namespace

@@ -22,7 +22,10 @@ class CpuDevice : public Device {
   // `pool` must outlive the device; `isa` must be supported here (base/isa.h ClampIsa).
   // `whole_plan`: this device runs every kernel of the plans it loads (one device, or one
   // replica), which allows rewrites across shards (PrepareKernels).
-  CpuDevice(int index, ThreadPool* pool, Isa isa, bool whole_plan = false);
+  // `loops`, when not null, makes the elementwise kernels' generated loops (fused_loops.h) at
+  // Load; devices of one executor share it.
+  CpuDevice(int index, ThreadPool* pool, Isa isa, bool whole_plan = false,
+            std::shared_ptr<FusedLoops> loops = nullptr);
   ~CpuDevice() override;
 
   std::string Name() const override;
@@ -33,8 +36,8 @@ class CpuDevice : public Device {
   Status Synchronize() override { return Status::Ok(); }
   Status SendBuffer(int32_t id, Device* to) override;
   LoadRewrites Rewrites() const override {
-    return {folds_.transposes, folds_.dot_trees, folds_.scalar_broadcasts,
-            folds_.fused_elementwise};
+    return {folds_.transposes, folds_.dot_trees, folds_.scalar_broadcasts, folds_.fused_elementwise,
+            generated_loops_};
   }
 
  private:
@@ -47,8 +50,10 @@ class CpuDevice : public Device {
   size_t arena_bytes_ = 0;
   uint8_t* scratch_ = nullptr;  // ctx_.scratch: the kernels' shared scratch space
   std::vector<ArrayRef> buffers_;
+  std::shared_ptr<FusedLoops> loops_;  // before kernels_: its code outlives theirs
   std::vector<std::unique_ptr<CpuKernel>> kernels_;
   FoldCounts folds_;
+  int64_t generated_loops_ = 0;  // this device's elementwise programs given a generated loop
 };
 
 // The CPU backend: devices on `options.isa` sharing one pool of `options.threads` threads.

@@ -19,6 +19,7 @@
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "compiler/ir/element_type.h"
+#include "runtime/cpu/fused_loops.h"
 #include "runtime/cpu/program.h"
 #include "schemas/plan.pb.h"
 
@@ -54,6 +55,10 @@ class CpuKernel {
   }
   // Load time (FuseElementwiseRuns): this kernel as one that runs block by block, or null.
   virtual BlockedKernel* AsBlocked() { return nullptr; }
+  // Load time, after every fold (fused_loops.h): asks `loops` for the generated loops of the
+  // elementwise programs this kernel (or a kernel it holds) evaluates; once `loops` is built,
+  // they run instead of the evaluator. The same bits either way.
+  virtual void RequestLoops(FusedLoops& /*loops*/) {}
 };
 
 // An elementwise kernel run in parts (FuseElementwiseRuns, plan_folds.h): Begin once per run,

@@ -43,6 +43,8 @@ class ChunkProgram {
  public:
   void Prepare(DecodedProgram p, const std::vector<int64_t>& input_elements) {
     p_ = std::move(p);
+    scalar_input_.clear();
+    for (int64_t e : input_elements) scalar_input_.push_back(e == 1);
     uniform_ = UniformOps(p_, input_elements);
     const size_t n = p_.ops.size();
     // A uniform op needs a column when an evaluated op or the result reads it.
@@ -66,6 +68,18 @@ class ChunkProgram {
   }
 
   const DecodedProgram& program() const { return p_; }
+
+  // Asks for this program's generated loop (fused_loops.h), when the generator can write it;
+  // `output_meets_input`: the output's bytes meet an input's.
+  void RequestLoop(FusedLoops& loops, bool output_meets_input) {
+    if (!codegen::cpu::CanGenerate(p_)) return;
+    codegen::cpu::LoopSpec spec;
+    spec.program = &p_;
+    spec.scalar_input = scalar_input_;
+    spec.output_meets_input = output_meets_input;
+    loops.Request(spec, &loop_);
+    env_ = {loops.unary(), &Rule};
+  }
 
   // Runs the program over `elements` indices into out (inputs as ChunkIo's).
   void Run(const uint8_t* const* inputs, const int64_t* input_elements, const uint8_t* reduced,
@@ -94,6 +108,12 @@ class ChunkProgram {
                 int64_t elements, uint8_t* out, int64_t block, Isa isa, uint8_t* scratch) const {
     const IsaKernels& k = KernelsFor(isa);
     ChunkIo io{inputs, input_elements, reduced, fixed_.data()};
+    if (loop_ != nullptr) {  // the generated loop, the evaluator for the blocks it leaves
+      const int64_t begin = block * kChunksPerBlock * kChunk;
+      RuleContext rc{this, &k, &io, out, scratch, isa};
+      loop_(inputs, out, begin, std::min(elements, begin + kChunksPerBlock * kChunk), &env_, &rc);
+      return;
+    }
     const int64_t chunks = (elements + kChunk - 1) / kChunk;
     const int64_t c1 = std::min(chunks, (block + 1) * kChunksPerBlock);
     for (int64_t c = block * kChunksPerBlock; c < c1; ++c) {
@@ -122,6 +142,24 @@ class ChunkProgram {
   }
 
  private:
+  // What a generated loop's `rule` needs: the evaluator, over indices of one chunk or more.
+  struct RuleContext {
+    const ChunkProgram* self;
+    const IsaKernels* kernels;
+    const ChunkIo* io;
+    uint8_t* out;
+    uint8_t* scratch;
+    Isa isa;
+  };
+  static void Rule(void* ctx, int64_t begin, int64_t n) {
+    const RuleContext& rc = *static_cast<const RuleContext*>(ctx);
+    for (int64_t start = begin; start < begin + n;) {
+      const int64_t count = std::min(begin + n, (start / kChunk + 1) * kChunk) - start;
+      rc.kernels->eval_chunk(rc.self->p_, *rc.io, start, count, rc.out, rc.scratch, rc.isa);
+      start += count;
+    }
+  }
+
   ir::ElementType InputType(int32_t input) const {
     for (const DecodedOp& d : p_.ops) {
       if (d.kind == plan::v2::ScalarOp::INPUT && d.input == input) return d.type;
@@ -130,6 +168,9 @@ class ChunkProgram {
   }
 
   DecodedProgram p_;
+  std::vector<bool> scalar_input_;  // per input: one element
+  LoopFn loop_ = nullptr;           // the generated loop, once FusedLoops::Build filled it
+  DtLoopEnv env_{};
   std::vector<uint8_t> uniform_;
   std::vector<int64_t> column_of_;  // per op: its column in columns_, or -1
   // Per-run state (Run is called from one thread at a time per kernel), sized at Prepare.
@@ -196,6 +237,18 @@ class ElementwiseKernel : public CpuKernel, public BlockedKernel {
     if (reduce_) pre_.Prepare(pre_.program(), input_elements_);
     program_.Prepare(program_.program(), input_elements_);
     return true;
+  }
+
+  void RequestLoops(FusedLoops& loops) override {
+    if (reduce_) return;  // a fused reduction's program reads REDUCED: the evaluator's
+    bool meets = false;
+    for (size_t i = 0; i < in_.size(); ++i) {
+      const ArrayRef& a = in_[i];
+      if (outside_[i] == nullptr && a.bytes > 0 && out_.bytes > 0 &&
+          a.offset < out_.offset + out_.bytes && out_.offset < a.offset + a.bytes)
+        meets = true;
+    }
+    program_.RequestLoop(loops, meets);
   }
 
   int64_t ScratchBytes() const override {

@@ -71,6 +71,13 @@ class WhileKernel : public CpuKernel {
         body_(std::move(body)) {}
 
   int64_t ScratchBytes() const override { return std::max(condition_.scratch, body_.scratch); }
+  void RequestLoops(FusedLoops& loops) override {
+    for (const SubPlan* sub : {&condition_, &body_}) {
+      for (const auto& k : sub->kernels) {
+        if (k) k->RequestLoops(loops);
+      }
+    }
+  }
 
   Status Run(uint8_t* arena, const ExecContext& ctx) const override {
     // One budget for a loop and the loops nested in it, as the interpreter's.

@@ -86,6 +86,10 @@ class FusedRunKernel : public CpuKernel {
     });
     return Status::Ok();
   }
+  void RequestLoops(FusedLoops& loops) override {
+    for (const auto& k : stores_) k->RequestLoops(loops);
+    for (const auto& k : owned_) k->RequestLoops(loops);
+  }
   // Folded broadcasts, scalar constants and one-element kernels within the run, in their order,
   // hoisted to its start (the scalars they make are read by Begin).
   std::vector<std::unique_ptr<CpuKernel>> stores_;

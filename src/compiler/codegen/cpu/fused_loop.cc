@@ -1,0 +1,342 @@
+// See fused_loop.h.
+#include "compiler/codegen/cpu/fused_loop.h"
+
+#include <cstdio>
+#include <set>
+
+#include "compiler/ir/op_enums.h"
+
+namespace detrain::codegen::cpu {
+namespace {
+
+namespace pb = plan::v2;
+using ir::BinaryOp;
+using ir::ElementType;
+using ir::UnaryOp;
+
+const char* CompareOperator(ir::Direction d) {
+  switch (d) {
+    case ir::Direction::kEq:
+      return "==";
+    case ir::Direction::kNe:
+      return "!=";
+    case ir::Direction::kLt:
+      return "<";
+    case ir::Direction::kLe:
+      return "<=";
+    case ir::Direction::kGt:
+      return ">";
+    case ir::Direction::kGe:
+      return ">=";
+  }
+  return "==";
+}
+
+// The unary ops a block hands to crmath's array forms (the evaluator's ArrayUnary set).
+bool IsArrayUnary(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kExp:
+    case UnaryOp::kExpm1:
+    case UnaryOp::kLog:
+    case UnaryOp::kLog1p:
+    case UnaryOp::kTanh:
+    case UnaryOp::kLogistic:
+    case UnaryOp::kErf:
+    case UnaryOp::kRsqrt:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsArrayOp(const plan::DecodedOp& d) {
+  return d.kind == pb::ScalarOp::UNARY && IsArrayUnary(d.unary);
+}
+
+std::string Hex32(uint64_t bits) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%08xu", static_cast<unsigned>(bits & 0xffffffffu));
+  return b;
+}
+
+const char* CType(ElementType t) { return t == ElementType::kF32 ? "float" : "uint8_t"; }
+
+// The generator of one function (LoopFunction).
+class Writer {
+ public:
+  explicit Writer(const LoopSpec& spec) : spec_(spec), p_(*spec.program), n_(p_.ops.size()) {
+    std::vector<int64_t> elements(static_cast<size_t>(p_.num_inputs), 2);
+    for (size_t i = 0; i < spec.scalar_input.size() && i < elements.size(); ++i)
+      elements[i] = spec.scalar_input[i] ? 1 : 2;
+    uniform_ = plan::UniformOps(p_, elements);
+    // Segments: each array op that is evaluated per element starts one; a value read in a later
+    // segment than its own, and every array op's argument and result, live in block arrays.
+    seg_.assign(n_, 0);
+    int s = 0;
+    for (size_t i = 0; i < n_; ++i) {
+      if (IsArrayOp(p_.ops[i]) && !uniform_[i]) ++s;
+      seg_[i] = s;
+    }
+    segments_ = s + 1;
+    array_.assign(n_, 0);
+    for (size_t i = 0; i < n_; ++i) {
+      const plan::DecodedOp& d = p_.ops[i];
+      if (uniform_[i]) continue;
+      if (IsArrayOp(d)) array_[i] = array_[Arg(i, 0)] = 1;
+      for (int a = 0; a < plan::OpArity(d.kind); ++a) {
+        const size_t src = Arg(i, a);
+        if (!uniform_[src] && seg_[src] != seg_[i]) array_[src] = 1;
+      }
+    }
+  }
+
+  std::string Function(std::string_view name) {
+    const bool aliased = spec_.output_meets_input;
+    // __restrict where the output meets no input: the loops then vectorize without alias checks.
+    const std::string restrict = aliased ? "" : "__restrict ";
+    Line("extern \"C\" void " + std::string(name) +
+         "(const uint8_t* const* in, uint8_t* out_bytes, int64_t begin, int64_t end, "
+         "const DtLoopEnv* env, void* ctx) {");
+    for (size_t j = 0; j < InputTypes().size(); ++j) {
+      const char* t = CType(InputTypes()[j]);
+      Line(std::string("  const ") + t + "* " + restrict + "in" + std::to_string(j) +
+           " = reinterpret_cast<const " + t + "*>(in[" + std::to_string(j) + "]);");
+    }
+    Line("  float* " + restrict + "out = reinterpret_cast<float*>(out_bytes);");
+    // The values the same at every index, once; should one need the rule, so does every block.
+    Line("  int uniform_flag = 0;");
+    for (size_t i = 0; i < n_; ++i) {
+      if (!uniform_[i]) continue;
+      if (IsArrayOp(p_.ops[i])) {
+        Line("  " + Decl(i) + ";");
+        Line("  env->unary(" + std::to_string(static_cast<int>(p_.ops[i].unary)) + ", &v" +
+             std::to_string(Arg(i, 0)) + ", &v" + std::to_string(i) + ", 1);");
+      } else {
+        Line("  " + Decl(i) + " = " + Expr(i, "uniform_flag") + ";");
+      }
+    }
+    Line("  if (uniform_flag) {");
+    Line("    env->rule(ctx, begin, end - begin);");
+    Line("    return;");
+    Line("  }");
+    const std::string block = std::to_string(kLoopBlock);
+    Line("  for (int64_t b0 = begin; b0 < end; b0 += " + block + ") {");
+    Line("    const int64_t n = end - b0 < " + block + " ? end - b0 : " + block + ";");
+    Line("    if (n == " + block + ") {");
+    Line("      int flag = 0;");
+    for (size_t i = 0; i < n_; ++i) {
+      if (array_[i])
+        Line(std::string("      alignas(64) ") + CType(p_.ops[i].type) + " a" + std::to_string(i) +
+             "[" + block + "];");
+    }
+    if (aliased) Line("      alignas(64) float res[" + block + "];");
+    const std::string dst = aliased ? "res[i]" : "out[b0 + i]";
+    const size_t result = static_cast<size_t>(p_.result);
+    for (int sg = 0; sg < segments_; ++sg) {
+      for (size_t i = 0; i < n_; ++i) {  // the segment's array op, on its argument's block
+        if (seg_[i] == sg && !uniform_[i] && IsArrayOp(p_.ops[i]))
+          Line("      env->unary(" + std::to_string(static_cast<int>(p_.ops[i].unary)) + ", a" +
+               std::to_string(Arg(i, 0)) + ", a" + std::to_string(i) + ", " + block + ");");
+      }
+      Line("      for (int64_t i = 0; i < " + block + "; ++i) {");
+      std::set<size_t> loaded;
+      for (size_t i = 0; i < n_; ++i) {
+        if (seg_[i] != sg || uniform_[i]) continue;
+        const plan::DecodedOp& d = p_.ops[i];
+        for (int a = 0; a < plan::OpArity(d.kind); ++a) {
+          const size_t src = Arg(i, a);
+          if (!uniform_[src] && seg_[src] != sg && loaded.insert(src).second)
+            Line("        const " + Decl(src) + " = a" + std::to_string(src) + "[i];");
+        }
+        if (IsArrayOp(d)) {
+          Line("        const " + Decl(i) + " = a" + std::to_string(i) + "[i];");
+        } else {
+          Line("        const " + Decl(i) + " = " + Expr(i, "flag") + ";");
+          if (array_[i])
+            Line("        a" + std::to_string(i) + "[i] = v" + std::to_string(i) + ";");
+        }
+        if (i == result) Line("        " + dst + " = v" + std::to_string(i) + ";");
+      }
+      if (sg == segments_ - 1 && uniform_[result])
+        Line("        " + dst + " = v" + std::to_string(result) + ";");
+      Line("      }");
+    }
+    if (aliased) {
+      Line("      if (!flag) {");
+      Line("        std::memcpy(out + b0, res, sizeof res);");
+      Line("        continue;");
+      Line("      }");
+    } else {
+      Line("      if (!flag) continue;");
+    }
+    Line("    }");
+    // A flagged or partial block: the rule (the evaluator), which reads the inputs unchanged.
+    Line("    env->rule(ctx, b0, n);");
+    Line("  }");
+    Line("}");
+    return std::move(text_);
+  }
+
+ private:
+  size_t Arg(size_t i, int a) const { return static_cast<size_t>(p_.ops[i].args[a]); }
+
+  // Each input's element type, from the ops that read it (pred where none does).
+  const std::vector<ElementType>& InputTypes() {
+    if (input_types_.empty()) {
+      input_types_.assign(static_cast<size_t>(p_.num_inputs), ElementType::kPred);
+      for (const plan::DecodedOp& d : p_.ops) {
+        if (d.kind == pb::ScalarOp::INPUT) input_types_[static_cast<size_t>(d.input)] = d.type;
+      }
+    }
+    return input_types_;
+  }
+
+  std::string Decl(size_t i) const {
+    return std::string(CType(p_.ops[i].type)) + " v" + std::to_string(i);
+  }
+
+  bool ScalarInput(int32_t input) const {
+    const size_t j = static_cast<size_t>(input);
+    return j < spec_.scalar_input.size() && spec_.scalar_input[j];
+  }
+
+  // Op i's value from the values before it, as the plain operation (inside a full block's loop
+  // when op i is not uniform), flagging every f32 result the rule might give other bits for.
+  std::string Expr(size_t i, const std::string& flag_name) const {
+    const plan::DecodedOp& d = p_.ops[i];
+    const std::string flag = ", " + flag_name + ")";
+    auto v = [&](int a) { return "v" + std::to_string(Arg(i, a)); };
+    switch (d.kind) {
+      case pb::ScalarOp::INPUT: {
+        const std::string at = ScalarInput(d.input) ? "[0]" : "[b0 + i]";
+        return "in" + std::to_string(d.input) + at;
+      }
+      case pb::ScalarOp::CONSTANT:
+        return d.type == ElementType::kF32
+                   ? "std::bit_cast<float>(" + Hex32(d.constant) + ")"
+                   : "static_cast<uint8_t>(" + std::to_string(d.constant & 0xff) + ")";
+      case pb::ScalarOp::UNARY:
+        switch (d.unary) {
+          case UnaryOp::kNegate:
+            return "DtFlag(-" + v(0) + flag;
+          case UnaryOp::kAbs:
+            return "DtFlag(__builtin_fabsf(" + v(0) + ")" + flag;
+          default:  // sqrt: IEEE (a NaN is flagged: its payload is the rule's)
+            return "DtFlag(__builtin_sqrtf(" + v(0) + ")" + flag;
+        }
+      case pb::ScalarOp::BINARY:
+        switch (d.binary) {
+          case BinaryOp::kAdd:
+            return "DtFlag(" + v(0) + " + " + v(1) + flag;
+          case BinaryOp::kSubtract:
+            return "DtFlag(" + v(0) + " - " + v(1) + flag;
+          case BinaryOp::kMultiply:
+            return "DtFlag(" + v(0) + " * " + v(1) + flag;
+          case BinaryOp::kDivide:
+            return "DtFlag(" + v(0) + " / " + v(1) + flag;
+          case BinaryOp::kMaximum:
+            return "DtMax(" + v(0) + ", " + v(1) + flag;
+          default:
+            return "DtMin(" + v(0) + ", " + v(1) + flag;
+        }
+      case pb::ScalarOp::COMPARE:  // IEEE comparisons: exact
+        return "static_cast<uint8_t>(" + v(0) + " " + CompareOperator(d.direction) + " " + v(1) +
+               ")";
+      case pb::ScalarOp::SELECT:
+        return v(0) + " != 0 ? " + v(1) + " : " + v(2);
+      default:
+        return "0";
+    }
+  }
+
+  void Line(const std::string& s) { text_ += s + "\n"; }
+
+  const LoopSpec& spec_;
+  const plan::DecodedProgram& p_;
+  const size_t n_;
+  std::vector<uint8_t> uniform_, array_;
+  std::vector<int> seg_;
+  int segments_ = 1;
+  std::vector<ElementType> input_types_;
+  std::string text_;
+};
+
+constexpr std::string_view kPrelude =
+    R"(// detrain: elementwise programs as loops (docs/fused-loops.md).
+#include <bit>
+#include <cstdint>
+#include <cstring>
+
+struct DtLoopEnv {
+  void (*unary)(int op, const float* in, float* out, int64_t n);
+  void (*rule)(void* ctx, int64_t begin, int64_t n);
+};
+// The plain operation's result, flagging a NaN (whose payload is the rule's to decide).
+static inline float DtFlag(float r, int& flag) {
+  flag |= r != r;
+  return r;
+}
+// maximum / minimum: the comparison, flagging NaNs and two zeros (the sign rule).
+static inline float DtMax(float a, float b, int& flag) {
+  flag |= (a != a) | (b != b) | ((a == 0.0f) & (b == 0.0f));
+  return a > b ? a : b;
+}
+static inline float DtMin(float a, float b, int& flag) {
+  flag |= (a != a) | (b != b) | ((a == 0.0f) & (b == 0.0f));
+  return a < b ? a : b;
+}
+)";
+
+}  // namespace
+
+bool CanGenerate(const plan::DecodedProgram& program) {
+  if (program.ops.empty() || program.result < 0 ||
+      static_cast<size_t>(program.result) >= program.ops.size() ||
+      program.ops[static_cast<size_t>(program.result)].type != ElementType::kF32)
+    return false;
+  for (const plan::DecodedOp& d : program.ops) {
+    const bool f32 = d.type == ElementType::kF32;
+    switch (d.kind) {
+      case pb::ScalarOp::INPUT:
+      case pb::ScalarOp::CONSTANT:
+        if (!f32 && d.type != ElementType::kPred) return false;
+        break;
+      case pb::ScalarOp::UNARY:
+        if (!f32 || !(IsArrayUnary(d.unary) || d.unary == UnaryOp::kNegate ||
+                      d.unary == UnaryOp::kAbs || d.unary == UnaryOp::kSqrt))
+          return false;
+        break;
+      case pb::ScalarOp::BINARY:
+        if (!f32) return false;
+        switch (d.binary) {
+          case BinaryOp::kAdd:
+          case BinaryOp::kSubtract:
+          case BinaryOp::kMultiply:
+          case BinaryOp::kDivide:
+          case BinaryOp::kMaximum:
+          case BinaryOp::kMinimum:
+            break;
+          default:
+            return false;
+        }
+        break;
+      case pb::ScalarOp::COMPARE:
+        if (d.arg_type != ElementType::kF32) return false;
+        break;
+      case pb::ScalarOp::SELECT:
+        if (!f32) return false;
+        break;
+      default:
+        return false;  // REDUCED, CLAMP, CONVERT, BITCAST
+    }
+  }
+  return true;
+}
+
+std::string LoopFunction(const LoopSpec& spec, std::string_view name) {
+  return Writer(spec).Function(name);
+}
+
+std::string_view LoopPrelude() { return kPrelude; }
+
+}  // namespace detrain::codegen::cpu

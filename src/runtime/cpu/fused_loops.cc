@@ -1,0 +1,227 @@
+// See fused_loops.h.
+#include "runtime/cpu/fused_loops.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "base/math/crmath.h"
+#include "compiler/ir/op_enums.h"
+
+extern char** environ;
+
+#ifndef DETRAIN_CXX_COMPILER
+#define DETRAIN_CXX_COMPILER "c++"
+#endif
+
+namespace detrain::runtime::cpu {
+namespace {
+
+// crmath's array form of `op` on ISA kIsa (supported here: the device checked it).
+template <Isa kIsa>
+void UnaryArray(int op, const float* in, float* out, int64_t n) {
+  const size_t len = static_cast<size_t>(n);
+  namespace a = crmath::array_detail;
+  switch (static_cast<ir::UnaryOp>(op)) {
+    case ir::UnaryOp::kExp:
+      return a::ExpArrayOn(kIsa, in, out, len);
+    case ir::UnaryOp::kExpm1:
+      return a::Expm1ArrayOn(kIsa, in, out, len);
+    case ir::UnaryOp::kLog:
+      return a::LogArrayOn(kIsa, in, out, len);
+    case ir::UnaryOp::kLog1p:
+      return a::Log1pArrayOn(kIsa, in, out, len);
+    case ir::UnaryOp::kTanh:
+      return a::TanhArrayOn(kIsa, in, out, len);
+    case ir::UnaryOp::kLogistic:
+      return a::LogisticArrayOn(kIsa, in, out, len);
+    case ir::UnaryOp::kErf:
+      return a::ErfArrayOn(kIsa, in, out, len);
+    case ir::UnaryOp::kRsqrt:
+      return a::RsqrtArrayOn(kIsa, in, out, len);
+    default:
+      return;  // the generator calls only the ops above (fused_loop.cc IsArrayUnary)
+  }
+}
+
+using UnaryFn = void (*)(int, const float*, float*, int64_t);
+
+UnaryFn UnaryFor(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512:
+      return &UnaryArray<Isa::kAvx512>;
+    case Isa::kAvx2:
+      return &UnaryArray<Isa::kAvx2>;
+    case Isa::kScalar:
+      break;
+  }
+  return &UnaryArray<Isa::kScalar>;
+}
+
+// The target flag for `isa`: the vector unit the evaluator's file of that path compiles for.
+std::vector<std::string> TargetFlags(Isa isa) {
+#if defined(__x86_64__)
+  switch (isa) {
+    case Isa::kAvx512:
+      return {"-march=x86-64-v4"};
+    case Isa::kAvx2:
+      return {"-march=x86-64-v3"};
+    case Isa::kScalar:
+      return {"-march=x86-64"};
+  }
+#endif
+  (void)isa;
+  return {};
+}
+
+// The last `limit` bytes of the file at `path` (a compiler's messages).
+std::string Tail(const std::filesystem::path& path, size_t limit) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  std::string text = s.str();
+  return text.size() > limit ? "..." + text.substr(text.size() - limit) : text;
+}
+
+// Runs argv (no shell) with stdout and stderr into `log`; its exit status, or an error.
+Result<int> Spawn(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = 0;
+  const int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0)
+    return Unavailable("cannot run the C++ compiler '" + argv[0] + "': " + std::strerror(rc));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return Internal(std::string("waitpid: ") + std::strerror(errno));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status)
+                           : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+// A private directory for one compile, removed with everything in it when this goes.
+class TempDir {
+ public:
+  static Result<TempDir> Make() {
+    std::error_code ec;
+    std::filesystem::path base = std::filesystem::temp_directory_path(ec);
+    if (ec) base = "/tmp";
+    std::string tmpl = (base / "detrain-loops-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr)
+      return Unavailable("cannot make a directory in " + base.string() + ": " +
+                         std::strerror(errno));
+    TempDir d;
+    d.path_ = tmpl;
+    return d;
+  }
+  TempDir() = default;
+  TempDir(TempDir&& o) noexcept : path_(std::move(o.path_)) { o.path_.clear(); }
+  ~TempDir() {
+    if (path_.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+Status WriteFile(const std::filesystem::path& path, std::string_view bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  f.close();
+  if (!f) return Unavailable("cannot write " + path.string());
+  return Status::Ok();
+}
+
+}  // namespace
+
+FusedLoops::FusedLoops(Isa isa, std::string compiler)
+    : isa_(isa), compiler_(std::move(compiler)), unary_(UnaryFor(isa)) {}
+
+FusedLoops::~FusedLoops() {
+  for (void* h : handles_) ::dlclose(h);
+}
+
+std::string FusedLoops::Compiler() { return DETRAIN_CXX_COMPILER; }
+
+void FusedLoops::Request(const codegen::cpu::LoopSpec& spec, LoopFn* slot) {
+  // The text without its name identifies the function: the S shards' copies of one program
+  // share one.
+  std::string text = codegen::cpu::LoopFunction(spec, "@");
+  auto [it, added] = names_.try_emplace(text, "dt_loop" + std::to_string(names_.size()));
+  if (added) {
+    const size_t at = text.find('@');
+    unbuilt_.emplace_back(it->second, text.replace(at, 1, it->second));
+  }
+  pending_.emplace_back(it->second, slot);
+  ++requests_;
+}
+
+Status FusedLoops::Build() {
+  if (!unbuilt_.empty()) {
+    DETRAIN_ASSIGN_OR_RETURN(TempDir dir, TempDir::Make());
+    std::string source(codegen::cpu::LoopPrelude());
+    for (const auto& [name, text] : unbuilt_) source += "\n" + text;
+    const std::filesystem::path src = dir.path() / "loops.cc", lib = dir.path() / "loops.so",
+                                log = dir.path() / "compiler.log";
+    DETRAIN_RETURN_IF_ERROR(WriteFile(src, source));
+    // IEEE arithmetic as the evaluator's files are compiled (DESIGN.md §2): no contraction, no
+    // fast math. -fno-math-errno only lets sqrt be the instruction (errno is not a value).
+    std::vector<std::string> argv = {compiler_,
+                                     "-std=c++20",
+                                     "-O2",
+                                     "-fvect-cost-model=cheap",
+                                     "-ffp-contract=off",
+                                     "-fno-fast-math",
+                                     "-fno-math-errno",
+                                     "-fPIC",
+                                     "-shared",
+                                     "-w"};
+    for (std::string& f : TargetFlags(isa_)) argv.push_back(std::move(f));
+    for (const char* a : {"-o", lib.c_str(), src.c_str()}) argv.push_back(a);
+    DETRAIN_ASSIGN_OR_RETURN(int rc, Spawn(argv, log));
+    if (rc != 0) {
+      return Unavailable("generated loops: the C++ compiler '" + compiler_ + "' failed (exit " +
+                         std::to_string(rc) + "):\n" + Tail(log, 2000));
+    }
+    void* handle = ::dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* why = ::dlerror();
+      return Unavailable(std::string("generated loops: cannot load the compiled loops: ") +
+                         (why != nullptr ? why : "?"));
+    }
+    std::map<std::string, LoopFn> found;
+    for (const auto& [name, text] : unbuilt_) {
+      void* fn = ::dlsym(handle, name.c_str());
+      if (fn == nullptr) {
+        ::dlclose(handle);
+        return Internal("generated loops: " + name + " is missing from the compiled library");
+      }
+      found[name] = reinterpret_cast<LoopFn>(fn);
+    }
+    handles_.push_back(handle);
+    loaded_.merge(found);
+    unbuilt_.clear();
+  }
+  for (const auto& [name, slot] : pending_) *slot = loaded_.at(name);
+  pending_.clear();
+  return Status::Ok();
+}
+
+}  // namespace detrain::runtime::cpu

@@ -1,0 +1,192 @@
+// Generated loops (compiler/codegen/cpu/fused_loop.h, runtime/cpu/fused_loops.h): which programs
+// the generator writes, that its text is a function of the spec, that one function serves every
+// request of the same text, that a compiled loop gives the semantics' bits on special values (its
+// flagged blocks and tail through the rule), and that a missing compiler is an error of this
+// machine (kUnavailable) that leaves the kernels on the evaluator. Whole programs run with
+// generated loops in kernels_test.cc (the kernel cases) and contract_test.cc (the examples).
+#include "runtime/cpu/fused_loops.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/fused_loop.h"
+#include "compiler/semantics/scalar.h"
+
+namespace detrain::runtime::cpu {
+namespace {
+
+namespace pb = plan::v2;
+
+pb::ScalarOp Op(pb::ScalarOp::Kind kind, pb::ElementType type, std::vector<int> args = {},
+                std::string op = "", int input = 0) {
+  pb::ScalarOp o;
+  o.set_kind(kind);
+  o.set_type(type);
+  o.set_op(op);
+  o.set_input(input);
+  for (int a : args) o.add_args(a);
+  return o;
+}
+
+pb::ScalarOp Constant(float v) {
+  pb::ScalarOp o = Op(pb::ScalarOp::CONSTANT, pb::F32);
+  o.set_constant(std::string(reinterpret_cast<const char*>(&v), 4));
+  return o;
+}
+
+plan::DecodedProgram Decode(const std::vector<pb::ScalarOp>& ops, int result,
+                            const std::vector<ir::ElementType>& input_types) {
+  pb::ScalarProgram p;
+  for (const pb::ScalarOp& o : ops) *p.add_ops() = o;
+  p.set_result(result);
+  auto d = plan::DecodeProgram(p, input_types);
+  EXPECT_TRUE(d.ok()) << d.status().message();
+  return d.ok() ? *d : plan::DecodedProgram{};
+}
+
+// max(tanh(x * y + c), x) - x / y: plain ops, an array op in the middle, a maximum.
+plan::DecodedProgram Mixed() {
+  return Decode(
+      {Op(pb::ScalarOp::INPUT, pb::F32, {}, "", 0), Op(pb::ScalarOp::INPUT, pb::F32, {}, "", 1),
+       Constant(0.25f), Op(pb::ScalarOp::BINARY, pb::F32, {0, 1}, "multiply"),
+       Op(pb::ScalarOp::BINARY, pb::F32, {3, 2}, "add"),
+       Op(pb::ScalarOp::UNARY, pb::F32, {4}, "tanh"),
+       Op(pb::ScalarOp::BINARY, pb::F32, {5, 0}, "maximum"),
+       Op(pb::ScalarOp::BINARY, pb::F32, {0, 1}, "divide"),
+       Op(pb::ScalarOp::BINARY, pb::F32, {6, 7}, "subtract")},
+      8, {ir::ElementType::kF32, ir::ElementType::kF32});
+}
+
+// The semantics' value of Mixed() at (x, y).
+float MixedRule(float x, float y) {
+  namespace sem = semantics;
+  const float t = sem::ApplyUnary<float>(
+      sem::UnaryOp::kTanh,
+      sem::ApplyBinary<float>(sem::BinaryOp::kAdd,
+                              sem::ApplyBinary<float>(sem::BinaryOp::kMultiply, x, y), 0.25f));
+  const float m = sem::ApplyBinary<float>(sem::BinaryOp::kMaximum, t, x);
+  return sem::ApplyBinary<float>(sem::BinaryOp::kSubtract, m,
+                                 sem::ApplyBinary<float>(sem::BinaryOp::kDivide, x, y));
+}
+
+TEST(FusedLoop, WritesFloatArithmeticComparesSelectsAndArrayOps) {
+  EXPECT_TRUE(codegen::cpu::CanGenerate(Mixed()));
+  const plan::DecodedProgram select = Decode(
+      {Op(pb::ScalarOp::INPUT, pb::F32, {}, "", 0), Op(pb::ScalarOp::INPUT, pb::F32, {}, "", 1),
+       [] {
+         pb::ScalarOp c = Op(pb::ScalarOp::COMPARE, pb::PRED, {0, 1});
+         c.set_direction("LT");
+         return c;
+       }(),
+       Op(pb::ScalarOp::SELECT, pb::F32, {2, 0, 1})},
+      3, {ir::ElementType::kF32, ir::ElementType::kF32});
+  EXPECT_TRUE(codegen::cpu::CanGenerate(select));
+  // Integer arithmetic, conversions and a result that is not f32 stay with the evaluator.
+  const plan::DecodedProgram ints = Decode(
+      {Op(pb::ScalarOp::INPUT, pb::S32, {}, "", 0), Op(pb::ScalarOp::INPUT, pb::S32, {}, "", 1),
+       Op(pb::ScalarOp::BINARY, pb::S32, {0, 1}, "add")},
+      2, {ir::ElementType::kS32, ir::ElementType::kS32});
+  EXPECT_FALSE(codegen::cpu::CanGenerate(ints));
+  const plan::DecodedProgram convert =
+      Decode({Op(pb::ScalarOp::INPUT, pb::S32, {}, "", 0), Op(pb::ScalarOp::CONVERT, pb::F32, {0})},
+             1, {ir::ElementType::kS32});
+  EXPECT_FALSE(codegen::cpu::CanGenerate(convert));
+  const plan::DecodedProgram power = Decode(
+      {Op(pb::ScalarOp::INPUT, pb::F32, {}, "", 0), Op(pb::ScalarOp::INPUT, pb::F32, {}, "", 1),
+       Op(pb::ScalarOp::BINARY, pb::F32, {0, 1}, "power")},
+      2, {ir::ElementType::kF32, ir::ElementType::kF32});
+  EXPECT_FALSE(codegen::cpu::CanGenerate(power));
+}
+
+TEST(FusedLoop, TextIsAFunctionOfTheSpec) {
+  const plan::DecodedProgram p = Mixed();
+  codegen::cpu::LoopSpec spec{&p, {false, false}, false};
+  const std::string a = codegen::cpu::LoopFunction(spec, "f");
+  EXPECT_EQ(a, codegen::cpu::LoopFunction(spec, "f"));
+  codegen::cpu::LoopSpec scalar = spec;
+  scalar.scalar_input = {false, true};
+  EXPECT_NE(a, codegen::cpu::LoopFunction(scalar, "f")) << "a scalar input is read as in1[0]";
+  codegen::cpu::LoopSpec aliased = spec;
+  aliased.output_meets_input = true;
+  const std::string b = codegen::cpu::LoopFunction(aliased, "f");
+  EXPECT_NE(b.find("res["), std::string::npos) << "in place: a block copy, stored when unflagged";
+  EXPECT_EQ(b.find("__restrict"), std::string::npos);
+  EXPECT_NE(a.find("0x3e800000u"), std::string::npos) << "constants as their bits";
+}
+
+// What a kernel's rule does: the semantics at each index (ChunkProgram uses the evaluator).
+struct RuleCall {
+  const float* x;
+  const float* y;
+  float* out;
+  int64_t calls = 0;
+};
+
+void Rule(void* ctx, int64_t begin, int64_t n) {
+  RuleCall& r = *static_cast<RuleCall*>(ctx);
+  ++r.calls;
+  for (int64_t i = begin; i < begin + n; ++i) r.out[i] = MixedRule(r.x[i], r.y[i]);
+}
+
+TEST(FusedLoops, CompiledLoopGivesTheRulesBitsAndSharesFunctions) {
+  const plan::DecodedProgram p = Mixed();
+  codegen::cpu::LoopSpec spec{&p, {false, false}, false};
+  FusedLoops loops(BestIsa());
+  LoopFn a = nullptr, b = nullptr;
+  loops.Request(spec, &a);
+  loops.Request(spec, &b);
+  EXPECT_EQ(loops.functions(), 1);
+  EXPECT_EQ(loops.requests(), 2);
+  Status st = loops.Build();
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a, b);
+  // Ordinary values, then blocks holding NaNs with payloads, signed zeros, infinities and
+  // subnormals (flagged: the rule decides them), and a partial last block.
+  const int64_t n = 64 * 6 + 13;
+  std::vector<float> x(n), y(n), out(n, 0.0f);
+  const float specials[] = {std::bit_cast<float>(0x7fc01234u),
+                            std::bit_cast<float>(0xffa00001u),
+                            -0.0f,
+                            0.0f,
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            1e-40f,
+                            -3.5f};
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = 0.5f + static_cast<float>(i % 17) * 0.125f;
+    y[i] = 1.0f + static_cast<float>(i % 5) * 0.75f;
+    if (i >= 128 && i < 256) x[i] = specials[i % 8], y[i] = specials[(i / 8) % 8];
+  }
+  RuleCall rc{x.data(), y.data(), out.data()};
+  const uint8_t* in[] = {reinterpret_cast<const uint8_t*>(x.data()),
+                         reinterpret_cast<const uint8_t*>(y.data())};
+  DtLoopEnv env{loops.unary(), &Rule};
+  a(in, reinterpret_cast<uint8_t*>(out.data()), 0, n, &env, &rc);
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(std::bit_cast<uint32_t>(out[i]), std::bit_cast<uint32_t>(MixedRule(x[i], y[i])))
+        << "index " << i << " x " << x[i] << " y " << y[i];
+  }
+  EXPECT_GE(rc.calls, 3) << "the special blocks and the tail go to the rule";
+  EXPECT_LE(rc.calls, 3);
+}
+
+TEST(FusedLoops, AMissingCompilerIsAnErrorOfThisMachine) {
+  const plan::DecodedProgram p = Mixed();
+  codegen::cpu::LoopSpec spec{&p, {false, false}, false};
+  FusedLoops loops(BestIsa(), "/nonexistent/detrain-c++");
+  LoopFn fn = nullptr;
+  loops.Request(spec, &fn);
+  Status st = loops.Build();
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_NE(st.message().find("/nonexistent/detrain-c++"), std::string::npos) << st.message();
+  EXPECT_EQ(fn, nullptr) << "the kernel keeps the evaluator";
+}
+
+}  // namespace
+}  // namespace detrain::runtime::cpu
