@@ -9,6 +9,7 @@
 #   JAX_PY=path/to/python   the peers' venv's python (default BUILD_DIR/peers-venv/bin/python)
 #   MODELS="resnet18 lstm"  THREADS="1 2"
 #   STEPS_resnet18=5 STEPS_lstm=20   timed steps per process (after warm-up)
+#   LOOPS=generated   detrain's elementwise programs as generated loops (docs/fused-loops.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -36,7 +37,7 @@ for ((r = 1; r <= rounds; r++)); do
     case $m in resnet18) steps=${!steps_var:-5} ;; *) steps=${!steps_var:-20} ;; esac
     for t in $threads; do
       out=$(taskset -c "$(cpus "$t")" "$bench" "$work/$m/run.json" --model "$m" --threads "$t" \
-              --steps "$steps" --warmup 2)
+              --steps "$steps" --warmup 2 ${LOOPS:+--loops "$LOOPS"})
       d[$m,$t]+=" $(field step_ms <<< "$out")"
       c[$m]+=" $(field compile_ms <<< "$out")"
       out=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE taskset -c "$(cpus "$t")" \

@@ -177,6 +177,17 @@ void FusedLoops::Request(const codegen::cpu::LoopSpec& spec, LoopFn* slot) {
 }
 
 Status FusedLoops::Build() {
+  Status st = Compile();
+  if (st.ok()) {
+    for (const auto& [name, slot] : pending_) *slot = loaded_.at(name);
+  }
+  // Either way the requests are answered: a failed Build leaves their slots null (the kernels
+  // keep the evaluator, or their device is discarded) and holds no pointer into them.
+  pending_.clear();
+  return st;
+}
+
+Status FusedLoops::Compile() {
   if (!unbuilt_.empty()) {
     DETRAIN_ASSIGN_OR_RETURN(TempDir dir, TempDir::Make());
     std::string source(codegen::cpu::LoopPrelude());
@@ -219,8 +230,6 @@ Status FusedLoops::Build() {
     loaded_.merge(found);
     unbuilt_.clear();
   }
-  for (const auto& [name, slot] : pending_) *slot = loaded_.at(name);
-  pending_.clear();
   return Status::Ok();
 }
 

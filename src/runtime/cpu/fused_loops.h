@@ -54,7 +54,8 @@ class FusedLoops {
   void Request(const codegen::cpu::LoopSpec& spec, LoopFn* slot);
 
   // Compiles the functions requested since the last Build, loads them and fills their slots. An
-  // error (no compiler, a failed compile) leaves every slot of this Build as it was.
+  // error (no compiler, a failed compile: kUnavailable) leaves every slot of this Build as it
+  // was; either way the requests are done with.
   Status Build();
 
   // crmath's array forms on the ISA (`unary` of the loops' environment; the caller adds `rule`).
@@ -64,6 +65,8 @@ class FusedLoops {
   int64_t requests() const { return requests_; }
 
  private:
+  Status Compile();  // the unbuilt functions into a loaded library
+
   Isa isa_;
   std::string compiler_;
   void (*unary_)(int, const float*, float*, int64_t);
