@@ -9,7 +9,8 @@
 #   JAX_PY=path/to/python   the peers' venv's python (default BUILD_DIR/peers-venv/bin/python)
 #   MODELS="resnet18 lstm"  THREADS="1 2"
 #   STEPS_resnet18=5 STEPS_lstm=20   timed steps per process (after warm-up)
-#   LOOPS=generated   detrain's elementwise programs as generated loops (docs/fused-loops.md)
+#   LOOPS=evaluator|generated|auto   bench_peer_step --loops (default: its default, auto;
+#                                    docs/fused-loops.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}

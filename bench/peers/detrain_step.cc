@@ -4,10 +4,11 @@
 //
 //   bench_peer_step PROGRAM.dt --threads T [--steps N] [--warmup W] [--model NAME]
 //                   [--backend cpu|cuda] [--devices D] [--plan-format 2|3]
-//                   [--state resident|copied] [--loops evaluator|generated]
+//                   [--state resident|copied] [--loops auto|generated|evaluator]
 //
-// --loops generated: the elementwise kernels run as loops generated for the program and compiled
-// at load time (docs/fused-loops.md); the compile is in first_call_ms.
+// --loops: how the elementwise kernels run (docs/fused-loops.md), as `detrain run --loops`: auto
+// (default) and generated compile loops for the program at load (in first_call_ms; a cached
+// library is loaded instead), evaluator runs them op by op.
 // --backend cuda runs the step's generated CUDA program on the GPU(s) (docs/cuda.md); then
 // compile_ms includes the CUDA stages (NVRTC and nvJitLink). On one device the state stays in
 // the device's arena from step to step (--state resident), as JAX's donated buffers do.
@@ -57,8 +58,8 @@ struct Flags {
   int devices = 1;
   int plan_format = static_cast<int>(plan::kPlanFormatVersion);
   std::string backend = "cpu";
-  bool resident = true;          // --state resident|copied
-  bool generated_loops = false;  // --loops generated|evaluator (docs/fused-loops.md)
+  bool resident = true;        // --state resident|copied
+  std::string loops = "auto";  // --loops auto|generated|evaluator (docs/fused-loops.md)
 };
 
 bool ParseFlags(int argc, char** argv, Flags& f) {
@@ -84,8 +85,9 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
                (std::string(v) == "resident" || std::string(v) == "copied")) {
       f.resident = std::string(v) == "resident";
     } else if (a == "--loops" && (v = value()) &&
-               (std::string(v) == "generated" || std::string(v) == "evaluator")) {
-      f.generated_loops = std::string(v) == "generated";
+               (std::string(v) == "auto" || std::string(v) == "generated" ||
+                std::string(v) == "evaluator")) {
+      f.loops = v;
     } else if (!a.empty() && a[0] != '-' && f.program.empty()) {
       f.program = a;
     } else {
@@ -130,7 +132,9 @@ int Main(const Flags& f) {
   Clock::time_point tc = Clock::now();
   runtime::ExecutorOptions options;
   options.threads = f.threads;
-  options.generated_loops = f.generated_loops;
+  // As `detrain run`: auto is generated loops on the CPU where the compiler is present.
+  options.generated_loops = f.loops == "generated" || (f.loops == "auto" && f.backend == "cpu");
+  options.loops_fallback = f.loops == "auto";
   options.devices = f.devices;
   if (f.backend == "cuda") {
     // The executable the compile made (stages cuda, ptx and cubin-*), as a run uses it.
@@ -218,7 +222,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: bench_peer_step PROGRAM.dt --threads T [--steps N] [--warmup W] "
                  "[--model NAME] [--backend cpu|cuda] [--devices D] [--plan-format 2|3] "
-                 "[--state resident|copied] [--loops evaluator|generated]\n");
+                 "[--state resident|copied] [--loops auto|generated|evaluator]\n");
     return 2;
   }
   return detrain::Main(flags);

@@ -10,8 +10,9 @@
 #   BUILD_DIR=build   PEERS_VENV=build/peers-venv (made by setup.sh when missing)
 #   STEPS=20 WARMUP=3 timed / untimed steady-state steps per process
 #   MODELS="mlp digits charlm" (MODELS= : no train steps)  THREADS="1 2"
-#   FRAMEWORKS="detrain jax torch torch.compile"; also detrain-loops: detrain with
-#     --loops generated (docs/fused-loops.md), reported as its own column
+#   FRAMEWORKS="detrain jax torch torch.compile"; also detrain-evaluator: detrain with
+#     --loops evaluator (docs/fused-loops.md; detrain's default is generated loops where a
+#     compiler is present), reported as its own column
 #   SKIP_SGEMM=1  SKIP_DETERMINISM=1
 #   PEERS_OUT=DIR where the JSON lines go (default build/peers-results/DATE)
 # Threads: T=1 runs everyone under `taskset -c 0`, T=2 under `taskset -c 0,1` (the only control
@@ -70,10 +71,10 @@ one() {  # one measurement: framework model threads -> one JSON line on stdout
     detrain)
       taskset -c "$(cpus "$t")" "$build/bench/bench_peer_step" "$(program "$m")" --model "$m" \
         --threads "$t" --steps "$steps" --warmup "$warmup" ;;
-    detrain-loops)
+    detrain-evaluator)
       taskset -c "$(cpus "$t")" "$build/bench/bench_peer_step" "$(program "$m")" --model "$m" \
-        --threads "$t" --steps "$steps" --warmup "$warmup" --loops generated |
-        sed 's/"framework": "detrain"/"framework": "detrain-loops"/' ;;
+        --threads "$t" --steps "$steps" --warmup "$warmup" --loops evaluator |
+        sed 's/"framework": "detrain"/"framework": "detrain-evaluator"/' ;;
     jax) peer "$t" models_jax.py "${common[@]}" ;;
     torch) peer "$t" models_torch.py "${common[@]}" ;;
     torch.compile) peer "$t" models_torch.py --compile "${common[@]}" ;;

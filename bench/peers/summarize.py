@@ -7,7 +7,7 @@ RESULTS.jsonl holds one JSON line per (round, model, framework, threads) measure
 model and thread count this prints the median over rounds of steady-state ms per step,
 first-call ms and peak RSS, per framework, and the ratios detrain / JAX and
 detrain / min(torch eager, torch.compile): below 1.0, detrain is the faster (or smaller); with
-detrain-loops (detrain --loops generated) also its ratio to JAX.
+detrain-evaluator (detrain --loops evaluator) also its ratio to JAX.
 SGEMM.jsonl (sgemm.py's lines) is printed as a GFLOP/s table.
 """
 import json
@@ -15,7 +15,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-FRAMEWORKS = ("detrain", "detrain-loops", "jax", "torch", "torch.compile")
+FRAMEWORKS = ("detrain", "detrain-evaluator", "jax", "torch", "torch.compile")
 METRICS = (("step_ms", "steady-state ms per step (median)"),
            ("first_call_ms", "first call ms: compile + first step (median)"),
            ("peak_rss_mib", "peak RSS MiB (median)"))
@@ -47,7 +47,7 @@ def models_table(rows):
     for metric, title in METRICS:
         print(f"\n{title}")
         head = f"{'model':8} {'thr':>3} " + " ".join(f"{f:>13}" for f in FRAMEWORKS)
-        print(head + f" {'det/jax':>8} {'det/torch':>9} {'loops/jax':>9}")
+        print(head + f" {'det/jax':>8} {'det/torch':>9} {'eval/jax':>9}")
         for model, threads in keys:
             med = {}
             for f in FRAMEWORKS:
@@ -58,7 +58,7 @@ def models_table(rows):
             print(f"{model:8} {threads:>3} " + " ".join(f"{fmt(med[f]):>13}" for f in FRAMEWORKS) +
                   f" {ratio(med['detrain'], med['jax']):>8} "
                   f"{ratio(med['detrain'], torch_best):>9} "
-                  f"{ratio(med['detrain-loops'], med['jax']):>9}")
+                  f"{ratio(med['detrain-evaluator'], med['jax']):>9}")
 
 
 def sgemm_table(rows):

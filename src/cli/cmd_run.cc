@@ -34,7 +34,7 @@ struct RunFlags {
   int threads = 1;
   int devices = 1;
   std::string isa;
-  std::string loops = "evaluator";
+  std::string loops = "auto";
   int64_t steps = 0;
   std::string step_digest = "xxh3-128";
   uint32_t plan_format = plan::kPlanFormatVersion;
@@ -137,9 +137,12 @@ int RunRun(const RunFlags& f) {
   Result<runtime::Backend> backend = runtime::ParseBackend(f.backend);
   if (!backend.ok()) return ReportError("run", backend.status());
   o.executor.backend = *backend;
-  o.executor.generated_loops = f.loops == "generated";
-  if (o.executor.generated_loops && *backend != runtime::Backend::kCpu)
+  if (f.loops == "generated" && *backend != runtime::Backend::kCpu)
     return ReportError("run", InvalidArgument("--loops generated is for the CPU backend"));
+  // auto: generated loops on the CPU where this machine can compile them, else the evaluator.
+  o.executor.generated_loops =
+      f.loops == "generated" || (f.loops == "auto" && *backend == runtime::Backend::kCpu);
+  o.executor.loops_fallback = f.loops == "auto";
   if (f.steps > 0) o.steps = f.steps;
   o.plan_format_version = f.plan_format;
   o.pipeline = f.pipeline;
@@ -274,10 +277,12 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       ->check(DeviceCount());
   cmd->add_option("--isa", f->isa, "scalar, avx2 or avx512 (default: the best this CPU has)");
   cmd->add_option("--loops", f->loops,
-                  "How the CPU runs elementwise programs: evaluator (default), or generated: as "
-                  "loops written for the program and compiled when the run starts by the C++ "
-                  "compiler detrain was built with (docs/fused-loops.md); never changes a bit")
-      ->check(CLI::IsMember({"evaluator", "generated"}));
+                  "How the CPU runs elementwise programs: generated: as loops written for the "
+                  "program, compiled when the run starts by the C++ compiler detrain was built "
+                  "with and cached (docs/fused-loops.md); evaluator: op by op; auto (default): "
+                  "generated where that compiler is present, else the evaluator. Never changes a "
+                  "bit; environment.json records which ran")
+      ->check(CLI::IsMember({"auto", "evaluator", "generated"}));
   cmd->add_option("--steps", f->steps, "Train this many steps instead of the program's")
       ->check(IntegerIn(1, frontend::kMaxSteps));
   cmd->add_option("--step-digest", f->step_digest,

@@ -26,7 +26,7 @@ struct VerifyFlags {
   int threads = 1;
   int devices = 1;
   std::string isa;
-  std::string loops = "evaluator";
+  std::string loops = "auto";
   std::string backend = "cpu";
   double rank_timeout = 300;
   std::vector<std::string> trusted_keys;
@@ -97,9 +97,12 @@ int RunVerify(const VerifyFlags& f) {
   Result<runtime::Backend> backend = runtime::ParseBackend(f.backend);
   if (!backend.ok()) return ReportError("verify", backend.status());
   o.executor.backend = *backend;
-  o.executor.generated_loops = f.loops == "generated";
-  if (o.executor.generated_loops && *backend != runtime::Backend::kCpu)
+  if (f.loops == "generated" && *backend != runtime::Backend::kCpu)
     return ReportError("verify", InvalidArgument("--loops generated is for the CPU backend"));
+  // auto: generated loops on the CPU where this machine can compile them, else the evaluator.
+  o.executor.generated_loops =
+      f.loops == "generated" || (f.loops == "auto" && *backend == runtime::Backend::kCpu);
+  o.executor.loops_fallback = f.loops == "auto";
   if (!f.isa.empty()) {
     std::optional<Isa> isa = IsaFromName(f.isa);
     if (!isa)
@@ -238,10 +241,10 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
       ->check(DeviceCount());
   cmd->add_option("--isa", f->isa, "scalar, avx2 or avx512; never changes a bit");
   cmd->add_option("--loops", f->loops,
-                  "evaluator (default) or generated: the CPU replays elementwise programs as "
-                  "loops compiled for them by the C++ compiler detrain was built with "
+                  "auto (default: generated where the C++ compiler detrain was built with is "
+                  "present), generated or evaluator: how the CPU replays elementwise programs "
                   "(docs/fused-loops.md); never changes a bit")
-      ->check(CLI::IsMember({"evaluator", "generated"}));
+      ->check(CLI::IsMember({"auto", "evaluator", "generated"}));
   cmd->add_option("--rank-timeout", f->rank_timeout,
                   "Under mpirun: seconds a rank waits for another (default 300)")
       ->check(RealIn(0.001, 86400.0));

@@ -72,6 +72,9 @@ struct DeviceOptions {
   // CPU: elementwise programs run as generated, compiled loops (cpu/fused_loops.h) instead of
   // the evaluator; never changes a bit.
   bool generated_loops = false;
+  // With generated_loops: where this machine cannot compile them (no compiler), the evaluator
+  // runs them instead of the load failing.
+  bool loops_fallback = false;
   std::shared_ptr<const BackendOptions> backend_options;  // the backend's own, or null
 };
 

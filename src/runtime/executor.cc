@@ -164,9 +164,9 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
   device_options.isa = s.isa;
   device_options.mesh_devices = d;
   device_options.generated_loops = options.generated_loops;
+  device_options.loops_fallback = options.loops_fallback;
   device_options.backend_options = options.backend_options;
   DETRAIN_ASSIGN_OR_RETURN(s.factory, OpenDevices(*s.checked, device_options));
-  s.stats.devices = s.factory->Describe();
   // Loading prepares every kernel: a plan a backend cannot run is reported here rather than at
   // the first run.
   for (int i = 0; i < (p.replicated() ? 1 : per_rank); ++i) {
@@ -175,6 +175,7 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
         s.factory->MakeDevice(s.rank * per_rank + i, /*whole_plan=*/p.replicated() || d == 1));
     s.devices.push_back(std::move(device));
   }
+  s.stats.devices = s.factory->Describe();  // after loading: what the devices run with
   const LoadRewrites rewrites = s.devices[0]->Rewrites();
   s.stats.folded_transposes = rewrites.transposes;
   s.stats.folded_dot_trees = rewrites.dot_trees;

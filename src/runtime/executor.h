@@ -51,6 +51,8 @@ struct ExecutorOptions {
   // CPU: elementwise programs as generated loops compiled at load time by the C++ compiler
   // detrain was built with (docs/fused-loops.md), not the evaluator. Never changes a bit.
   bool generated_loops = false;
+  // With generated_loops: where this machine cannot compile them, the evaluator (no error).
+  bool loops_fallback = false;
   // What only `backend` reads, passed to it unread (cuda/cuda_backend.h CudaOptions: the program
   // and images a compile made, an emulator's GPUs); null: the backend's defaults.
   std::shared_ptr<const BackendOptions> backend_options;

@@ -203,15 +203,21 @@ TEST(RunCliTest, APipelineIsRecordedAndVerifiesAndTrainsTheSameWeights) {
   EXPECT_NE(bad.err.find("unknown pass 'bogus'"), std::string::npos) << bad.err;
 }
 
-// --loops generated (docs/fused-loops.md): the same step hashes and weights as the evaluator's,
-// recorded in environment.json, verified with either; refused for the CUDA backend.
+// --loops (docs/fused-loops.md): generated loops give the evaluator's step hashes and weights,
+// are recorded in environment.json (the default, auto, runs them where the compiler detrain was
+// built with is present, as it is here), verify either way; generated is refused for CUDA.
 TEST(RunCliTest, GeneratedLoopsTrainTheSameBitsAndVerify) {
   const std::string dir = TempDir();
   CliResult gen = RunDetrain(
       {"run", kTiny, "--attest", "-o", dir + "/gen", "--loops", "generated", "--steps", "4"});
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
-  CliResult plain = RunDetrain({"run", kTiny, "--attest", "-o", dir + "/eval", "--steps", "4"});
+  CliResult plain = RunDetrain(
+      {"run", kTiny, "--attest", "-o", dir + "/eval", "--loops", "evaluator", "--steps", "4"});
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  CliResult automatic =
+      RunDetrain({"run", kTiny, "--attest", "-o", dir + "/auto", "--steps", "4", "-q"});
+  ASSERT_EQ(automatic.exit_code, 0) << automatic.err;
+  EXPECT_NE(Slurp(dir + "/auto/environment.json").find("generated loops"), std::string::npos);
   const std::string hash = LineAfter(gen.out, "final step hash: ");
   EXPECT_FALSE(hash.empty()) << gen.out;
   EXPECT_EQ(hash, LineAfter(plain.out, "final step hash: "));
@@ -221,6 +227,8 @@ TEST(RunCliTest, GeneratedLoopsTrainTheSameBitsAndVerify) {
   EXPECT_EQ(Slurp(dir + "/eval/environment.json").find("generated loops"), std::string::npos);
   CliResult v = RunDetrain({"verify", dir + "/eval", "--loops", "generated"});
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  CliResult ve = RunDetrain({"verify", dir + "/gen", "--loops", "evaluator"});
+  EXPECT_EQ(ve.exit_code, 0) << ve.out << ve.err;
   CliResult cuda = RunDetrain(
       {"run", kTiny, "-o", dir + "/cuda", "--backend", "cuda", "--loops", "generated", "-q"});
   EXPECT_EQ(cuda.exit_code, 2);

@@ -7,10 +7,14 @@
 #include "runtime/cpu/fused_loops.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <bit>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -174,6 +178,50 @@ TEST(FusedLoops, CompiledLoopGivesTheRulesBitsAndSharesFunctions) {
   }
   EXPECT_GE(rc.calls, 3) << "the special blocks and the tail go to the rule";
   EXPECT_LE(rc.calls, 3);
+}
+
+// The cache: a second FusedLoops with the same functions loads the first one's library (no
+// compile); a cache directory others may write to is not used.
+TEST(FusedLoops, CompiledLibrariesAreCachedInAPrivateDirectory) {
+  char tmpl[] = "/tmp/detrain-loops-cache-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string home = tmpl;
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("XDG_CACHE_HOME", home.c_str(), 1);
+  const plan::DecodedProgram p = Mixed();
+  codegen::cpu::LoopSpec spec{&p, {false, true}, false};
+  auto build = [&](LoopFn* fn) {
+    auto loops = std::make_unique<FusedLoops>(BestIsa());
+    loops->Request(spec, fn);
+    Status st = loops->Build();
+    EXPECT_TRUE(st.ok()) << st.message();
+    return loops;
+  };
+  LoopFn first = nullptr, second = nullptr, third = nullptr;
+  auto a = build(&first);
+  EXPECT_EQ(a->compiles(), 1);
+  auto b = build(&second);
+  EXPECT_EQ(b->compiles(), 0) << "the second build should load the cached library";
+  ASSERT_NE(second, nullptr);
+  // The cached function computes as the first: the rule's bits at a few points.
+  const float x[64 + 1] = {0.5f, -2.0f, 3.25f}, y[1] = {1.5f};
+  float out[65] = {};
+  const uint8_t* in[] = {reinterpret_cast<const uint8_t*>(x), reinterpret_cast<const uint8_t*>(y)};
+  RuleCall rc{x, y, out};
+  DtLoopEnv env{b->unary(), [](void*, int64_t, int64_t) {}};
+  second(in, reinterpret_cast<uint8_t*>(out), 0, 64, &env, &rc);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(std::bit_cast<uint32_t>(out[i]), std::bit_cast<uint32_t>(MixedRule(x[i], y[0])));
+  ::chmod((home + "/detrain/loops").c_str(), 0777);
+  auto c = build(&third);
+  EXPECT_EQ(c->compiles(), 1) << "a directory others may write to is no cache";
+  if (old != nullptr) {
+    ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  } else {
+    ::unsetenv("XDG_CACHE_HOME");
+  }
+  std::filesystem::remove_all(home);
 }
 
 TEST(FusedLoops, AMissingCompilerIsAnErrorOfThisMachine) {

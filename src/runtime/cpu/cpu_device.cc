@@ -12,8 +12,11 @@
 namespace detrain::runtime::cpu {
 
 CpuDevice::CpuDevice(int index, ThreadPool* pool, Isa isa, bool whole_plan,
-                     std::shared_ptr<FusedLoops> loops)
-    : index_(index), whole_plan_(whole_plan), loops_(std::move(loops)) {
+                     std::shared_ptr<FusedLoops> loops, bool loops_fallback)
+    : index_(index),
+      whole_plan_(whole_plan),
+      loops_(std::move(loops)),
+      loops_fallback_(loops_fallback) {
   ctx_.pool = pool;
   ctx_.isa = isa;
 }
@@ -55,8 +58,12 @@ Status CpuDevice::Load(const plan::ValidatedPlan& plan) {
     for (const auto& kernel : kernels_) {
       if (kernel) kernel->RequestLoops(*loops_);
     }
-    generated_loops_ = loops_->requests() - before;
-    DETRAIN_RETURN_IF_ERROR(loops_->Build());
+    const Status built = loops_->Build();
+    if (built.ok()) {
+      generated_loops_ = loops_->requests() - before;
+    } else if (!loops_fallback_ || built.code() != StatusCode::kUnavailable) {
+      return built;
+    }  // else: no compiler here; every kernel keeps the evaluator (its slot stayed null)
   }
   for (const auto& kernel : kernels_) {
     if (kernel) scratch = std::max(scratch, kernel->ScratchBytes());
@@ -119,14 +126,16 @@ class CpuDevices : public DeviceFactory {
         loops_(options.generated_loops ? std::make_shared<FusedLoops>(options.isa) : nullptr) {}
 
   Result<std::unique_ptr<Device>> MakeDevice(int index, bool whole_plan) override {
-    auto device = std::make_unique<CpuDevice>(index, pool_.get(), options_.isa, whole_plan, loops_);
+    auto device = std::make_unique<CpuDevice>(index, pool_.get(), options_.isa, whole_plan, loops_,
+                                              options_.loops_fallback);
     DETRAIN_RETURN_IF_ERROR(device->Load(plan_));
     return std::unique_ptr<Device>(std::move(device));
   }
 
   std::vector<std::string> Describe() const override {
     return {"cpu (" + std::string(IsaName(options_.isa)) + ", " + std::to_string(options_.threads) +
-            " threads" + (loops_ != nullptr ? ", generated loops" : "") + ")"};
+            " threads" + (loops_ != nullptr && loops_->loaded() > 0 ? ", generated loops" : "") +
+            ")"};
   }
 
  private:

@@ -24,8 +24,9 @@ class CpuDevice : public Device {
   // replica), which allows rewrites across shards (PrepareKernels).
   // `loops`, when not null, makes the elementwise kernels' generated loops (fused_loops.h) at
   // Load; devices of one executor share it.
+  // `loops_fallback`: a machine that cannot compile them keeps the evaluator (no error).
   CpuDevice(int index, ThreadPool* pool, Isa isa, bool whole_plan = false,
-            std::shared_ptr<FusedLoops> loops = nullptr);
+            std::shared_ptr<FusedLoops> loops = nullptr, bool loops_fallback = false);
   ~CpuDevice() override;
 
   std::string Name() const override;
@@ -51,6 +52,7 @@ class CpuDevice : public Device {
   uint8_t* scratch_ = nullptr;  // ctx_.scratch: the kernels' shared scratch space
   std::vector<ArrayRef> buffers_;
   std::shared_ptr<FusedLoops> loops_;  // before kernels_: its code outlives theirs
+  bool loops_fallback_ = false;
   std::vector<std::unique_ptr<CpuKernel>> kernels_;
   FoldCounts folds_;
   int64_t generated_loops_ = 0;  // this device's elementwise programs given a generated loop

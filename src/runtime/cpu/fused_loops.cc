@@ -4,15 +4,19 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
+#include "attest/sha256.h"
 #include "base/math/crmath.h"
 #include "compiler/ir/op_enums.h"
 
@@ -152,6 +156,63 @@ Status WriteFile(const std::filesystem::path& path, std::string_view bytes) {
   return Status::Ok();
 }
 
+// The compiled-loop cache (docs/fused-loops.md): $XDG_CACHE_HOME/detrain/loops, else
+// $HOME/.cache/detrain/loops, made 0700; none where neither is set or the directory is not this
+// user's alone (a library there is code this process would run).
+bool PrivateToMe(const std::filesystem::path& p, bool directory) {
+  struct stat st;
+  if (::lstat(p.c_str(), &st) != 0) return false;
+  const bool kind = directory ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode);
+  return kind && st.st_uid == ::geteuid() && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+std::optional<std::filesystem::path> CacheDir() {
+  std::filesystem::path base;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && x[0] == '/') {
+    base = x;
+  } else if (const char* h = std::getenv("HOME"); h != nullptr && h[0] == '/') {
+    base = std::filesystem::path(h) / ".cache";
+  } else {
+    return std::nullopt;
+  }
+  const std::filesystem::path dir = base / "detrain" / "loops";
+  std::error_code ec;
+  std::filesystem::create_directories(dir.parent_path(), ec);
+  ::mkdir(dir.c_str(), 0700);
+  if (!PrivateToMe(dir, /*directory=*/true)) return std::nullopt;
+  return dir;
+}
+
+// Where the library of `source` compiled by `compiler` with `flags` is kept: named by the
+// SHA-256 of all three and of the compiler file's size and time (a changed compiler misses).
+std::optional<std::filesystem::path> CachedLibrary(const std::string& compiler,
+                                                   const std::vector<std::string>& flags,
+                                                   const std::string& source) {
+  const std::optional<std::filesystem::path> dir = CacheDir();
+  if (!dir) return std::nullopt;
+  struct stat st;
+  std::string id = compiler + "\n";
+  if (::stat(compiler.c_str(), &st) == 0) {
+    id += std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+          std::to_string(st.st_mtim.tv_nsec) + "\n";
+  }
+  for (const std::string& f : flags) id += f + "\n";
+  return *dir / (attest::Sha256Hex(id + source) + ".so");
+}
+
+bool SafeToLoad(const std::filesystem::path& lib) { return PrivateToMe(lib, /*directory=*/false); }
+
+// Copies a just-compiled library into the cache: a private temporary file renamed into place,
+// so that a concurrent reader sees the whole library or none. Best effort.
+void Keep(const std::filesystem::path& lib, const std::filesystem::path& cached) {
+  const std::filesystem::path tmp =
+      cached.string() + ".tmp." + std::to_string(static_cast<long>(::getpid()));
+  std::error_code ec;
+  std::filesystem::copy_file(lib, tmp, std::filesystem::copy_options::overwrite_existing, ec);
+  if (!ec) ::chmod(tmp.c_str(), 0700);
+  if (ec || ::rename(tmp.c_str(), cached.c_str()) != 0) std::filesystem::remove(tmp, ec);
+}
+
 }  // namespace
 
 FusedLoops::FusedLoops(Isa isa, std::string compiler)
@@ -188,48 +249,56 @@ Status FusedLoops::Build() {
 }
 
 Status FusedLoops::Compile() {
-  if (!unbuilt_.empty()) {
+  if (unbuilt_.empty()) return Status::Ok();
+  std::string source(codegen::cpu::LoopPrelude());
+  for (const auto& [name, text] : unbuilt_) source += "\n" + text;
+  // IEEE arithmetic as the evaluator's files are compiled (DESIGN.md §2): no contraction, no
+  // fast math. -fno-math-errno only lets sqrt be the instruction (errno is not a value).
+  std::vector<std::string> flags = {
+      "-std=c++20",      "-O2",   "-ffp-contract=off", "-fno-fast-math",
+      "-fno-math-errno", "-fPIC", "-shared",           "-w"};
+  // GCC's -O2 cost model ("very cheap") leaves the block loops scalar where a block's start
+  // is not a constant; "cheap" vectorizes them. Clang's -O2 vectorizes them as they are.
+  if (std::string_view(DETRAIN_CXX_COMPILER_ID) == "GNU" && compiler_ == Compiler())
+    flags.push_back("-fvect-cost-model=cheap");
+  for (std::string& f : TargetFlags(isa_)) flags.push_back(std::move(f));
+  const std::optional<std::filesystem::path> cached = CachedLibrary(compiler_, flags, source);
+  void* handle = nullptr;
+  if (cached && SafeToLoad(*cached)) handle = ::dlopen(cached->c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
     DETRAIN_ASSIGN_OR_RETURN(TempDir dir, TempDir::Make());
-    std::string source(codegen::cpu::LoopPrelude());
-    for (const auto& [name, text] : unbuilt_) source += "\n" + text;
     const std::filesystem::path src = dir.path() / "loops.cc", lib = dir.path() / "loops.so",
                                 log = dir.path() / "compiler.log";
     DETRAIN_RETURN_IF_ERROR(WriteFile(src, source));
-    // IEEE arithmetic as the evaluator's files are compiled (DESIGN.md §2): no contraction, no
-    // fast math. -fno-math-errno only lets sqrt be the instruction (errno is not a value).
-    std::vector<std::string> argv = {
-        compiler_, "-std=c++20", "-O2", "-ffp-contract=off", "-fno-fast-math", "-fno-math-errno",
-        "-fPIC",   "-shared",    "-w"};
-    // GCC's -O2 cost model ("very cheap") leaves the block loops scalar where a block's start
-    // is not a constant; "cheap" vectorizes them. Clang's -O2 vectorizes them as they are.
-    if (std::string_view(DETRAIN_CXX_COMPILER_ID) == "GNU" && compiler_ == Compiler())
-      argv.push_back("-fvect-cost-model=cheap");
-    for (std::string& f : TargetFlags(isa_)) argv.push_back(std::move(f));
+    std::vector<std::string> argv = {compiler_};
+    argv.insert(argv.end(), flags.begin(), flags.end());
     for (const char* a : {"-o", lib.c_str(), src.c_str()}) argv.push_back(a);
     DETRAIN_ASSIGN_OR_RETURN(int rc, Spawn(argv, log));
     if (rc != 0) {
       return Unavailable("generated loops: the C++ compiler '" + compiler_ + "' failed (exit " +
                          std::to_string(rc) + "):\n" + Tail(log, 2000));
     }
-    void* handle = ::dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+    handle = ::dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* why = ::dlerror();
       return Unavailable(std::string("generated loops: cannot load the compiled loops: ") +
                          (why != nullptr ? why : "?"));
     }
-    std::map<std::string, LoopFn> found;
-    for (const auto& [name, text] : unbuilt_) {
-      void* fn = ::dlsym(handle, name.c_str());
-      if (fn == nullptr) {
-        ::dlclose(handle);
-        return Internal("generated loops: " + name + " is missing from the compiled library");
-      }
-      found[name] = reinterpret_cast<LoopFn>(fn);
-    }
-    handles_.push_back(handle);
-    loaded_.merge(found);
-    unbuilt_.clear();
+    ++compiles_;
+    if (cached) Keep(lib, *cached);
   }
+  std::map<std::string, LoopFn> found;
+  for (const auto& [name, text] : unbuilt_) {
+    void* fn = ::dlsym(handle, name.c_str());
+    if (fn == nullptr) {
+      ::dlclose(handle);
+      return Internal("generated loops: " + name + " is missing from the compiled library");
+    }
+    found[name] = reinterpret_cast<LoopFn>(fn);
+  }
+  handles_.push_back(handle);
+  loaded_.merge(found);
+  unbuilt_.clear();
   return Status::Ok();
 }
 

@@ -63,6 +63,9 @@ class FusedLoops {
   // The distinct functions requested so far, and the requests (kernels' programs).
   int64_t functions() const { return static_cast<int64_t>(names_.size()); }
   int64_t requests() const { return requests_; }
+  // Functions loaded so far, and the compiles run (a Build the cache answered runs none).
+  int64_t loaded() const { return static_cast<int64_t>(loaded_.size()); }
+  int64_t compiles() const { return compiles_; }
 
  private:
   Status Compile();  // the unbuilt functions into a loaded library
@@ -76,6 +79,7 @@ class FusedLoops {
   std::vector<std::pair<std::string, std::string>> unbuilt_;  // (name, text) since the last Build
   std::vector<void*> handles_;                                // dlopen'ed libraries
   int64_t requests_ = 0;
+  int64_t compiles_ = 0;
 };
 
 }  // namespace detrain::runtime::cpu
