@@ -13,12 +13,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "compiler/codegen/cpu/fused_loop.h"
+#include "compiler/semantics/convert.h"
 #include "compiler/semantics/scalar.h"
 
 namespace detrain::runtime::cpu {
@@ -90,16 +92,27 @@ TEST(FusedLoop, WritesFloatArithmeticComparesSelectsAndArrayOps) {
        Op(pb::ScalarOp::SELECT, pb::F32, {2, 0, 1})},
       3, {ir::ElementType::kF32, ir::ElementType::kF32});
   EXPECT_TRUE(codegen::cpu::CanGenerate(select));
-  // Integer arithmetic, conversions and a result that is not f32 stay with the evaluator.
-  const plan::DecodedProgram ints = Decode(
-      {Op(pb::ScalarOp::INPUT, pb::S32, {}, "", 0), Op(pb::ScalarOp::INPUT, pb::S32, {}, "", 1),
-       Op(pb::ScalarOp::BINARY, pb::S32, {0, 1}, "add")},
-      2, {ir::ElementType::kS32, ir::ElementType::kS32});
-  EXPECT_FALSE(codegen::cpu::CanGenerate(ints));
+  // 32-bit integer arithmetic that wraps, converts to f32: written; integer division, shifts,
+  // converts from f32 and 64-bit types stay with the evaluator.
+  auto int_op = [](const char* op, pb::ElementType t) {
+    const ir::ElementType e = t == pb::S64 ? ir::ElementType::kS64 : ir::ElementType::kS32;
+    return Decode({Op(pb::ScalarOp::INPUT, t, {}, "", 0), Op(pb::ScalarOp::INPUT, t, {}, "", 1),
+                   Op(pb::ScalarOp::BINARY, t, {0, 1}, op)},
+                  2, {e, e});
+  };
+  EXPECT_TRUE(codegen::cpu::CanGenerate(int_op("add", pb::S32)));
+  EXPECT_TRUE(codegen::cpu::CanGenerate(int_op("xor", pb::S32)));
+  EXPECT_FALSE(codegen::cpu::CanGenerate(int_op("divide", pb::S32)));
+  EXPECT_FALSE(codegen::cpu::CanGenerate(int_op("shift-left", pb::S32)));
+  EXPECT_FALSE(codegen::cpu::CanGenerate(int_op("add", pb::S64)));
   const plan::DecodedProgram convert =
       Decode({Op(pb::ScalarOp::INPUT, pb::S32, {}, "", 0), Op(pb::ScalarOp::CONVERT, pb::F32, {0})},
              1, {ir::ElementType::kS32});
-  EXPECT_FALSE(codegen::cpu::CanGenerate(convert));
+  EXPECT_TRUE(codegen::cpu::CanGenerate(convert));
+  const plan::DecodedProgram to_int =
+      Decode({Op(pb::ScalarOp::INPUT, pb::F32, {}, "", 0), Op(pb::ScalarOp::CONVERT, pb::S32, {0})},
+             1, {ir::ElementType::kF32});
+  EXPECT_FALSE(codegen::cpu::CanGenerate(to_int));
   const plan::DecodedProgram power = Decode(
       {Op(pb::ScalarOp::INPUT, pb::F32, {}, "", 0), Op(pb::ScalarOp::INPUT, pb::F32, {}, "", 1),
        Op(pb::ScalarOp::BINARY, pb::F32, {0, 1}, "power")},
@@ -222,6 +235,75 @@ TEST(FusedLoops, CompiledLibrariesAreCachedInAPrivateDirectory) {
     ::unsetenv("XDG_CACHE_HOME");
   }
   std::filesystem::remove_all(home);
+}
+
+// Dropout's bits as charlm's plan has them: ((x ^ y) & 0x7fffff | 0x3f800000) as f32 - 1, times
+// the mask (x * 3, wrapping, < y) as f32: each element's bits are the semantics', and only the
+// partial block goes to the rule.
+TEST(FusedLoops, IntegerProgramsGiveTheRulesBits) {
+  auto u32 = [](uint32_t v) {
+    pb::ScalarOp c = Op(pb::ScalarOp::CONSTANT, pb::U32);
+    c.set_constant(std::string(reinterpret_cast<const char*>(&v), 4));
+    return c;
+  };
+  pb::ScalarOp lt = Op(pb::ScalarOp::COMPARE, pb::PRED, {9, 1});
+  lt.set_direction("LT");
+  const plan::DecodedProgram p = Decode(
+      {Op(pb::ScalarOp::INPUT, pb::U32, {}, "", 0), Op(pb::ScalarOp::INPUT, pb::U32, {}, "", 1),
+       u32(0x007fffffu), u32(0x3f800000u), Op(pb::ScalarOp::BINARY, pb::U32, {0, 1}, "xor"),
+       Op(pb::ScalarOp::BINARY, pb::U32, {4, 2}, "and"),
+       Op(pb::ScalarOp::BINARY, pb::U32, {5, 3}, "or"), Op(pb::ScalarOp::BITCAST, pb::F32, {6}),
+       u32(3), Op(pb::ScalarOp::BINARY, pb::U32, {0, 8}, "multiply"), lt,
+       Op(pb::ScalarOp::CONVERT, pb::F32, {10}), Constant(1.0f),
+       Op(pb::ScalarOp::BINARY, pb::F32, {7, 12}, "subtract"),
+       Op(pb::ScalarOp::BINARY, pb::F32, {11, 13}, "multiply")},
+      14, {ir::ElementType::kU32, ir::ElementType::kU32});
+  ASSERT_TRUE(codegen::cpu::CanGenerate(p));
+  FusedLoops loops(BestIsa());
+  LoopFn fn = nullptr;
+  loops.Request({&p, {false, false}, false}, &fn);
+  Status st = loops.Build();
+  ASSERT_TRUE(st.ok()) << st.message();
+  const int64_t n = 64 * 3 + 5;
+  std::vector<uint32_t> x(n), y(n);
+  std::vector<float> out(n);
+  uint32_t s = 12345;
+  for (int64_t i = 0; i < n; ++i) {
+    s = s * 1664525u + 1013904223u;
+    x[i] = s;
+    s = s * 1664525u + 1013904223u;
+    y[i] = s;
+  }
+  const std::function<float(int64_t)> rule = [&](int64_t i) {
+    namespace sem = semantics;
+    using B = sem::BinaryOp;
+    const uint32_t bits = sem::ApplyBinary<uint32_t>(
+        B::kOr,
+        sem::ApplyBinary<uint32_t>(B::kAnd, sem::ApplyBinary<uint32_t>(B::kXor, x[i], y[i]),
+                                   0x007fffffu),
+        0x3f800000u);
+    const float f = sem::ApplyBinary<float>(B::kSubtract, std::bit_cast<float>(bits), 1.0f);
+    const uint32_t m = sem::ApplyBinary<uint32_t>(B::kMultiply, x[i], 3u);
+    const float mask = sem::ConvertElement<float, uint8_t>(m < y[i] ? 1 : 0);
+    return sem::ApplyBinary<float>(B::kMultiply, mask, f);
+  };
+  struct Tail {
+    std::vector<float>* out;
+    const std::function<float(int64_t)>* rule;
+    int64_t calls = 0;
+  };
+  Tail tail{&out, &rule};
+  const uint8_t* in[] = {reinterpret_cast<const uint8_t*>(x.data()),
+                         reinterpret_cast<const uint8_t*>(y.data())};
+  DtLoopEnv env{loops.unary(), [](void* ctx, int64_t begin, int64_t count) {
+                  Tail& t = *static_cast<Tail*>(ctx);
+                  ++t.calls;
+                  for (int64_t i = begin; i < begin + count; ++i) (*t.out)[i] = (*t.rule)(i);
+                }};
+  fn(in, reinterpret_cast<uint8_t*>(out.data()), 0, n, &env, &tail);
+  EXPECT_EQ(tail.calls, 1) << "only the partial block is the rule's";
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(std::bit_cast<uint32_t>(out[i]), std::bit_cast<uint32_t>(rule(i))) << "index " << i;
 }
 
 TEST(FusedLoops, AMissingCompilerIsAnErrorOfThisMachine) {

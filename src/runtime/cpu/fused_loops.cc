@@ -258,9 +258,10 @@ Status FusedLoops::Compile() {
       "-std=c++20",      "-O2",   "-ffp-contract=off", "-fno-fast-math",
       "-fno-math-errno", "-fPIC", "-shared",           "-w"};
   // GCC's -O2 cost model ("very cheap") leaves the block loops scalar where a block's start
-  // is not a constant; "cheap" vectorizes them. Clang's -O2 vectorizes them as they are.
+  // is not a constant, and "cheap" those with many operands; "dynamic" (-O3's) vectorizes them
+  // all. Clang's -O2 vectorizes them as they are.
   if (std::string_view(DETRAIN_CXX_COMPILER_ID) == "GNU" && compiler_ == Compiler())
-    flags.push_back("-fvect-cost-model=cheap");
+    flags.push_back("-fvect-cost-model=dynamic");
   for (std::string& f : TargetFlags(isa_)) flags.push_back(std::move(f));
   const std::optional<std::filesystem::path> cached = CachedLibrary(compiler_, flags, source);
   void* handle = nullptr;

@@ -59,7 +59,23 @@ std::string Hex32(uint64_t bits) {
   return b;
 }
 
-const char* CType(ElementType t) { return t == ElementType::kF32 ? "float" : "uint8_t"; }
+const char* CType(ElementType t) {
+  switch (t) {
+    case ElementType::kF32:
+      return "float";
+    case ElementType::kS32:
+      return "int32_t";
+    case ElementType::kU32:
+      return "uint32_t";
+    default:
+      return "uint8_t";  // pred
+  }
+}
+
+bool Is32(ElementType t) {
+  return t == ElementType::kF32 || t == ElementType::kS32 || t == ElementType::kU32;
+}
+bool IsInt32(ElementType t) { return t == ElementType::kS32 || t == ElementType::kU32; }
 
 // The generator of one function (LoopFunction).
 class Writer {
@@ -102,7 +118,9 @@ class Writer {
       Line(std::string("  const ") + t + "* " + restrict + "in" + std::to_string(j) +
            " = reinterpret_cast<const " + t + "*>(in[" + std::to_string(j) + "]);");
     }
-    Line("  float* " + restrict + "out = reinterpret_cast<float*>(out_bytes);");
+    const char* out_type = CType(p_.ops[static_cast<size_t>(p_.result)].type);
+    Line(std::string("  ") + out_type + "* " + restrict + "out = reinterpret_cast<" + out_type +
+         "*>(out_bytes);");
     // The values the same at every index, once; should one need the rule, so does every block.
     Line("  int uniform_flag = 0;");
     for (size_t i = 0; i < n_; ++i) {
@@ -126,10 +144,9 @@ class Writer {
     Line("      int flag = 0;");
     for (size_t i = 0; i < n_; ++i) {
       if (array_[i])
-        Line(std::string("      alignas(64) ") + CType(p_.ops[i].type) + " a" + std::to_string(i) +
-             "[" + block + "];");
+        Line("      alignas(64) " + ValueType(i) + " a" + std::to_string(i) + "[" + block + "];");
     }
-    if (aliased) Line("      alignas(64) float res[" + block + "];");
+    if (aliased) Line(std::string("      alignas(64) ") + out_type + " res[" + block + "];");
     const std::string dst = aliased ? "res[i]" : "out[b0 + i]";
     const size_t result = static_cast<size_t>(p_.result);
     for (int sg = 0; sg < segments_; ++sg) {
@@ -191,9 +208,13 @@ class Writer {
     return input_types_;
   }
 
-  std::string Decl(size_t i) const {
-    return std::string(CType(p_.ops[i].type)) + " v" + std::to_string(i);
+  // Every pred value is a bool (which keeps the loops' masks in vector registers): a compare's,
+  // a constant's (0 or 1: CanGenerate), an input's byte as `!= 0` — all a select reads of it
+  // (CanGenerate leaves a convert of a pred input, whose byte 2 would be 2.0f, to the evaluator).
+  std::string ValueType(size_t i) const {
+    return p_.ops[i].type == ElementType::kPred ? "bool" : CType(p_.ops[i].type);
   }
+  std::string Decl(size_t i) const { return ValueType(i) + " v" + std::to_string(i); }
 
   bool ScalarInput(int32_t input) const {
     const size_t j = static_cast<size_t>(input);
@@ -209,12 +230,12 @@ class Writer {
     switch (d.kind) {
       case pb::ScalarOp::INPUT: {
         const std::string at = ScalarInput(d.input) ? "[0]" : "[b0 + i]";
-        return "in" + std::to_string(d.input) + at;
+        const std::string x = "in" + std::to_string(d.input) + at;
+        return d.type == ElementType::kPred ? "(" + x + " != 0)" : x;
       }
       case pb::ScalarOp::CONSTANT:
-        return d.type == ElementType::kF32
-                   ? "std::bit_cast<float>(" + Hex32(d.constant) + ")"
-                   : "static_cast<uint8_t>(" + std::to_string(d.constant & 0xff) + ")";
+        if (d.type == ElementType::kPred) return (d.constant & 0xff) != 0 ? "true" : "false";
+        return std::string("std::bit_cast<") + CType(d.type) + ">(" + Hex32(d.constant) + ")";
       case pb::ScalarOp::UNARY:
         switch (d.unary) {
           case UnaryOp::kNegate:
@@ -225,6 +246,31 @@ class Writer {
             return "DtFlag(__builtin_sqrtf(" + v(0) + ")" + flag;
         }
       case pb::ScalarOp::BINARY:
+        if (IsInt32(d.type)) {  // exact: wrapping arithmetic (in uint32_t), bits, comparisons
+          const std::string t = CType(d.type);
+          auto wrap = [&](const char* op) {
+            return "static_cast<" + t + ">(static_cast<uint32_t>(" + v(0) + ") " + op +
+                   " static_cast<uint32_t>(" + v(1) + "))";
+          };
+          switch (d.binary) {
+            case BinaryOp::kAdd:
+              return wrap("+");
+            case BinaryOp::kSubtract:
+              return wrap("-");
+            case BinaryOp::kMultiply:
+              return wrap("*");
+            case BinaryOp::kAnd:
+              return wrap("&");
+            case BinaryOp::kOr:
+              return wrap("|");
+            case BinaryOp::kXor:
+              return wrap("^");
+            case BinaryOp::kMaximum:
+              return "DtSelect(" + v(0) + " > " + v(1) + ", " + v(0) + ", " + v(1) + ")";
+            default:
+              return "DtSelect(" + v(0) + " < " + v(1) + ", " + v(0) + ", " + v(1) + ")";
+          }
+        }
         switch (d.binary) {
           case BinaryOp::kAdd:
             return "DtFlag(" + v(0) + " + " + v(1) + flag;
@@ -240,10 +286,15 @@ class Writer {
             return "DtMin(" + v(0) + ", " + v(1) + flag;
         }
       case pb::ScalarOp::COMPARE:  // IEEE comparisons: exact
-        return "static_cast<uint8_t>(" + v(0) + " " + CompareOperator(d.direction) + " " + v(1) +
-               ")";
+        return v(0) + " " + CompareOperator(d.direction) + " " + v(1);
       case pb::ScalarOp::SELECT:
-        return v(0) + " != 0 ? " + v(1) + " : " + v(2);
+        return "DtSelect(" + v(0) + ", " + v(1) + ", " + v(2) + ")";
+      case pb::ScalarOp::CONVERT:  // to f32 from pred, s32, u32: round to nearest even, exact
+        if (p_.ops[Arg(i, 0)].type == ElementType::kPred)
+          return "DtSelect(" + v(0) + ", 1.0f, 0.0f)";
+        return "static_cast<float>(" + v(0) + ")";
+      case pb::ScalarOp::BITCAST:
+        return std::string("std::bit_cast<") + CType(d.type) + ">(" + v(0) + ")";
       default:
         return "0";
     }
@@ -271,6 +322,13 @@ struct DtLoopEnv {
   void (*unary)(int op, const float* in, float* out, int64_t n);
   void (*rule)(void* ctx, int64_t begin, int64_t n);
 };
+// p ? a : b for 4-byte a and b, as bits: no branch, so that GCC vectorizes a loop that also
+// folds a flag (it does not where if-conversion and the flag's reduction meet).
+template <typename T>
+static inline T DtSelect(bool p, T a, T b) {
+  const uint32_t m = 0u - static_cast<uint32_t>(p);
+  return std::bit_cast<T>((std::bit_cast<uint32_t>(a) & m) | (std::bit_cast<uint32_t>(b) & ~m));
+}
 // The plain operation's result, flagging a NaN (whose payload is the rule's to decide).
 static inline float DtFlag(float r, int& flag) {
   flag |= r != r;
@@ -279,11 +337,11 @@ static inline float DtFlag(float r, int& flag) {
 // maximum / minimum: the comparison, flagging NaNs and two zeros (the sign rule).
 static inline float DtMax(float a, float b, int& flag) {
   flag |= (a != a) | (b != b) | ((a == 0.0f) & (b == 0.0f));
-  return a > b ? a : b;
+  return DtSelect(a > b, a, b);
 }
 static inline float DtMin(float a, float b, int& flag) {
   flag |= (a != a) | (b != b) | ((a == 0.0f) & (b == 0.0f));
-  return a < b ? a : b;
+  return DtSelect(a < b, a, b);
 }
 )";
 
@@ -292,14 +350,16 @@ static inline float DtMin(float a, float b, int& flag) {
 bool CanGenerate(const plan::DecodedProgram& program) {
   if (program.ops.empty() || program.result < 0 ||
       static_cast<size_t>(program.result) >= program.ops.size() ||
-      program.ops[static_cast<size_t>(program.result)].type != ElementType::kF32)
+      !Is32(program.ops[static_cast<size_t>(program.result)].type))
     return false;
   for (const plan::DecodedOp& d : program.ops) {
     const bool f32 = d.type == ElementType::kF32;
     switch (d.kind) {
       case pb::ScalarOp::INPUT:
       case pb::ScalarOp::CONSTANT:
-        if (!f32 && d.type != ElementType::kPred) return false;
+        if (!Is32(d.type) && d.type != ElementType::kPred) return false;
+        if (d.kind == pb::ScalarOp::CONSTANT && d.type == ElementType::kPred && d.constant > 1)
+          return false;
         break;
       case pb::ScalarOp::UNARY:
         if (!f32 || !(IsArrayUnary(d.unary) || d.unary == UnaryOp::kNegate ||
@@ -307,27 +367,43 @@ bool CanGenerate(const plan::DecodedProgram& program) {
           return false;
         break;
       case pb::ScalarOp::BINARY:
-        if (!f32) return false;
         switch (d.binary) {
           case BinaryOp::kAdd:
           case BinaryOp::kSubtract:
           case BinaryOp::kMultiply:
-          case BinaryOp::kDivide:
           case BinaryOp::kMaximum:
           case BinaryOp::kMinimum:
+            if (!Is32(d.type)) return false;
+            break;
+          case BinaryOp::kDivide:
+            if (!f32) return false;  // an integer division's zero and overflow rules: evaluated
+            break;
+          case BinaryOp::kAnd:
+          case BinaryOp::kOr:
+          case BinaryOp::kXor:
+            if (!IsInt32(d.type)) return false;
             break;
           default:
-            return false;
+            return false;  // shifts, remainder, power
         }
         break;
       case pb::ScalarOp::COMPARE:
-        if (d.arg_type != ElementType::kF32) return false;
+        if (!Is32(d.arg_type)) return false;
         break;
       case pb::ScalarOp::SELECT:
-        if (!f32) return false;
+        if (!Is32(d.type)) return false;
+        break;
+      case pb::ScalarOp::CONVERT:
+        if (!f32 || !(IsInt32(d.arg_type) || d.arg_type == ElementType::kPred)) return false;
+        if (program.ops[static_cast<size_t>(d.args[0])].kind == pb::ScalarOp::INPUT &&
+            d.arg_type == ElementType::kPred)
+          return false;
+        break;
+      case pb::ScalarOp::BITCAST:
+        if (!Is32(d.type) || !Is32(d.arg_type)) return false;
         break;
       default:
-        return false;  // REDUCED, CLAMP, CONVERT, BITCAST
+        return false;  // REDUCED, CLAMP
     }
   }
   return true;

@@ -39,10 +39,13 @@ struct LoopSpec {
   bool output_meets_input = false;
 };
 
-// Whether LoopFunction can write `program`: an f32 result, and ops among f32 inputs and
-// constants, pred inputs and constants, add / subtract / multiply / divide / maximum / minimum,
+// Whether LoopFunction can write `program`: an f32, s32 or u32 result, and ops among inputs and
+// constants of those types and pred; f32 add / subtract / multiply / divide / maximum / minimum,
 // negate, abs, sqrt and the transcendental ops crmath has array forms for (exp, expm1, log,
-// log1p, tanh, logistic, erf, rsqrt), f32 compares and selects of f32.
+// log1p, tanh, logistic, erf, rsqrt); s32 / u32 add / subtract / multiply (wrapping), and / or /
+// xor, maximum / minimum; compares and selects of those types; converts to f32 from pred, s32
+// and u32; bitcasts among f32, s32 and u32. Integer division, remainder, power and shifts, and
+// everything 64-bit, stay with the evaluator.
 bool CanGenerate(const plan::DecodedProgram& program);
 
 // The definition of
