@@ -7,7 +7,10 @@
 // Load time, in two phases: each kernel asks for its programs' loops (Request, with the slot the
 // function pointer goes to), then one Build compiles every distinct function not compiled
 // before (one shared library per Build), loads it and fills the slots. The library stays loaded
-// while the FusedLoops lives: kernels holding its functions must keep it (a shared_ptr).
+// while the FusedLoops lives: kernels holding its functions must keep it (a shared_ptr). A
+// compiled library is cached ($XDG_CACHE_HOME or ~/.cache/detrain/loops, private to the user,
+// named by the SHA-256 of the source, the flags and the compiler's identity): the next load of
+// the same functions dlopens it instead of compiling.
 //
 // Thread safety: Request and Build from one thread; the loaded functions are pure and may run on
 // any thread. Determinism: the source is a function of the requests; nothing machine-dependent

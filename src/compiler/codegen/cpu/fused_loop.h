@@ -3,13 +3,13 @@
 // one loop over the index space, for the system compiler to vectorize.
 //
 // The function evaluates the program for indices [begin, end) in blocks of kLoopBlock elements.
-// A full block runs the plain f32 operations in one loop (values in registers), with a flag for
-// every case where a plain operation and the semantics may differ — a NaN made or passed on, the
-// maximum or minimum of two zeros; the transcendental unary ops are crmath's array forms called
-// on the block through the environment (the functions the evaluator calls). A flagged block, and
-// a partial one, goes to the environment's `rule` — the evaluator, which applies the semantics'
-// rules — so every element has the evaluator's bits. Where the output meets an input (a
-// parameter updated in place), a full block is computed into a local copy and stored only when
+// A full block runs the plain operations in one loop (values in registers; integer ones exact),
+// with a flag for every f32 case where a plain operation and the semantics may differ — a NaN made
+// or passed on, the maximum or minimum of two zeros; the transcendental unary ops are crmath's
+// array forms called on the block through the environment (the functions the evaluator calls). A
+// flagged block, and a partial one, goes to the environment's `rule` — the evaluator, which applies
+// the semantics' rules — so every element has the evaluator's bits. Where the output meets an input
+// (a parameter updated in place), a full block is computed into a local copy and stored only when
 // unflagged, so that the rule reads the inputs unchanged. The source needs no header of
 // detrain's: the arithmetic is plain IEEE (the compiler must not contract or reassociate it).
 //
