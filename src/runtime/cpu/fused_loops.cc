@@ -17,8 +17,8 @@
 #include <sstream>
 
 #include "attest/sha256.h"
-#include "base/math/crmath.h"
 #include "compiler/ir/op_enums.h"
+#include "runtime/cpu/isa_kernels.h"
 
 extern char** environ;
 
@@ -32,31 +32,11 @@ extern char** environ;
 namespace detrain::runtime::cpu {
 namespace {
 
-// crmath's array form of `op` on ISA kIsa (supported here: the device checked it).
+// The loops' `unary` on ISA kIsa: the evaluator's way to crmath's array forms (the generator
+// calls only ops that have one: fused_loop.cc IsArrayUnary).
 template <Isa kIsa>
 void UnaryArray(int op, const float* in, float* out, int64_t n) {
-  const size_t len = static_cast<size_t>(n);
-  namespace a = crmath::array_detail;
-  switch (static_cast<ir::UnaryOp>(op)) {
-    case ir::UnaryOp::kExp:
-      return a::ExpArrayOn(kIsa, in, out, len);
-    case ir::UnaryOp::kExpm1:
-      return a::Expm1ArrayOn(kIsa, in, out, len);
-    case ir::UnaryOp::kLog:
-      return a::LogArrayOn(kIsa, in, out, len);
-    case ir::UnaryOp::kLog1p:
-      return a::Log1pArrayOn(kIsa, in, out, len);
-    case ir::UnaryOp::kTanh:
-      return a::TanhArrayOn(kIsa, in, out, len);
-    case ir::UnaryOp::kLogistic:
-      return a::LogisticArrayOn(kIsa, in, out, len);
-    case ir::UnaryOp::kErf:
-      return a::ErfArrayOn(kIsa, in, out, len);
-    case ir::UnaryOp::kRsqrt:
-      return a::RsqrtArrayOn(kIsa, in, out, len);
-    default:
-      return;  // the generator calls only the ops above (fused_loop.cc IsArrayUnary)
-  }
+  ArrayUnaryOn(kIsa, static_cast<ir::UnaryOp>(op), in, out, n);
 }
 
 using UnaryFn = void (*)(int, const float*, float*, int64_t);
@@ -158,7 +138,10 @@ Status WriteFile(const std::filesystem::path& path, std::string_view bytes) {
 
 // The compiled-loop cache (docs/fused-loops.md): $XDG_CACHE_HOME/detrain/loops, else
 // $HOME/.cache/detrain/loops, made 0700; none where neither is set or the directory is not this
-// user's alone (a library there is code this process would run).
+// user's alone (a library there is code this process would run). The two variables choose only
+// where compiled code is kept, as TMPDIR does for the compile itself: no value, stage or digest
+// depends on them (DESIGN.md §2) — a library is found by the digest of its source, and the
+// source's bits are the evaluator's.
 bool PrivateToMe(const std::filesystem::path& p, bool directory) {
   struct stat st;
   if (::lstat(p.c_str(), &st) != 0) return false;

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "base/isa.h"
+#include "compiler/ir/op_enums.h"
 #include "runtime/cpu/program.h"
 
 namespace detrain::runtime::cpu {
@@ -89,6 +90,12 @@ struct IsaKernels {
 
 // The loops for `isa`, which must be supported here (see base/isa.h ClampIsa).
 const IsaKernels& KernelsFor(Isa isa);
+
+// out[i] = op(in[i]) for i < n by crmath's array form on `isa` (the same bits as the scalar
+// functions), for the transcendental f32 ops that have one (exp, expm1, log, log1p, tanh,
+// logistic, erf, rsqrt); false, with nothing written, for any other op. The evaluator's and
+// the generated loops' (fused_loops.h) one way to them.
+bool ArrayUnaryOn(Isa isa, ir::UnaryOp op, const float* in, float* out, int64_t n);
 
 namespace isa_scalar {
 extern const IsaKernels kKernels;

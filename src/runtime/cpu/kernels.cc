@@ -2,6 +2,7 @@
 // PrepareKernels applies the load-time folds (plan_folds.h) to a whole plan's kernels.
 #include "runtime/cpu/kernels.h"
 
+#include "base/math/crmath.h"
 #include "runtime/cpu/isa_kernels.h"
 #include "runtime/cpu/plan_folds.h"
 
@@ -27,6 +28,39 @@ const IsaKernels& KernelsFor(Isa isa) {
       return isa_avx512::kKernels;
   }
   return isa_scalar::kKernels;
+}
+
+bool ArrayUnaryOn(Isa isa, ir::UnaryOp op, const float* in, float* out, int64_t n) {
+  const size_t len = static_cast<size_t>(n);
+  namespace a = crmath::array_detail;
+  switch (op) {
+    case ir::UnaryOp::kExp:
+      a::ExpArrayOn(isa, in, out, len);
+      return true;
+    case ir::UnaryOp::kExpm1:
+      a::Expm1ArrayOn(isa, in, out, len);
+      return true;
+    case ir::UnaryOp::kLog:
+      a::LogArrayOn(isa, in, out, len);
+      return true;
+    case ir::UnaryOp::kLog1p:
+      a::Log1pArrayOn(isa, in, out, len);
+      return true;
+    case ir::UnaryOp::kTanh:
+      a::TanhArrayOn(isa, in, out, len);
+      return true;
+    case ir::UnaryOp::kLogistic:
+      a::LogisticArrayOn(isa, in, out, len);
+      return true;
+    case ir::UnaryOp::kErf:
+      a::ErfArrayOn(isa, in, out, len);
+      return true;
+    case ir::UnaryOp::kRsqrt:
+      a::RsqrtArrayOn(isa, in, out, len);
+      return true;
+    default:
+      return false;
+  }
 }
 
 Result<std::unique_ptr<CpuKernel>> PrepareKernel(const plan::CheckedKernel& k) {
