@@ -22,6 +22,7 @@
 #include "compiler/codegen/cpu/fused_loop.h"
 #include "compiler/semantics/convert.h"
 #include "compiler/semantics/scalar.h"
+#include "runtime/cpu/isa_kernels.h"
 
 namespace detrain::runtime::cpu {
 namespace {
@@ -118,6 +119,34 @@ TEST(FusedLoop, WritesFloatArithmeticComparesSelectsAndArrayOps) {
        Op(pb::ScalarOp::BINARY, pb::F32, {0, 1}, "power")},
       2, {ir::ElementType::kF32, ir::ElementType::kF32});
   EXPECT_FALSE(codegen::cpu::CanGenerate(power));
+}
+
+// Every f32 unary op the generator writes is one it computes inline (negate, abs, sqrt) or one
+// the loops' environment has an array form for: else a block would be left unwritten.
+TEST(FusedLoop, EveryUnaryOpItWritesHasAWay) {
+  const struct {
+    const char* spelling;
+    ir::UnaryOp op;
+  } kOps[] = {
+#define OP(e, s, n, c, o, x, a, t)
+#define UNARY(e, s, x, t) {s, ir::UnaryOp::e},
+#include "compiler/ir/ops.def"
+#undef OP
+  };
+  int written = 0;
+  for (const auto& u : kOps) {
+    pb::ScalarProgram prog;
+    *prog.add_ops() = Op(pb::ScalarOp::INPUT, pb::F32);
+    *prog.add_ops() = Op(pb::ScalarOp::UNARY, pb::F32, {0}, u.spelling);
+    auto p = plan::DecodeProgram(prog, {ir::ElementType::kF32});
+    if (!p.ok() || !codegen::cpu::CanGenerate(*p)) continue;
+    ++written;
+    const bool inline_op =
+        u.op == ir::UnaryOp::kNegate || u.op == ir::UnaryOp::kAbs || u.op == ir::UnaryOp::kSqrt;
+    float x = 0.5f, y = 0.0f;
+    EXPECT_TRUE(inline_op || ArrayUnaryOn(BestIsa(), u.op, &x, &y, 1)) << u.spelling;
+  }
+  EXPECT_GE(written, 11);  // negate, abs, sqrt and the eight array ops
 }
 
 TEST(FusedLoop, TextIsAFunctionOfTheSpec) {
