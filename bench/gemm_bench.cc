@@ -177,6 +177,13 @@ void Shapes(benchmark::internal::Benchmark* b) {
       // MLP's classifier (10 classes).
       b->Args({1024, 16, 288, t, isa, 0});
       b->Args({256, 10, 1024, t, isa, 0});
+      // charlm's merged products (32 x 32 rows, width 64, MLP 256): the up projection (k = 64)
+      // and its input gradient dY W_up^T (k = 256), the down projection (k = 256) and its input
+      // gradient (k = 64).
+      b->Args({1024, 256, 64, t, isa, 0});
+      b->Args({1024, 64, 256, t, isa, 1});
+      b->Args({1024, 64, 256, t, isa, 0});
+      b->Args({1024, 256, 64, t, isa, 1});
     }
   }
 }
@@ -246,6 +253,8 @@ void TreeShapes(benchmark::internal::Benchmark* b) {
     for (int t : {1, 2}) {
       b->Args({784, 1024, 32, 8, t, isa});   // the MLP's w1 gradient
       b->Args({1024, 1024, 32, 8, t, isa});  // w2
+      b->Args({64, 256, 128, 8, t, isa});    // charlm's w_up (8 shards of 4 x 32 positions)
+      b->Args({256, 64, 128, 8, t, isa});    // w_down
     }
   }
 }

@@ -160,13 +160,16 @@ DETRAIN_HD inline float Log1pSlow(float x) {
 }
 
 // ---- tanh -----------------------------------------------------------------------------------
-// tanh |x| = E / (E + 2), E = expm1(2|x|); |x| >= 9.1 rounds to 1 (1 - tanh < 2^-25).
+// tanh |x| = E / (E + 2), E = expm1(2|x|); |x| >= 9.1 rounds to 1 (1 - tanh < 2^-25), which
+// the fast path returns too (an exact +-1 passes the rounding test): activations that large are
+// common, and each one sent to the slow path would cost a whole vector's retry.
 DETRAIN_HD_FAST Approx TanhApprox(float x) {
   float a = AbsF(x);
-  bool ok = a < 9.1f && x != 0.0f;
-  double ad = ok ? a : 1.0;
+  bool in_range = a < 9.1f;
+  bool ok = a <= InfF() && x != 0.0f;  // false for NaN
+  double ad = in_range ? a : 1.0;
   double e = Expm1FastD(2.0 * ad);
-  double y = WithSignOf(e / (e + 2.0), x);
+  double y = WithSignOf(Select(in_range, e / (e + 2.0), 1.0), x);
   return {y, kErrTanh, ok};
 }
 DETRAIN_CRMATH_TESTS(Tanh)
@@ -183,11 +186,13 @@ DETRAIN_HD inline float TanhSlow(float x) {
 }
 
 // ---- logistic -------------------------------------------------------------------------------
-// 1 / (1 + e^-x); x > 18 rounds to 1, x <= -104 rounds to +0.
+// 1 / (1 + e^-x); x > 18 rounds to 1 (returned exactly here, as tanh's +-1), x <= -104 rounds
+// to +0 (the slow path: a zero fails the rounding test's normal range).
 DETRAIN_HD_FAST Approx LogisticApprox(float x) {
-  bool ok = x > -104.0f && x <= 18.0f;
-  double xd = ok ? x : 0.0;
-  double y = 1.0 / (1.0 + ExpFastD(-xd));
+  bool in_range = x <= 18.0f;
+  bool ok = x > -104.0f;  // false for NaN
+  double xd = ok && in_range ? x : 0.0;
+  double y = Select(in_range, 1.0 / (1.0 + ExpFastD(-xd)), 1.0);
   return {y, kErrExp, ok};
 }
 DETRAIN_CRMATH_TESTS(Logistic)
@@ -200,11 +205,13 @@ DETRAIN_HD inline float LogisticSlow(float x) {
 }
 
 // ---- erf ------------------------------------------------------------------------------------
+// |x| >= 4 rounds to +-1 (returned exactly, as tanh's).
 DETRAIN_HD_FAST Approx ErfApprox(float x) {
   float a = AbsF(x);
-  bool ok = a < 4.0f && x != 0.0f;
-  double ad = ok ? a : 1.0;
-  double y = WithSignOf(ErfFastD(ad), x);
+  bool in_range = a < 4.0f;
+  bool ok = a <= InfF() && x != 0.0f;  // false for NaN
+  double ad = in_range ? a : 1.0;
+  double y = WithSignOf(Select(in_range, ErfFastD(ad), 1.0), x);
   return {y, kErrErf, ok};
 }
 DETRAIN_CRMATH_TESTS(Erf)

@@ -5,6 +5,7 @@
 // interpreter): dynamic start indices are clamped so the window fits.
 #include <algorithm>
 #include <cstring>
+#include <cwchar>
 
 #include "runtime/cpu/copy.h"
 #include "runtime/cpu/isa_kernels.h"
@@ -37,6 +38,23 @@ void Collapse(std::vector<int64_t>* dims, std::vector<int64_t>* step) {
 // against it at load).
 constexpr size_t kMaxAffineRank = 16;
 
+// n copies of v (a broadcast's row). 4-byte elements go through glibc's wmemset (wchar_t is a
+// 4-byte integer on the platforms detrain builds for), whose vector stores the portable build's
+// fill loop would not get: GCC's -O2 leaves loops of unknown length scalar. Bits are copied, never
+// converted.
+template <typename T>
+void FillRow(T* o, T v, int64_t n) {
+  if constexpr (sizeof(T) == 1) {
+    std::memset(o, v, static_cast<size_t>(n));
+  } else if constexpr (sizeof(T) == sizeof(wchar_t)) {
+    wchar_t w;
+    std::memcpy(&w, &v, sizeof w);
+    std::wmemset(reinterpret_cast<wchar_t*>(o), w, static_cast<size_t>(n));
+  } else {
+    std::fill(o, o + n, v);
+  }
+}
+
 // Rows [row0, row1) of the collapsed copy: row r is output elements [r * inner, (r + 1) * inner).
 template <typename T>
 void AffineRows(const T* src, T* dst, const std::vector<int64_t>& dims,
@@ -56,7 +74,7 @@ void AffineRows(const T* src, T* dst, const std::vector<int64_t>& dims,
     if (inner_step == 1) {
       std::memcpy(o, s, static_cast<size_t>(inner) * sizeof(T));
     } else if (inner_step == 0) {
-      std::fill(o, o + inner, *s);
+      FillRow(o, *s, inner);
     } else {
       for (int64_t j = 0; j < inner; ++j) o[j] = s[j * inner_step];
     }

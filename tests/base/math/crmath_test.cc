@@ -100,6 +100,40 @@ TEST(CrmathTest, SubnormalsAndThresholds) {
   EXPECT_BITS(0x1p74f, Rsqrt(0x1p-148f));
 }
 
+// Saturated inputs (tanh and erf at +-1, logistic at 1) are decided by the fast path itself, with
+// the value the slow path gives: activations that large are common, and a vector with one such
+// lane would otherwise retry it alone.
+TEST(CrmathTest, SaturationIsDecidedByTheFastPath) {
+  for (float x : {9.1f, 9.2f, 20.0f, 1e30f, kInf}) {
+    for (float s : {x, -x}) {
+      float out = 0.0f;
+      EXPECT_TRUE(internal::TanhFast(s, &out)) << s;
+      EXPECT_BITS(s > 0 ? 1.0f : -1.0f, out);
+      EXPECT_BITS(internal::TanhSlow(s), out);
+    }
+  }
+  for (float x : {4.0f, 4.5f, 1e30f, kInf}) {
+    for (float s : {x, -x}) {
+      float out = 0.0f;
+      EXPECT_TRUE(internal::ErfFast(s, &out)) << s;
+      EXPECT_BITS(internal::ErfSlow(s), out);
+    }
+  }
+  for (float x : {std::nextafter(18.0f, kInf), 20.0f, 1e30f, kInf}) {
+    float out = 0.0f;
+    EXPECT_TRUE(internal::LogisticFast(x, &out)) << x;
+    EXPECT_BITS(1.0f, out);
+    EXPECT_BITS(internal::LogisticSlow(x), out);
+  }
+  // NaN and zero still take the slow path (a NaN keeps its payload; a zero fails the test's
+  // normal range).
+  float out = 0.0f;
+  EXPECT_FALSE(internal::TanhFast(kNan, &out));
+  EXPECT_FALSE(internal::TanhFast(0.0f, &out));
+  EXPECT_FALSE(internal::LogisticFast(kNan, &out));
+  EXPECT_FALSE(internal::ErfFast(-kNan, &out));
+}
+
 TEST(CrmathTest, ExactResults) {
   for (int k = -149; k <= 127; ++k) {
     float p = std::ldexp(1.0f, k);
