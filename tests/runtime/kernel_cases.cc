@@ -499,6 +499,35 @@ ENTRY main {
          SignedZeros({40, 70})});
 }
 
+// Reductions of elementwise operands (the compiler fuses the operand's program into the
+// reduction as its `pre`): a sum of products, a sum of exp (a softmax's denominator, -inf from a
+// mask), a maximum of a select; special pairs in full and partial blocks, so that the generated
+// `pre` loops meet flagged blocks too.
+void FusedReductionsOfElementwiseOperands(Cases& c) {
+  c.Add(std::string("HloModule m\n") + kAddComputation + R"(max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY main {
+  x = f32[37,211] parameter(0)
+  y = f32[37,211] parameter(1)
+  z = f32[] constant(0)
+  p = f32[37,211] multiply(x, y)
+  r0 = f32[37] reduce(p, z), dimensions={1}, to_apply=add
+  ninf = f32[] constant(-inf)
+  nb = f32[37,211] broadcast(ninf), dimensions={}
+  lt = pred[37,211] compare(x, y), direction=LT
+  masked = f32[37,211] select(lt, x, nb)
+  e = f32[37,211] exponential(masked)
+  r1 = f32[211] reduce(e, z), dimensions={0}, to_apply=add
+  s = f32[37,211] select(lt, x, y)
+  r2 = f32[37] reduce(s, ninf), dimensions={1}, to_apply=max
+  ROOT o = (f32[37], f32[211], f32[37]) tuple(r0, r1, r2)
+})",
+        {PairsA({37, 211}), PairsB({37, 211})});
+}
+
 // The shard tree of weight gradients: S per-shard dots x_s^T dy_s (k = the shard's rows, which
 // may differ), added pairwise by shard and scaled by a constant, as the train step emits them.
 // `transposed`: each dot computes dy_s^T x_s and a transpose gives the gradient's layout (so the
@@ -743,6 +772,8 @@ std::vector<KernelCase> KernelCases() {
   ThreefryKeyRuns(c);
   c.Group("ReductionsInterleavedAndSplitKeepTheCanonicalOrder");
   ReductionsInterleavedAndSplitKeepTheCanonicalOrder(c);
+  c.Group("FusedReductionsOfElementwiseOperands");
+  FusedReductionsOfElementwiseOperands(c);
   c.Group("ShardTreeOfDotsRunsAsOneGemmTree");
   ShardTreeOfDotsRunsAsOneGemmTree(c);
   c.Group("DotTiles");

@@ -240,7 +240,13 @@ class ElementwiseKernel : public CpuKernel, public BlockedKernel {
   }
 
   void RequestLoops(FusedLoops& loops) override {
-    if (reduce_) return;  // a fused reduction's program reads REDUCED: the evaluator's
+    if (reduce_) {
+      // A fused reduction: `pre`, over the operand's space, writes scratch (never an input); the
+      // program after the reduction reads REDUCED, which the generator does not write, and runs
+      // over the (smaller) output space: the evaluator's.
+      pre_.RequestLoop(loops, /*output_meets_input=*/false);
+      return;
+    }
     bool meets = false;
     for (size_t i = 0; i < in_.size(); ++i) {
       const ArrayRef& a = in_[i];
