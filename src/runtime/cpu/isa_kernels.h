@@ -47,6 +47,11 @@ using EvalChunkFn = void (*)(const DecodedProgram& program, const ChunkIo& io, i
 using GemmTileFn = void (*)(int64_t kc, const float* a, const float* b, int64_t ldb, float* c,
                             int64_t ldc, bool load);
 
+// GemmTileFn with A read in place: a[r * lda + p] for the tile's gemm_mr rows, all of them
+// readable (the same chains as the packed tile computes).
+using GemmTileInPlaceFn = void (*)(int64_t kc, const float* a, int64_t lda, const float* b,
+                                   int64_t ldb, float* c, int64_t ldc, bool load);
+
 // dst[i * dst_stride + j] = src[j * src_stride + i] for i < ni, j < nj (4-byte elements, bits).
 using Transpose32Fn = void (*)(const uint32_t* src, int64_t src_stride, uint32_t* dst,
                                int64_t dst_stride, int64_t ni, int64_t nj);
@@ -86,6 +91,8 @@ struct IsaKernels {
   // its gemm_nr columns (fewer columns computed in vain); null where the path has none. Which
   // tile computes an element never changes its chain (each element one fmaf chain over k).
   const IsaKernels* narrow = nullptr;
+  // The tile reading a row-major A in place, or null (the GEMM packs A).
+  GemmTileInPlaceFn gemm_tile_in_place = nullptr;
 };
 
 // The loops for `isa`, which must be supported here (see base/isa.h ClampIsa).
