@@ -2,9 +2,9 @@
 //
 //   for each k block of kKc:            B's block packed once, in panels of the tile's columns
 //     for each kMcTiles tiles of rows:  A's rows packed k-major in groups of the tile's rows (a
-//                                       row-major A is read in place by the AVX-512 tile, which
-//                                       saves the transposes: charlm's 1024 x 64 x 256 products
-//                                       ran 25-30 % faster)
+//                                       row- or column-major A is read in place by the AVX-512
+//                                       tile instead, InPlaceTile: charlm's 1024 x 64 x 256
+//                                       products ran 25-30 % faster without the transposes)
 //       for each panel:                 (the B panel stays in L1)
 //         for each tile of rows:        the register tile continues its chains (load = k > 0)
 //
@@ -102,6 +102,24 @@ void PackB(const IsaKernels& kern, const float* b, int64_t rs, int64_t cs, int64
   }
 }
 
+// The tile that reads an A of strides (rs, cs) in place, with the stride it takes, or null (A is
+// packed): a row-major A by rows, a column-major one (a weight gradient's x^T) by columns, where
+// the path has such a tile and the stride between the values one k step reads apart is not a
+// multiple of 4 KiB (they would meet in one L1 set). Only full groups of rows are read in place.
+GemmTileInPlaceFn InPlaceTile(const IsaKernels& kern, const APacker* packer, int64_t rs, int64_t cs,
+                              int64_t* stride) {
+  if (packer != nullptr) return nullptr;
+  if (cs == 1 && (rs * 4) % 4096 != 0) {
+    *stride = rs;
+    return kern.gemm_tile_rows_in_place;
+  }
+  if (rs == 1 && (cs * 4) % 4096 != 0) {
+    *stride = cs;
+    return kern.gemm_tile_columns_in_place;
+  }
+  return nullptr;
+}
+
 // C(i, j) by the chain the contract defines (gemm.h), which fixes the NaN payload: fmaf(A, B, acc)
 // over p ascending, or fmaf(B, A, acc) for a swapped product. `arow` is A's row i, `acs` the
 // stride between its elements.
@@ -130,10 +148,9 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
   float* pa = scratch.A(static_cast<size_t>(mc * kKc));
   float* pb = scratch.B(static_cast<size_t>(panels * nr * kKc));
   float edge[16 * 64];  // one partial tile (mr <= 16, nr <= 64)
-  // A row-major A is read in place by the tile (no packing) where the path has such a tile and
-  // the rows' stride is not a multiple of 4 KiB (whose rows would meet in one L1 set).
-  const bool a_in_place =
-      packer == nullptr && acs == 1 && kern.gemm_tile_in_place != nullptr && (ars * 4) % 4096 != 0;
+  int64_t a_stride = 0;
+  const GemmTileInPlaceFn a_tile = InPlaceTile(kern, packer, ars, acs, &a_stride);
+  const bool a_in_place = a_tile != nullptr;
   for (int64_t p0 = 0; p0 < k; p0 += kKc) {
     const int64_t kc = std::min(kKc, k - p0);
     const bool load = p0 > 0;
@@ -169,10 +186,10 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
           const int64_t live = std::min(mr, i1 - i);
           float* tile = c + i * n + j;
           const float* group = pa + g * mr * kc;
-          const float* rows_in_place = a_in_place && live == mr ? a + i * ars + p0 : nullptr;
+          const float* rows_in_place = a_in_place && live == mr ? a + i * ars + p0 * acs : nullptr;
           auto run_tile = [&](float* out, int64_t ldc) {
             if (rows_in_place != nullptr) {
-              kern.gemm_tile_in_place(kc, rows_in_place, ars, panel, ldb, out, ldc, load);
+              a_tile(kc, rows_in_place, a_stride, panel, ldb, out, ldc, load);
             } else {
               kern.gemm_tile(kc, group, panel, ldb, out, ldc, load);
             }
@@ -290,6 +307,10 @@ void TreeBlock(const IsaKernels& kern, const GemmLeaf* leaves, int64_t count, co
   int64_t koff[kMaxGemmTreeLeaves + 1] = {0};
   for (int64_t s = 0; s < count; ++s) koff[s + 1] = koff[s] + leaves[s].k;
   const int64_t total_k = koff[count];
+  GemmTileInPlaceFn leaf_tile[kMaxGemmTreeLeaves];  // per leaf: A read in place, or null
+  int64_t leaf_stride[kMaxGemmTreeLeaves] = {0};
+  for (int64_t s = 0; s < count; ++s)
+    leaf_tile[s] = InPlaceTile(kern, nullptr, leaves[s].a.rows, leaves[s].a.cols, &leaf_stride[s]);
   Scratch& scratch = ThreadScratch();
   float* pa = scratch.A(static_cast<size_t>(mc * total_k));
   float* pb = scratch.B(static_cast<size_t>(panels * nr * total_k));
@@ -305,8 +326,14 @@ void TreeBlock(const IsaKernels& kern, const GemmLeaf* leaves, int64_t count, co
     const int64_t groups = (rows + mr - 1) / mr;
     for (int64_t s = 0; s < count; ++s) {
       const GemmLeaf& leaf = leaves[s];
-      PackA(kern, leaf.a.data, leaf.a.rows, leaf.a.cols, ic, rows, 0, leaf.k, mr,
-            pa + mc * koff[s]);
+      float* out = pa + mc * koff[s];
+      if (leaf_tile[s] == nullptr) {
+        PackA(kern, leaf.a.data, leaf.a.rows, leaf.a.cols, ic, rows, 0, leaf.k, mr, out);
+      } else if (rows % mr != 0) {  // the partial last group only
+        const int64_t full = rows / mr * mr;
+        PackA(kern, leaf.a.data, leaf.a.rows, leaf.a.cols, ic + full, rows - full, 0, leaf.k, mr,
+              out + full * leaf.k);
+      }
     }
     for (int64_t jp = 0; jp < panels; ++jp) {
       const int64_t j = j0 + jp * nr;
@@ -315,9 +342,16 @@ void TreeBlock(const IsaKernels& kern, const GemmLeaf* leaves, int64_t count, co
         const int64_t i = ic + g * mr;
         const int64_t live = std::min(mr, i1 - i);
         for (int64_t s = 0; s < count; ++s) {
-          const int64_t k = leaves[s].k;
-          kern.gemm_tile(k, pa + mc * koff[s] + g * mr * k,
-                         pb + panels * nr * koff[s] + jp * nr * k, nr, tiles + s * slot, nr, false);
+          const GemmLeaf& leaf = leaves[s];
+          const int64_t k = leaf.k;
+          const float* panel = pb + panels * nr * koff[s] + jp * nr * k;
+          if (leaf_tile[s] != nullptr && live == mr) {
+            leaf_tile[s](k, leaf.a.data + i * leaf.a.rows, leaf_stride[s], panel, nr,
+                         tiles + s * slot, nr, false);
+          } else {
+            kern.gemm_tile(k, pa + mc * koff[s] + g * mr * k, panel, nr, tiles + s * slot, nr,
+                           false);
+          }
         }
         for (int64_t st = 0; st < num_steps; ++st) {
           const TreeStep& step = steps[st];

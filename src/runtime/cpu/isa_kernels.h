@@ -47,7 +47,8 @@ using EvalChunkFn = void (*)(const DecodedProgram& program, const ChunkIo& io, i
 using GemmTileFn = void (*)(int64_t kc, const float* a, const float* b, int64_t ldb, float* c,
                             int64_t ldc, bool load);
 
-// GemmTileFn with A read in place: a[r * lda + p] for the tile's gemm_mr rows, all of them
+// GemmTileFn with A read in place: a[r * lda + p] (rows in place: a row-major A) or
+// a[p * lda + r] (columns in place: a column-major A) for the tile's gemm_mr rows, all of them
 // readable (the same chains as the packed tile computes).
 using GemmTileInPlaceFn = void (*)(int64_t kc, const float* a, int64_t lda, const float* b,
                                    int64_t ldb, float* c, int64_t ldc, bool load);
@@ -91,8 +92,9 @@ struct IsaKernels {
   // its gemm_nr columns (fewer columns computed in vain); null where the path has none. Which
   // tile computes an element never changes its chain (each element one fmaf chain over k).
   const IsaKernels* narrow = nullptr;
-  // The tile reading a row-major A in place, or null (the GEMM packs A).
-  GemmTileInPlaceFn gemm_tile_in_place = nullptr;
+  // The tile reading a row-major / column-major A in place, or null (the GEMM packs A).
+  GemmTileInPlaceFn gemm_tile_rows_in_place = nullptr;
+  GemmTileInPlaceFn gemm_tile_columns_in_place = nullptr;
 };
 
 // The loops for `isa`, which must be supported here (see base/isa.h ClampIsa).
