@@ -104,8 +104,8 @@ void PackB(const IsaKernels& kern, const float* b, int64_t rs, int64_t cs, int64
 
 // The tile that reads an A of strides (rs, cs) in place, with the stride it takes, or null (A is
 // packed): a row-major A by rows, a column-major one (a weight gradient's x^T) by columns, where
-// the path has such a tile and the stride between the values one k step reads apart is not a
-// multiple of 4 KiB (they would meet in one L1 set). Only full groups of rows are read in place.
+// the path has such a tile and that stride is not a multiple of 4 KiB (the cache lines the tile
+// streams through would all meet in one L1 set). Only full groups of rows are read in place.
 GemmTileInPlaceFn InPlaceTile(const IsaKernels& kern, const APacker* packer, int64_t rs, int64_t cs,
                               int64_t* stride) {
   if (packer != nullptr) return nullptr;
