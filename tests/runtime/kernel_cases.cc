@@ -81,11 +81,17 @@ ir::Literal U32(std::vector<int64_t> dims, F f) {
   return Bits32(ir::ElementType::kU32, std::move(dims), f);
 }
 
-// The f32 add computation, for reduce and scatter.
+// The f32 add and maximum computations, for reduce and scatter.
 constexpr char kAddComputation[] = R"(add {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
   ROOT s = f32[] add(a, b)
+}
+)";
+constexpr char kMaxComputation[] = R"(max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
 }
 )";
 
@@ -463,12 +469,7 @@ ENTRY main {
 }
 
 void ReductionsInterleavedAndSplitKeepTheCanonicalOrder(Cases& c) {
-  c.Add(std::string("HloModule m\n") + kAddComputation + R"(max {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT m = f32[] maximum(a, b)
-}
-min {
+  c.Add(std::string("HloModule m\n") + kAddComputation + kMaxComputation + R"(min {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
   ROOT m = f32[] minimum(a, b)
@@ -504,12 +505,7 @@ ENTRY main {
 // mask), a maximum of a select; special pairs in full and partial blocks, so that the generated
 // `pre` loops meet flagged blocks too.
 void FusedReductionsOfElementwiseOperands(Cases& c) {
-  c.Add(std::string("HloModule m\n") + kAddComputation + R"(max {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT m = f32[] maximum(a, b)
-}
-ENTRY main {
+  c.Add(std::string("HloModule m\n") + kAddComputation + kMaxComputation + R"(ENTRY main {
   x = f32[37,211] parameter(0)
   y = f32[37,211] parameter(1)
   z = f32[] constant(0)

@@ -186,10 +186,10 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
           const int64_t live = std::min(mr, i1 - i);
           float* tile = c + i * n + j;
           const float* group = pa + g * mr * kc;
-          const float* rows_in_place = a_in_place && live == mr ? a + i * ars + p0 * acs : nullptr;
+          const float* group_in_place = a_in_place && live == mr ? a + i * ars + p0 * acs : nullptr;
           auto run_tile = [&](float* out, int64_t ldc) {
-            if (rows_in_place != nullptr) {
-              a_tile(kc, rows_in_place, a_stride, panel, ldb, out, ldc, load);
+            if (group_in_place != nullptr) {
+              a_tile(kc, group_in_place, a_stride, panel, ldb, out, ldc, load);
             } else {
               kern.gemm_tile(kc, group, panel, ldb, out, ldc, load);
             }
