@@ -201,14 +201,15 @@ int Main(const Flags& f) {
       "\"first_call_ms\": %.3f, \"compile_ms\": %.3f, \"create_ms\": %.3f, "
       "\"first_step_ms\": %.3f, \"args_ms\": %.3f, \"step_ms\": %.4f, \"step_min_ms\": %.4f, "
       "\"steps\": %d, \"warmup\": %d, \"folded_transposes\": %lld, \"folded_dot_trees\": %lld, "
-      "\"state\": \"%s\", \"resident_arguments\": %lld, \"peak_rss_mib\": %.1f}\n",
+      "\"views\": %lld, \"state\": \"%s\", \"resident_arguments\": %lld, \"peak_rss_mib\": %.1f}\n",
       f.backend.c_str(), (*executor)->stats().devices.at(0).c_str(), f.devices, f.model.c_str(),
       f.threads, std::string(IsaName((*executor)->isa())).c_str(), first_call_ms, compile_ms,
       create_ms, first_step_ms, args_ms, Median(times),
       *std::min_element(times.begin(), times.end()), f.steps, f.warmup,
       static_cast<long long>((*executor)->stats().folded_transposes),
       static_cast<long long>((*executor)->stats().folded_dot_trees),
-      resident ? "resident" : "copied", static_cast<long long>(ex.resident_arguments()),
+      static_cast<long long>((*executor)->stats().views), resident ? "resident" : "copied",
+      static_cast<long long>(ex.resident_arguments()),
       static_cast<double>(usage.ru_maxrss) / 1024.0);
   return 0;
 }

@@ -41,6 +41,7 @@ struct LoadRewrites {
   int64_t scalar_broadcasts = 0;
   int64_t fused_elementwise = 0;
   int64_t generated_loops = 0;  // elementwise programs run as generated loops (cpu/fused_loops.h)
+  int64_t views = 0;            // buffers placed inside another as views (cpu/plan_views.h)
 };
 
 class Device {

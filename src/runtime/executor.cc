@@ -182,6 +182,7 @@ Result<std::unique_ptr<Executor>> Executor::Create(std::string_view bytes,
   s.stats.folded_scalar_broadcasts = rewrites.scalar_broadcasts;
   s.stats.fused_elementwise = rewrites.fused_elementwise;
   s.stats.generated_loops = rewrites.generated_loops;
+  s.stats.views = rewrites.views;
   return e;
 }
 

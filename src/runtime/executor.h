@@ -72,6 +72,7 @@ struct ExecutorStats {
   int64_t folded_scalar_broadcasts = 0;  // broadcasts of a scalar read as that scalar
   int64_t fused_elementwise = 0;         // elementwise kernels run block by block in groups
   int64_t generated_loops = 0;           // elementwise programs run as generated loops (device 0)
+  int64_t views = 0;  // buffers placed inside another, where the plan copies them (device 0)
   // What ran it, for environment.json: "cpu (avx2, 4 threads)" or each GPU's description.
   std::vector<std::string> devices;
 };

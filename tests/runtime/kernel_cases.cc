@@ -4,48 +4,9 @@
 #include "kernel_cases.h"
 
 #include <cstring>
-#include <sstream>
 
 namespace detrain::runtime {
 namespace {
-
-// Collects cases; Trace names the next one within its group (as SCOPED_TRACE would).
-class Cases {
- public:
-  void Group(std::string name) {
-    group_ = std::move(name);
-    trace_.clear();
-  }
-  template <typename T>
-  void Trace(const T& what) {
-    std::ostringstream s;
-    s << what;
-    trace_ = s.str();
-  }
-  void Add(const std::string& hlo, std::vector<ir::Literal> args, int64_t dot_trees = -1,
-           int64_t scalar_broadcasts = -1, int64_t fused_elementwise = -1,
-           int64_t updates_in_place = -1) {
-    KernelCase k;
-    k.name = group_;
-    if (!trace_.empty()) k.name += " " + trace_;
-    for (const KernelCase& e : cases_) {
-      if (e.name == k.name) k.name += " (" + std::to_string(cases_.size()) + ")";
-    }
-    k.hlo = hlo;
-    k.args = std::move(args);
-    k.dot_trees = dot_trees;
-    k.scalar_broadcasts = scalar_broadcasts;
-    k.fused_elementwise = fused_elementwise;
-    k.updates_in_place = updates_in_place;
-    cases_.push_back(std::move(k));
-    trace_.clear();
-  }
-  std::vector<KernelCase> Take() { return std::move(cases_); }
-
- private:
-  std::string group_, trace_;
-  std::vector<KernelCase> cases_;
-};
 
 // The f32 values whose pairs the arithmetic fast paths must get right.
 const std::vector<uint32_t> kSpecials = {
@@ -740,6 +701,41 @@ void UpdatesInPlace(Cases& c) {
         -1, -1, -1, /*updates_in_place=*/4);  // d0, d1, d2 and s; not p, not k
 }
 
+// Views (runtime/cpu/plan_views.h): shard slices of the batch and of a merged dot's result, the
+// operands of a concatenate written in their place in it, a reshape; read again after the copy
+// they replace would have run, and beside them what must stay a copy — a slice that is not one
+// range, one whose offset breaks the alignment (32 bytes into y), an operand concatenated twice.
+void Views(Cases& c) {
+  c.Add(R"(HloModule m
+ENTRY main {
+  x = f32[8,16] parameter(0)
+  w = f32[16,16] parameter(1)
+  y = f32[4,8] parameter(2)
+  a0 = f32[2,16] slice(x), slice={[0:2], [0:16]}
+  a1 = f32[2,16] slice(x), slice={[2:4], [0:16]}
+  e0 = f32[2,16] exponential(a0)
+  e1 = f32[2,16] negate(a1)
+  cat = f32[4,16] concatenate(e0, e1), dimensions={0}
+  d = f32[4,16] dot(cat, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d0 = f32[2,16] slice(d), slice={[0:2], [0:16]}
+  d1 = f32[2,16] slice(d), slice={[2:4], [0:16]}
+  r = f32[32] reshape(d1)
+  rn = f32[32] negate(r)
+  s = f32[2,16] add(d0, d1)
+  row = f32[1,16] slice(x), slice={[1:2], [0:16]}
+  rown = f32[1,16] negate(row)
+  col = f32[8,4] slice(x), slice={[0:8], [2:6]}
+  odd = f32[1,8] slice(y), slice={[1:2], [0:8]}
+  oddn = f32[1,8] negate(odd)
+  again = f32[2,16] exponential(e0)
+  twice = f32[4,16] concatenate(e1, e1), dimensions={0}
+  catn = f32[4,16] negate(cat)
+  ROOT t = (f32[2,16], f32[32], f32[1,16], f32[8,4], f32[1,8], f32[2,16], f32[4,16], f32[4,16]) tuple(s, rn, rown, col, oddn, again, twice, catn)
+})",
+        {Varied({8, 16}), Varied({16, 16}), Varied({4, 8})}, -1, -1, -1, -1,
+        /*views=*/8);  // a0, a1, row (x); e0, e1 (cat); d0, d1 (d); r (d1)
+}
+
 }  // namespace
 
 std::vector<KernelCase> KernelCases() {
@@ -782,6 +778,8 @@ std::vector<KernelCase> KernelCases() {
   ScatterIntoWindowDims(c);
   c.Group("UpdatesInPlace");
   UpdatesInPlace(c);
+  c.Group("Views");
+  Views(c);
   return c.Take();
 }
 

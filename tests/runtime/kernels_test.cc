@@ -31,8 +31,10 @@ namespace {
 // `scalar_broadcasts`, when >= 0: how many broadcasts of a scalar it must read as the scalar.
 // `fused`, when >= 0: how many elementwise kernels it must run block by block in groups.
 // `updates_in_place`, when >= 0: how many of the plan's buffers take over a donor's.
+// `views`, when >= 0: how many buffers the executor places inside another (plan_views.h).
 void Check(const std::string& hlo, const std::vector<ir::Literal>& args, int64_t dot_trees = -1,
-           int64_t scalar_broadcasts = -1, int64_t fused = -1, int64_t updates_in_place = -1) {
+           int64_t scalar_broadcasts = -1, int64_t fused = -1, int64_t updates_in_place = -1,
+           int64_t views = -1) {
   auto module = ir::ParseAndVerify(hlo);
   ASSERT_TRUE(module.ok()) << module.status().message();
   auto expected = interp::Evaluate(**module, args);
@@ -63,6 +65,7 @@ void Check(const std::string& hlo, const std::vector<ir::Literal>& args, int64_t
         EXPECT_EQ((*executor)->stats().folded_scalar_broadcasts, scalar_broadcasts);
       }
       if (fused >= 0) EXPECT_EQ((*executor)->stats().fused_elementwise, fused);
+      if (views >= 0) EXPECT_EQ((*executor)->stats().views, views);
       ir::Literal none;
       EXPECT_EQ((*executor)->ReadResult(0, &none).code(), StatusCode::kFailedPrecondition)
           << "a result read before any run";
@@ -137,7 +140,8 @@ class RuntimeKernels : public ::testing::TestWithParam<KernelCase> {};
 
 TEST_P(RuntimeKernels, EqualsInterpreter) {
   const KernelCase& k = GetParam();
-  Check(k.hlo, k.args, k.dot_trees, k.scalar_broadcasts, k.fused_elementwise, k.updates_in_place);
+  Check(k.hlo, k.args, k.dot_trees, k.scalar_broadcasts, k.fused_elementwise, k.updates_in_place,
+        k.views);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, RuntimeKernels, ::testing::ValuesIn(KernelCases()),

@@ -23,84 +23,6 @@ int64_t AlignUp(int64_t bytes) {
   return (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
 }
 
-// First-fit allocator over one arena: a new buffer takes the lowest-offset free block that fits.
-// Free blocks are keyed by offset (ordered, so deterministic) and also filed by size class (the
-// bit length of their size), so that the lowest fitting block is found without scanning every
-// fragment: any block of a larger class fits, so each such class offers its lowest offset, and
-// only the request's own class is searched in offset order.
-class Arena {
- public:
-  int64_t Allocate(int64_t size) {
-    const int want = Class(size);
-    int64_t best = -1;
-    for (int c = want + 1; c < kClasses; ++c) {
-      if (!by_class_[c].empty() && (best < 0 || *by_class_[c].begin() < best))
-        best = *by_class_[c].begin();
-    }
-    for (int64_t offset : by_class_[want]) {
-      if (best >= 0 && offset > best) break;
-      if (free_.at(offset) >= size) {
-        best = offset;
-        break;
-      }
-    }
-    if (best >= 0) {
-      const int64_t block = free_.at(best);
-      Remove(best);
-      if (block > size) Insert(best + size, block - size);
-      return best;
-    }
-    // Grow: reuse a free block at the end of the arena if there is one.
-    int64_t offset = end_;
-    if (!free_.empty()) {
-      auto last = std::prev(free_.end());
-      if (last->first + last->second == end_) {
-        offset = last->first;
-        Remove(offset);
-      }
-    }
-    end_ = offset + size;
-    return offset;
-  }
-
-  void Free(int64_t offset, int64_t size) {
-    auto next = free_.lower_bound(offset);
-    if (next != free_.end() && offset + size == next->first) {
-      size += next->second;
-      Remove(next->first);
-    }
-    auto prev = free_.lower_bound(offset);
-    if (prev != free_.begin()) {
-      --prev;
-      if (prev->first + prev->second == offset) {
-        offset = prev->first;
-        size += prev->second;
-        Remove(offset);
-      }
-    }
-    Insert(offset, size);
-  }
-
-  int64_t end() const { return end_; }
-
- private:
-  static constexpr int kClasses = 64;
-  static int Class(int64_t size) { return 63 - __builtin_clzll(static_cast<uint64_t>(size)); }
-  void Insert(int64_t offset, int64_t size) {
-    free_[offset] = size;
-    by_class_[Class(size)].insert(offset);
-  }
-  void Remove(int64_t offset) {
-    auto it = free_.find(offset);
-    by_class_[Class(it->second)].erase(offset);
-    free_.erase(it);
-  }
-
-  std::map<int64_t, int64_t> free_;       // offset -> size
-  std::set<int64_t> by_class_[kClasses];  // offsets of the free blocks of each size class
-  int64_t end_ = 0;
-};
-
 // Defines buffers and their live ranges; fills schedule, buffers and leaves.
 void ComputeLiveness(const ir::Computation& entry, BufferAssignment* a) {
   for (size_t pos = 0; pos < a->schedule.size(); ++pos) {
@@ -203,6 +125,68 @@ void UpdateInPlace(const DonationOptions& options, BufferAssignment* a) {
 
 }  // namespace
 
+int64_t FirstFitArena::Allocate(int64_t size) {
+  const int want = Class(size);
+  int64_t best = -1;
+  for (int c = want + 1; c < kClasses; ++c) {
+    if (!by_class_[c].empty() && (best < 0 || *by_class_[c].begin() < best))
+      best = *by_class_[c].begin();
+  }
+  for (int64_t offset : by_class_[want]) {
+    if (best >= 0 && offset > best) break;
+    if (free_.at(offset) >= size) {
+      best = offset;
+      break;
+    }
+  }
+  if (best >= 0) {
+    const int64_t block = free_.at(best);
+    Remove(best);
+    if (block > size) Insert(best + size, block - size);
+    return best;
+  }
+  // Grow: reuse a free block at the end of the arena if there is one.
+  int64_t offset = end_;
+  if (!free_.empty()) {
+    auto last = std::prev(free_.end());
+    if (last->first + last->second == end_) {
+      offset = last->first;
+      Remove(offset);
+    }
+  }
+  end_ = offset + size;
+  return offset;
+}
+
+void FirstFitArena::Free(int64_t offset, int64_t size) {
+  auto next = free_.lower_bound(offset);
+  if (next != free_.end() && offset + size == next->first) {
+    size += next->second;
+    Remove(next->first);
+  }
+  auto prev = free_.lower_bound(offset);
+  if (prev != free_.begin()) {
+    --prev;
+    if (prev->first + prev->second == offset) {
+      offset = prev->first;
+      size += prev->second;
+      Remove(offset);
+    }
+  }
+  Insert(offset, size);
+}
+
+void FirstFitArena::Insert(int64_t offset, int64_t size) {
+  free_[offset] = size;
+  by_class_[Class(size)].insert(offset);
+}
+
+void FirstFitArena::Remove(int64_t offset) {
+  auto it = free_.find(offset);
+  by_class_[Class(it->second)].erase(offset);
+  free_.erase(it);
+}
+
 int64_t LeafCount(const ir::Shape& shape) {
   if (!shape.is_tuple()) return 1;
   int64_t n = 0;
@@ -233,7 +217,7 @@ Result<BufferAssignment> AssignBuffers(const ir::Computation& computation,
   for (const LogicalBuffer& b : a.buffers) {
     if (!donated[static_cast<size_t>(b.id)]) frees[static_cast<size_t>(b.last_use)].push_back(b.id);
   }
-  Arena arena;
+  FirstFitArena arena;
   size_t next = 0;  // buffers are defined in id order along the schedule
   for (size_t pos = 0; pos < a.schedule.size(); ++pos) {
     for (; next < a.buffers.size() && a.buffers[next].defined_at == static_cast<int64_t>(pos);

@@ -37,6 +37,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -46,6 +48,30 @@
 namespace detrain::plan {
 
 inline constexpr int64_t kBufferAlignment = 64;
+
+// The placement's allocator (also used by the CPU runtime's view placement, runtime/cpu/
+// plan_views.h): a new block takes the lowest-offset free block that fits, else the arena grows
+// (taking over a free block at its end). Free blocks are keyed by offset (ordered, so
+// deterministic) and also filed by size class (the bit length of their size), so that the lowest
+// fitting block is found without scanning every fragment: any block of a larger class fits, so
+// each such class offers its lowest offset, and only the request's own class is searched in
+// offset order. Freed neighbours merge.
+class FirstFitArena {
+ public:
+  int64_t Allocate(int64_t size);  // size > 0
+  void Free(int64_t offset, int64_t size);
+  int64_t end() const { return end_; }
+
+ private:
+  static constexpr int kClasses = 64;
+  static int Class(int64_t size) { return 63 - __builtin_clzll(static_cast<uint64_t>(size)); }
+  void Insert(int64_t offset, int64_t size);
+  void Remove(int64_t offset);
+
+  std::map<int64_t, int64_t> free_;       // offset -> size
+  std::set<int64_t> by_class_[kClasses];  // offsets of the free blocks of each size class
+  int64_t end_ = 0;
+};
 
 struct LogicalBuffer {
   int64_t id = 0;  // index in BufferAssignment::buffers

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "base/budget.h"
+#include "runtime/cpu/plan_views.h"
 
 namespace detrain::runtime::cpu {
 
@@ -34,7 +35,16 @@ void CpuDevice::FreeArena() {
 
 std::string CpuDevice::Name() const { return "cpu:" + std::to_string(index_); }
 
-Status CpuDevice::Load(const plan::ValidatedPlan& plan) {
+Status CpuDevice::Load(const plan::ValidatedPlan& given) {
+  // A device that runs every kernel places views where the plan made copies (plan_views.h);
+  // its buffers then lie elsewhere in its arena than the plan says, which only this device sees.
+  kernels_.clear();
+  views_ = 0;
+  placed_.reset();
+  if (whole_plan_) {
+    DETRAIN_ASSIGN_OR_RETURN(placed_, PlaceViews(given, &views_));
+  }
+  const plan::ValidatedPlan& plan = placed_ != nullptr ? *placed_ : given;
   buffers_ = plan.buffers();
   FreeArena();
   // Anonymous pages read as zero and take memory only once written: a buffer no kernel writes

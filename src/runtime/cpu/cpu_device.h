@@ -37,8 +37,8 @@ class CpuDevice : public Device {
   Status Synchronize() override { return Status::Ok(); }
   Status SendBuffer(int32_t id, Device* to) override;
   LoadRewrites Rewrites() const override {
-    return {folds_.transposes, folds_.dot_trees, folds_.scalar_broadcasts, folds_.fused_elementwise,
-            generated_loops_};
+    return {folds_.transposes,        folds_.dot_trees, folds_.scalar_broadcasts,
+            folds_.fused_elementwise, generated_loops_, views_};
   }
 
  private:
@@ -51,6 +51,10 @@ class CpuDevice : public Device {
   size_t arena_bytes_ = 0;
   uint8_t* scratch_ = nullptr;  // ctx_.scratch: the kernels' shared scratch space
   std::vector<ArrayRef> buffers_;
+  // The plan with views placed (plan_views.h), when this device placed any: its kernels point
+  // into it, so it outlives them.
+  std::unique_ptr<plan::ValidatedPlan> placed_;
+  int64_t views_ = 0;
   std::shared_ptr<FusedLoops> loops_;  // before kernels_: its code outlives theirs
   bool loops_fallback_ = false;
   std::vector<std::unique_ptr<CpuKernel>> kernels_;

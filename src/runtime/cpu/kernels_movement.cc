@@ -171,6 +171,8 @@ class AffineCopyKernel : public CpuKernel {
     }
     const uint8_t* in = arena + in_.offset;
     uint8_t* out = arena + out_.offset;
+    // A contiguous slice placed over its source (plan_views.h): the bytes are already there.
+    if (in + base * size_ == out && dims_.size() == 1 && steps_[0] == 1) return Status::Ok();
     switch (size_) {
       case 1:
         return Copy<uint8_t>(in, out, base, ctx);
@@ -281,10 +283,18 @@ class PlaceKernel : public CpuKernel {
       FillValue(out, arena + in_[1].offset, size_, out_.elements);
       Place(arena + in_[0].offset, in_[0].dims, out, out_.dims, lo_, interior_, size_);
     } else if (kind_ == kConcatenate) {
+      const size_t dim = static_cast<size_t>(dim_);
+      int64_t outer = 1, inner = 1;
+      for (size_t d = 0; d < rank; ++d) {
+        if (d < dim) outer *= out_.dims[d];
+        if (d > dim) inner *= out_.dims[d];
+      }
       std::vector<int64_t> lo(rank, 0);
       for (const ArrayRef& a : in_) {
-        Place(arena + a.offset, a.dims, out, out_.dims, lo, zeros, size_);
-        lo[static_cast<size_t>(dim_)] += a.dims[static_cast<size_t>(dim_)];
+        // An operand written in its place in the result (plan_views.h) is not copied.
+        if (outer != 1 || arena + a.offset != out + lo[dim] * inner * size_)
+          Place(arena + a.offset, a.dims, out, out_.dims, lo, zeros, size_);
+        lo[dim] += a.dims[dim];
       }
     } else {
       if (out_.offset != in_[0].offset)
