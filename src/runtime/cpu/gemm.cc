@@ -188,26 +188,27 @@ void GemmBlock(const IsaKernels& kern, const float* a, int64_t ars, int64_t acs,
           const float* group = pa + g * mr * kc;
           const float* group_in_place = a_in_place && live == mr ? a + i * ars + p0 * acs : nullptr;
           auto run_tile = [&](float* out, int64_t ldc) {
-            if (group_in_place != nullptr) {
-              a_tile(kc, group_in_place, a_stride, panel, ldb, out, ldc, load);
-            } else {
-              kern.gemm_tile(kc, group, panel, ldb, out, ldc, load);
-            }
+            return group_in_place != nullptr
+                       ? a_tile(kc, group_in_place, a_stride, panel, ldb, out, ldc, load)
+                       : kern.gemm_tile(kc, group, panel, ldb, out, ldc, load);
           };
+          // Whether the tile holds a NaN: the tile says so from its registers; a partial tile's
+          // padding may be NaN (0 x inf), so its live part is looked at then.
+          bool nan = false;
           if (live == mr && live_cols == nr) {
-            run_tile(tile, n);
+            nan = run_tile(tile, n);
           } else {
             if (load) {
               for (int64_t r = 0; r < live; ++r)
                 std::memcpy(edge + r * nr, tile + r * n, static_cast<size_t>(live_cols) * 4);
             }
-            run_tile(edge, nr);
+            nan = run_tile(edge, nr) && kern.tile_has_nan(edge, nr, live, live_cols);
             for (int64_t r = 0; r < live; ++r)
               std::memcpy(tile + r * n, edge + r * nr, static_cast<size_t>(live_cols) * 4);
           }
-          // Canonical NaNs, once a tile's chains are complete and while it is in L1: the
-          // hardware's payload is not the contract's.
-          if (last && kern.tile_has_nan(tile, n, live, live_cols)) {
+          // Canonical NaNs, once a tile's chains are complete: the hardware's payload is not the
+          // contract's.
+          if (last && nan) {
             std::vector<float> whole;  // with a packer: the tile's group over all of k, once
             for (int64_t r = i; r < i + live; ++r) {
               for (int64_t q = j; q < j + live_cols; ++q) {

@@ -43,14 +43,16 @@ using EvalChunkFn = void (*)(const DecodedProgram& program, const ChunkIo& io, i
 // One register tile of the GEMM (gemm.h): the gemm_mr x gemm_nr values c[r * ldc + q] start
 // from c itself when `load` (continuing their chains), else from +0, and then for p ascending in
 // [0, kc): c[r][q] = fmaf(a[p * gemm_mr + r], b[p * ldb + q], c[r][q]). `a` is packed (k-major
-// groups of gemm_mr values); `b` is a panel of gemm_nr columns with row stride ldb.
-using GemmTileFn = void (*)(int64_t kc, const float* a, const float* b, int64_t ldb, float* c,
+// groups of gemm_mr values); `b` is a panel of gemm_nr columns with row stride ldb. Returns
+// whether any value it stored is a NaN (decided in registers: the caller's canonical-NaN pass
+// need not read the tile back).
+using GemmTileFn = bool (*)(int64_t kc, const float* a, const float* b, int64_t ldb, float* c,
                             int64_t ldc, bool load);
 
 // GemmTileFn with A read in place: a[r * lda + p] (rows in place: a row-major A) or
 // a[p * lda + r] (columns in place: a column-major A) for the tile's gemm_mr rows, all of them
 // readable (the same chains as the packed tile computes).
-using GemmTileInPlaceFn = void (*)(int64_t kc, const float* a, int64_t lda, const float* b,
+using GemmTileInPlaceFn = bool (*)(int64_t kc, const float* a, int64_t lda, const float* b,
                                    int64_t ldb, float* c, int64_t ldc, bool load);
 
 // dst[i * dst_stride + j] = src[j * src_stride + i] for i < ni, j < nj (4-byte elements, bits).
