@@ -2,6 +2,7 @@
 #include "runtime/cpu/plan_views.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "compiler/plan/buffer_assignment.h"
@@ -138,33 +139,57 @@ Result<std::unique_ptr<plan::ValidatedPlan>> PlaceViews(const plan::ValidatedPla
   for (const pb::EntryParameter& e : p.parameters()) {
     for (int32_t b : e.buffers()) links.entry[static_cast<size_t>(b)] = 1;
   }
+  // A result where the plan put an entry parameter (its donor, or a parameter whose block it took
+  // over after the parameter's last read) must stay there: the executor reads a carried result
+  // as in place by the plan's offsets (Executor::CarriedInPlace). Such pairs keep one place here.
+  std::vector<std::pair<int32_t, int32_t>> together;
+  for (int32_t r : p.outputs()) {
+    const plan::Array& out = plan.buffer(r);
+    for (const pb::EntryParameter& e : p.parameters()) {
+      for (int32_t b : e.buffers()) {
+        if (b == r || out.bytes == 0 || plan.buffer(b).offset != out.offset) continue;
+        links.fixed[static_cast<size_t>(b)] = 1;
+        together.emplace_back(r, b);
+      }
+    }
+  }
   for (const pb::Kernel& k : p.kernels()) ViewsOf(plan, k, &links);
   if (links.views == 0) return std::unique_ptr<plan::ValidatedPlan>();
-  // Donated pairs share their donor's slice, as the plan placed them.
+  // Donated pairs share their donor's slice, as the plan placed them; so do the pairs above. All
+  // of them are fixed, so none holds a view, and each group is a set of buffers at one offset whose
+  // lifetimes meet only where the plan made them (a donation).
   for (const pb::Buffer& b : p.buffers()) {
     if (b.has_donor()) links.parent[static_cast<size_t>(b.id())] = b.donor();
+  }
+  for (const auto& [a, b] : together) {
+    const int32_t ra = links.Root(a, nullptr), rb = links.Root(b, nullptr);
+    if (ra != rb) links.parent[static_cast<size_t>(rb)] = ra;  // at offset 0, as all of them
   }
 
   // Each group's lifetime, then first fit in schedule order (buffer_assignment.cc's rule).
   std::vector<int32_t> root(n);
   std::vector<int64_t> offset(n, 0);
   std::vector<int32_t> first(n, end_of_plan), last(n, -1);
+  std::vector<int64_t> extent(n, 0);  // a group's bytes: the farthest end of any member
   for (const pb::Buffer& b : p.buffers()) {
     const size_t i = static_cast<size_t>(b.id());
     root[i] = links.Root(b.id(), &offset[i]);
     const size_t r = static_cast<size_t>(root[i]);
     first[r] = std::min(first[r], b.defined_by());
     last[r] = std::max(last[r], b.is_output() ? end_of_plan : b.last_use());
+    extent[r] = std::max(extent[r], offset[i] + b.size());
   }
   std::vector<std::vector<int32_t>> starts(static_cast<size_t>(end_of_plan) + 1),
       ends(static_cast<size_t>(end_of_plan) + 1);
   for (size_t i = 0; i < n; ++i) {
-    if (root[i] != static_cast<int32_t>(i) || p.buffers(static_cast<int>(i)).size() == 0) continue;
+    if (root[i] != static_cast<int32_t>(i) || extent[i] == 0) continue;
     starts[static_cast<size_t>(first[i])].push_back(static_cast<int32_t>(i));
     ends[static_cast<size_t>(last[i])].push_back(static_cast<int32_t>(i));
   }
   const int64_t align = p.alignment();
-  auto aligned = [&](int32_t b) { return (p.buffers(b).size() + align - 1) / align * align; };
+  auto aligned = [&](int32_t r) {
+    return (extent[static_cast<size_t>(r)] + align - 1) / align * align;
+  };
   std::vector<int64_t> place(n, 0);
   plan::FirstFitArena arena;
   for (size_t pos = 0; pos < starts.size(); ++pos) {

@@ -16,8 +16,10 @@
 // addresses. Not a bit changes, and the plan (its bytes, its digest) is untouched: the placement is
 // the CPU device's own.
 //
-// Placement: a group is an array with the views in it (transitively) and the pairs the plan
-// donates (schemas/plan.md "Donation", "Updates in place": a result sharing its donor's slice);
+// Placement: a group is an array with the views in it (transitively), or the buffers the plan put
+// at one place for the executor: a result and its donor (schemas/plan.md "Donation", "Updates in
+// place"), and a result and the entry parameter whose block the plan gave it (the executor reads a
+// carried result as in place by the plan's offsets, Executor::CarriedInPlace);
 // it is live from the first definition to the last use of any member (a result: to the end), and
 // the groups are placed by the plan's own rule (buffer_assignment.h): at each schedule position the
 // groups that start there take the lowest free block that fits, then those that end there are
@@ -25,7 +27,8 @@
 //
 // Left as the plan placed it (no views): a plan with loops (its sub-plans' arenas lie in regions
 // of this one). Never a view or an array with views: a result of the plan, a donor or a donated
-// buffer; never a view: an entry parameter (it is copied in where the plan put it).
+// buffer, an entry parameter at a result's place; never a view: an entry parameter (it is copied
+// in where this placement puts it).
 //
 // Thread safety: a pure function.
 #ifndef DETRAIN_RUNTIME_CPU_PLAN_VIEWS_H_
