@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compiler/plan/buffer_assignment.h"
+#include "runtime/cpu/copy.h"
 
 namespace detrain::runtime::cpu {
 namespace {
@@ -46,12 +47,6 @@ struct Links {
     ++views;
   }
 };
-
-std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * dims[d];
-  return s;
-}
 
 int64_t ElementBytes(const plan::Array& a) { return a.elements > 0 ? a.bytes / a.elements : 0; }
 
