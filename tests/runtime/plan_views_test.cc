@@ -1,6 +1,8 @@
 // The CPU device's view placement (runtime/cpu/plan_views.h) beyond the kernel cases' bits: the
 // placement keeps what the executor reads from the plan's own offsets (a result carried in place
 // of a parameter whose block the plan gave it) and never overlaps two values that are live at once.
+#include "runtime/cpu/plan_views.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -11,7 +13,6 @@
 #include "compiler/passes/pipeline.h"
 #include "compiler/plan/builder.h"
 #include "compiler/plan/reader.h"
-#include "runtime/cpu/plan_views.h"
 #include "runtime/executor.h"
 #include "runtime_test_util.h"
 
@@ -122,8 +123,7 @@ TEST(PlanViews, LiveBuffersMeetOnlyAsViews) {
   for (const plan::v2::Kernel& k : proto.kernels()) {
     if (!(k.has_slice() || k.has_copy() || k.has_concatenate()) || k.outputs_size() != 1) continue;
     for (const auto& op : k.operands()) {
-      for (int32_t x : op.buffers())
-        component[static_cast<size_t>(find(x))] = find(k.outputs(0));
+      for (int32_t x : op.buffers()) component[static_cast<size_t>(find(x))] = find(k.outputs(0));
     }
   }
   int met = 0;
@@ -133,8 +133,7 @@ TEST(PlanViews, LiveBuffersMeetOnlyAsViews) {
       const int32_t a1 = a.is_output() ? end : a.last_use();
       const int32_t b1 = b.is_output() ? end : b.last_use();
       const bool at_once = a.defined_by() <= b1 && b.defined_by() <= a1;
-      const bool overlap =
-          a.offset() < b.offset() + b.size() && b.offset() < a.offset() + a.size();
+      const bool overlap = a.offset() < b.offset() + b.size() && b.offset() < a.offset() + a.size();
       if (!at_once || !overlap) continue;
       EXPECT_EQ(find(a.id()), find(b.id()))
           << "buffers " << a.id() << " and " << b.id() << " overlap while both are live";
