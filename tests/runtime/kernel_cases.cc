@@ -75,13 +75,6 @@ ir::Literal PairsB(std::vector<int64_t> dims) {
                                         : Ordinary(i, 0xbe800000u);
   });
 }
-// Values of both signs over 16 binades: sums of them round differently in any other order.
-ir::Literal Varied(std::vector<int64_t> dims) {
-  return F32(std::move(dims), [](int64_t i) {
-    const uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
-    return (h & 0x80000000u) | (0x3a000000u + (h >> 1) % 0x08000000u);
-  });
-}
 // +0 and -0 only, in a pattern where every row and column holds both (the maximum of them is +0
 // and the minimum -0, whatever the order), with an infinity in some rows.
 ir::Literal SignedZeros(std::vector<int64_t> dims) {
@@ -737,6 +730,13 @@ ENTRY main {
 }
 
 }  // namespace
+
+ir::Literal Varied(std::vector<int64_t> dims) {
+  return F32(std::move(dims), [](int64_t i) {
+    const uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
+    return (h & 0x80000000u) | (0x3a000000u + (h >> 1) % 0x08000000u);
+  });
+}
 
 std::vector<KernelCase> KernelCases() {
   Cases c;

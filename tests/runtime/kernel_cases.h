@@ -41,6 +41,9 @@ struct KernelCase {
 
 std::vector<KernelCase> KernelCases();
 
+// f32 values of both signs over 16 binades: sums of them round differently in any other order.
+ir::Literal Varied(std::vector<int64_t> dims);
+
 // Collects cases; Trace names the next one within its group (as SCOPED_TRACE would).
 class Cases {
  public:

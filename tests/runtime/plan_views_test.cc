@@ -5,14 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
-
 #include "compiler/interp/interpreter.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/verifier.h"
-#include "compiler/passes/pipeline.h"
-#include "compiler/plan/builder.h"
 #include "compiler/plan/reader.h"
+#include "kernel_cases.h"
 #include "runtime/executor.h"
 #include "runtime_test_util.h"
 
@@ -38,25 +35,12 @@ ENTRY main {
   ROOT t = (f32[4,16]) tuple(r)
 })";
 
-// Values of both signs over 16 binades, as the kernel cases' (kernel_cases.cc).
-ir::Literal Varied(std::vector<int64_t> dims) {
-  ir::Literal lit(ir::Shape(ir::ElementType::kF32, std::move(dims)));
-  for (int64_t i = 0; i < lit.element_count(); ++i) {
-    const uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
-    const uint32_t bits = (h & 0x80000000u) | (0x3a000000u + (h >> 1) % 0x08000000u);
-    std::memcpy(lit.mutable_bytes().data() + i * 4, &bits, 4);
-  }
-  return lit;
-}
-
 std::string PlanOf(const std::string& hlo) {
   auto module = ir::ParseAndVerify(hlo);
   EXPECT_TRUE(module.ok()) << module.status().message();
-  auto optimized = passes::RunPipeline(**module, passes::kDefaultPipeline, {});
-  EXPECT_TRUE(optimized.ok()) << optimized.status().message();
-  auto plan = plan::BuildPlan(*optimized->module);
+  auto plan = OptimizedPlan(**module);
   EXPECT_TRUE(plan.ok()) << plan.status().message();
-  return plan->bytes;
+  return *plan;
 }
 
 TEST(PlanViews, ACarriedResultStaysWhereThePlanPutIt) {

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/ir/element_type.h"
 #include "compiler/plan/buffer_assignment.h"
 #include "runtime/cpu/copy.h"
 
@@ -48,8 +49,6 @@ struct Links {
   }
 };
 
-int64_t ElementBytes(const plan::Array& a) { return a.elements > 0 ? a.bytes / a.elements : 0; }
-
 // The byte offset of a slice's result in its operand, or -1 where the result is not one
 // contiguous range of it.
 int64_t SliceOffset(const pb::SliceSpec& s, const plan::Array& in, const plan::Array& out) {
@@ -67,7 +66,7 @@ int64_t SliceOffset(const pb::SliceSpec& s, const plan::Array& in, const plan::A
   const std::vector<int64_t> strides = RowMajorStrides(in.dims);
   int64_t element = 0;
   for (size_t d = 0; d < rank; ++d) element += s.starts(static_cast<int>(d)) * strides[d];
-  return element * ElementBytes(in);
+  return element * ir::ElementTypeByteSize(in.type);
 }
 
 // Links the views of kernel k (plan_views.h).
@@ -102,7 +101,7 @@ void ViewsOf(const plan::ValidatedPlan& plan, const pb::Kernel& k, Links* links)
     if (in < 0) return;
     const int64_t rows = plan.buffer(in).dims[dim];
     if (std::count(operands.begin(), operands.end(), in) == 1)
-      links->Link(plan, in, out, row * inner * ElementBytes(o));
+      links->Link(plan, in, out, row * inner * ir::ElementTypeByteSize(o.type));
     row += rows;
   }
 }
