@@ -260,6 +260,17 @@ def xxh3_tensor(name, dtype, shape, data):
     return xxhash.xxh3_128(struct.pack("<Q", len(header)) + header + data).digest()
 
 
+DIGEST_CHUNK = 16384  # schemas/bundle.md 5.2, policy xxh3-128-chunked
+
+
+def xxh3_chunked_tensor(name, dtype, shape, data):
+    header = canonical_bytes({"dtype": dtype, "name": name, "shape": list(shape)})
+    leaves = b"".join(xxhash.xxh3_128(data[i:i + DIGEST_CHUNK]).digest()
+                      for i in range(0, len(data), DIGEST_CHUNK))
+    return xxhash.xxh3_128(struct.pack("<Q", len(header)) + header + struct.pack("<Q", len(data))
+                           + leaves).digest()
+
+
 def step_hash(previous, r):
     """h_t from a parsed step record (schemas/bundle.md "The step hash")."""
     b = b"detrain.step.v1\x00" + previous + struct.pack("<Q", r["step"]) + bytes.fromhex(r["batch"])
@@ -774,7 +785,8 @@ class Checker:
         require(run["steps"] == train.get("steps"), "run.steps differs from config.train.steps")
         for k in ("checkpoint_every", "eval_every"):
             require(run[k] == train[k], "run.%s differs from config.train.%s" % (k, k))
-        require(run["state_digest"] in ("xxh3-128", "sha256"), "run.state_digest")
+        require(run["state_digest"] in ("xxh3-128", "xxh3-128-chunked", "sha256"),
+                "run.state_digest")
         require(run["backend"] in ("cpu", "cuda"), "run.backend")
         require(run["state_digest"] == self.m["steps"]["state_digest"],
                 "run.state_digest differs from steps.state_digest")
@@ -884,7 +896,7 @@ class Checker:
                 "genesis": self.m["steps"]["genesis"],
                 "state_digest": self.m["steps"]["state_digest"]}
         require(header == want, "steps.jsonl header differs from manifest.json's steps")
-        digest_hex = 32 if header["state_digest"] == "xxh3-128" else 64
+        digest_hex = 64 if header["state_digest"] == "sha256" else 32
         records = lines[1:]
         require(len(records) == self.count, "steps.jsonl holds %d records; manifest.json says %d"
                 % (len(records), self.count))
@@ -994,9 +1006,11 @@ class Checker:
         return params, rest
 
     def check_xxh3(self, tensors, record, where, whole):
-        if xxhash is None or self.m["steps"]["state_digest"] != "xxh3-128":
+        policy = self.m["steps"]["state_digest"]
+        if xxhash is None or policy not in ("xxh3-128", "xxh3-128-chunked"):
             return False
-        digests = {n: xxh3_tensor(n, t[0], t[2], t[3]) for n, t in tensors.items()}
+        of = xxh3_tensor if policy == "xxh3-128" else xxh3_chunked_tensor
+        digests = {n: of(n, t[0], t[2], t[3]) for n, t in tensors.items()}
         for n, d in digests.items():
             require(record["tensors"].get(n) == d.hex(),
                     where + ": tensor %s's XXH3-128 differs from step %d's record"

@@ -10,6 +10,11 @@
 //                bytes (NaN payloads are defined by the op semantics, so the bytes the runtime
 //                produces are already canonical);
 //       state  = XXH3-128(tensor digests, in name order);
+//   - the chunked XXH3-128 policy (`xxh3-128-chunked`), the same hash in a form a GPU (or a
+//     thread pool) computes in parallel: each tensor's data cut into kDigestChunkBytes chunks,
+//       leaf_i = XXH3-128(chunk i), tensor = XXH3-128(u64le(len(header)) || header
+//                || u64le(len(data)) || leaf_0 || leaf_1 || ...),
+//       state  = XXH3-128(tensor digests, in name order);
 //   - the SHA-256 policy: tensor = the SHA-256 tensor digest (tensor_digest.h), state = the
 //     Merkle root (merkle.h) over the tensor digests in name order. Taken at checkpoints and at
 //     the end for the parameters and for the optimizer state (slots and counter) separately —
@@ -45,7 +50,20 @@ namespace detrain::attest {
 
 using Digest128 = std::array<uint8_t, 16>;
 
-enum class DigestPolicy { kXxh3, kSha256 };
+enum class DigestPolicy { kXxh3, kSha256, kXxh3Chunked };
+
+// The bytes of a digest under `policy`: 16 (XXH3-128) or 32 (SHA-256).
+size_t DigestSize(DigestPolicy policy);
+
+// The chunk of the chunked policy: 16 KiB, so that the 22 MB state of a 1.8M-parameter MLP with
+// Adam makes ~1,400 leaves for as many GPU threads, and a leaf's fixed cost (~50 ns on a CPU)
+// stays under 5 % of hashing its 16 KiB.
+inline constexpr int64_t kDigestChunkBytes = 16384;
+
+// What the chunked policy hashes before a tensor's leaves: u64le(len(header)) || header ||
+// u64le(len(data)), header the canonical JSON above. A device that digests the state it holds
+// (runtime/cuda) lays its leaves after these bytes.
+Result<std::string> ChunkedTensorPrefix(const TensorView& tensor);
 
 struct StateDigests {
   std::string state;                                         // 16 (XXH3-128) or 32 (SHA-256) bytes

@@ -287,8 +287,10 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       ->check(IntegerIn(1, frontend::kMaxSteps));
   cmd->add_option("--step-digest", f->step_digest,
                   "xxh3-128 (default: XXH3-128 of the state every step, SHA-256 roots at "
-                  "checkpoints and the end) or sha256 (SHA-256 every step)")
-      ->check(CLI::IsMember({"xxh3-128", "sha256"}));
+                  "checkpoints and the end), xxh3-128-chunked (the same hash over 16 KiB chunks, "
+                  "computed in parallel and, on a GPU, where the state lies: no copy of the state "
+                  "per step; schemas/bundle.md 5.2) or sha256 (SHA-256 every step)")
+      ->check(CLI::IsMember({"xxh3-128", "xxh3-128-chunked", "sha256"}));
   AddPlanFormatOption(cmd, &f->plan_format);
   cmd->add_option("--pipeline", f->pipeline,
                   "Stage 3's pass pipeline (default: docs/passes.md's; e.g. with merge-rows, for "

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attest/merkle.h"
+#include "attest/xxh3_block.h"
 
 namespace detrain::attest {
 namespace {
@@ -17,14 +18,15 @@ std::vector<TensorView> State(const std::string& w, const std::string& b) {
 
 TEST(StateDigestTest, OrderOfTensorsDoesNotMatterButEveryByteDoes) {
   const std::string w(8, '\1'), b(4, '\2');
-  for (DigestPolicy p : {DigestPolicy::kXxh3, DigestPolicy::kSha256}) {
+  for (DigestPolicy p : {DigestPolicy::kXxh3, DigestPolicy::kSha256, DigestPolicy::kXxh3Chunked}) {
     Result<StateDigests> a = DigestState(State(w, b), p, nullptr);
     std::vector<TensorView> reversed = State(w, b);
     std::swap(reversed[0], reversed[1]);
     Result<StateDigests> r = DigestState(reversed, p, nullptr);
     ASSERT_TRUE(a.ok() && r.ok());
     EXPECT_EQ(a->state, r->state);
-    EXPECT_EQ(a->state.size(), p == DigestPolicy::kXxh3 ? 16u : 32u);
+    EXPECT_EQ(a->state.size(), p == DigestPolicy::kSha256 ? 32u : 16u);
+    EXPECT_EQ(a->state.size(), DigestSize(p));
     ASSERT_EQ(a->tensors.size(), 2u);
     EXPECT_EQ(a->tensors[0].first, "b");  // name order
     EXPECT_EQ(a->tensors[1].first, "w");
@@ -59,6 +61,55 @@ TEST(StateDigestTest, Sha256PolicyIsTheMerkleRootOfTensorDigests) {
   Result<Digest256> r = StateSha256Root(State(w, b), nullptr);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(*r, root);
+}
+
+// The chunked policy, composed here from the specification (schemas/bundle.md 5.2) with the
+// host-and-device hash (xxh3_block.h): leaves of 16 KiB, the prefix, the state over the tensors;
+// the same with any thread pool.
+std::string Xxh3Bytes(std::string_view bytes) {
+  uint8_t out[16];
+  xxh3::Canonical(xxh3::Hash(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), out);
+  return std::string(reinterpret_cast<const char*>(out), 16);
+}
+std::string U64le(uint64_t v) {
+  std::string s;
+  for (int i = 0; i < 8; ++i) s.push_back(static_cast<char>(v >> (8 * i)));
+  return s;
+}
+
+TEST(StateDigestTest, ChunkedPolicyIsLeavesOf16KiBUnderThePrefix) {
+  std::string big(3 * kDigestChunkBytes + 12, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 131 + i / 977);
+  const std::string exact(kDigestChunkBytes, '\7'), small(4, '\1');
+  const std::vector<TensorView> state = {{"w", "f32", {3 * 4096 + 3}, big},
+                                         {"count", "s32", {}, small},
+                                         {"v", "f32", {4096}, exact},
+                                         {"e", "f32", {0}, ""}};
+  std::string all;
+  std::vector<std::string> want;
+  for (const TensorView* t : {&state[1], &state[3], &state[2], &state[0]}) {  // name order
+    const std::string header =
+        "{\"dtype\":\"" + std::string(t->dtype) + "\",\"name\":\"" + std::string(t->name) +
+        "\",\"shape\":" + (t->shape.empty() ? "[]" : "[" + std::to_string(t->shape[0]) + "]") + "}";
+    std::string in = U64le(header.size()) + header + U64le(t->data.size());
+    for (size_t at = 0; at < t->data.size(); at += kDigestChunkBytes)
+      in += Xxh3Bytes(t->data.substr(at, kDigestChunkBytes));
+    Result<std::string> prefix = ChunkedTensorPrefix(*t);
+    ASSERT_TRUE(prefix.ok());
+    EXPECT_EQ(*prefix, in.substr(0, prefix->size()));
+    want.push_back(Xxh3Bytes(in));
+    all += want.back();
+  }
+  ThreadPool pool(3);
+  for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+    Result<StateDigests> d = DigestState(state, DigestPolicy::kXxh3Chunked, p);
+    ASSERT_TRUE(d.ok());
+    ASSERT_EQ(d->tensors.size(), 4u);
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(d->tensors[i].second, want[i]) << i;
+    EXPECT_EQ(d->state, Xxh3Bytes(all));
+  }
+  // Not the unchunked policy's digest.
+  EXPECT_NE(DigestState(state, DigestPolicy::kXxh3, nullptr)->state, Xxh3Bytes(all));
 }
 
 TEST(StateDigestTest, DuplicateNamesAndUnknownDtypesAreErrors) {

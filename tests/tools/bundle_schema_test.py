@@ -80,7 +80,7 @@ class BundleSchemaTest(SchemaTest):
         lines = lib.StepLines(d)
         header = json.loads(lines[0])
         self.assertValid("stepsHeader", header, d)
-        record = "stepRecordXxh3" if header["state_digest"] == "xxh3-128" else "stepRecordSha256"
+        record = "stepRecordXxh3" if header["state_digest"] != "sha256" else "stepRecordSha256"
         for i, line in enumerate(lines[1:]):
             self.assertValid(record, json.loads(line), "%s steps.jsonl line %d" % (d, i + 2))
 

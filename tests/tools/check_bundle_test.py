@@ -35,6 +35,7 @@ class CheckBundleTest(unittest.TestCase):
         cls.b = lib.Bundles()
         cls.embedded = cls.b.Run("embedded", "--embed-data")
         cls.sha256 = cls.b.Run("sha256", "--step-digest", "sha256")
+        cls.chunked = cls.b.Run("chunked", "--step-digest", "xxh3-128-chunked")
         cls.stopped = cls.b.Stopped("stopped")
 
     @classmethod
@@ -75,6 +76,15 @@ class CheckBundleTest(unittest.TestCase):
             self.assertIn(line, out)
         self.assertPasses(self.sha256)
         self.assertIn("state digests", self.assertPasses(self.sha256))
+        self.assertIn("chained from genesis", self.assertPasses(self.chunked))
+        self.assertIn("verified", self.assertVerifies(self.chunked))
+
+    @unittest.skipUnless(cb.xxhash, "needs the xxhash module")
+    def testChunkedStateDigestsAreRecomputed(self):
+        self.assertIn("state digests", self.assertPasses(self.chunked))
+        # A checkpoint's tensors recomputed under the other XXH3 policy would not match.
+        self.assertNotEqual(cb.xxh3_tensor("w", "f32", [2], b"\0" * 8),
+                            cb.xxh3_chunked_tensor("w", "f32", [2], b"\0" * 8))
 
     def testNonEmbeddedDataIsCheckedWhereTheRunFoundIt(self):
         out = self.assertPasses(self.sha256, "--data", lib.TINY)

@@ -97,14 +97,23 @@ std::optional<int64_t> CheckpointStepsOf(std::string_view path) {
 }
 
 std::string_view DigestPolicyName(attest::DigestPolicy policy) {
-  return policy == attest::DigestPolicy::kXxh3 ? "xxh3-128" : "sha256";
+  switch (policy) {
+    case attest::DigestPolicy::kXxh3:
+      return "xxh3-128";
+    case attest::DigestPolicy::kXxh3Chunked:
+      return "xxh3-128-chunked";
+    case attest::DigestPolicy::kSha256:
+      break;
+  }
+  return "sha256";
 }
 
 Result<attest::DigestPolicy> ParseDigestPolicy(std::string_view name) {
   if (name == "xxh3-128") return attest::DigestPolicy::kXxh3;
+  if (name == "xxh3-128-chunked") return attest::DigestPolicy::kXxh3Chunked;
   if (name == "sha256") return attest::DigestPolicy::kSha256;
   return InvalidArgument("unknown step digest '" + std::string(name) +
-                         "' (expected xxh3-128 or sha256)");
+                         "' (expected xxh3-128, xxh3-128-chunked or sha256)");
 }
 
 std::string Hex(const Digest256& d) { return attest::HexEncode(d.data(), d.size()); }
@@ -149,7 +158,7 @@ Result<StepRecord> ParseStepRecord(const json& j, attest::DigestPolicy policy) {
   Fields f(j, "step record");
   DETRAIN_RETURN_IF_ERROR(f.Object());
   StepRecord r;
-  const size_t size = policy == attest::DigestPolicy::kXxh3 ? 16 : 32;
+  const size_t size = attest::DigestSize(policy);
   DETRAIN_RETURN_IF_ERROR(f.Int("step", &r.step));
   Fields g(j, "step record " + std::to_string(r.step));
   DETRAIN_RETURN_IF_ERROR(g.Int("epoch", &r.epoch));
@@ -246,7 +255,7 @@ Result<ParsedSteps> ParseSteps(std::string_view text) {
   }
   if (policy == nullptr || !policy->is_string()) return h.Bad("state_digest", "a string");
   Result<attest::DigestPolicy> p = ParseDigestPolicy(policy->get<std::string>());
-  if (!p.ok()) return h.Bad("state_digest", "xxh3-128 or sha256");
+  if (!p.ok()) return h.Bad("state_digest", "xxh3-128, xxh3-128-chunked or sha256");
   out.policy = *p;
   DETRAIN_RETURN_IF_ERROR(h.Digest("genesis", &out.genesis));
   size_t pos = eol + 1;

@@ -51,7 +51,8 @@ std::string CheckpointPath(int64_t steps_done);
 // The inverse; nullopt for any other name.
 std::optional<int64_t> CheckpointStepsOf(std::string_view relative_path);
 
-std::string_view DigestPolicyName(attest::DigestPolicy policy);  // "xxh3-128" | "sha256"
+std::string_view DigestPolicyName(
+    attest::DigestPolicy policy);  // "xxh3-128" | "xxh3-128-chunked" | "sha256"
 Result<attest::DigestPolicy> ParseDigestPolicy(std::string_view name);
 
 // One line of steps.jsonl (runtime/train/step_record.h computes it; this file reads and writes it).
