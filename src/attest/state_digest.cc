@@ -48,48 +48,6 @@ Digest128 Canonical128(XXH128_hash_t h) {
   return d;
 }
 
-// The chunked policy's tensor digests of `sorted`, the leaves hashed in parallel on `pool`.
-Result<std::vector<Digest128>> ChunkedTensorDigests(const std::vector<const TensorView*>& sorted,
-                                                    ThreadPool* pool) {
-  // Per tensor: its hash input (the prefix, then room for its leaves), and every leaf's place.
-  struct Leaf {
-    const char* data;
-    size_t bytes;
-    char* out;
-  };
-  std::vector<std::string> inputs(sorted.size());
-  std::vector<size_t> prefix_sizes(sorted.size());
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    DETRAIN_ASSIGN_OR_RETURN(inputs[i], ChunkedTensorPrefix(*sorted[i]));
-    prefix_sizes[i] = inputs[i].size();
-    const size_t leaves =
-        (sorted[i]->data.size() + kDigestChunkBytes - 1) / static_cast<size_t>(kDigestChunkBytes);
-    inputs[i].resize(prefix_sizes[i] + 16 * leaves);
-  }
-  std::vector<Leaf> leaves;
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    const std::string_view data = sorted[i]->data;
-    char* out = inputs[i].data() + prefix_sizes[i];
-    for (size_t at = 0; at < data.size(); at += kDigestChunkBytes, out += 16) {
-      leaves.push_back({data.data() + at,
-                        std::min(data.size() - at, static_cast<size_t>(kDigestChunkBytes)), out});
-    }
-  }
-  auto hash_leaf = [&](size_t i) {
-    XXH128_canonical_t c;
-    XXH128_canonicalFromHash(&c, XXH3_128bits(leaves[i].data, leaves[i].bytes));
-    std::memcpy(leaves[i].out, c.digest, 16);
-  };
-  if (pool != nullptr && leaves.size() > 1) {
-    pool->ParallelFor(leaves.size(), hash_leaf);
-  } else {
-    for (size_t i = 0; i < leaves.size(); ++i) hash_leaf(i);
-  }
-  std::vector<Digest128> out;
-  for (const std::string& in : inputs) out.push_back(Xxh3Of(in));
-  return out;
-}
-
 }  // namespace
 
 size_t DigestSize(DigestPolicy policy) { return policy == DigestPolicy::kSha256 ? 32 : 16; }
@@ -103,6 +61,40 @@ Result<std::string> ChunkedTensorPrefix(const TensorView& tensor) {
   return prefix;
 }
 
+std::vector<Digest128> ChunkedDigests(const std::vector<ChunkedInput>& inputs, ThreadPool* pool) {
+  // Per tensor: its hash input (the prefix, then room for its leaves), and every leaf's place.
+  struct Leaf {
+    const char* data;
+    size_t bytes;
+    char* out;
+  };
+  constexpr size_t kChunk = static_cast<size_t>(kDigestChunkBytes);
+  std::vector<std::string> hashed(inputs.size());
+  std::vector<Leaf> leaves;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string_view data = inputs[i].data;
+    hashed[i].assign(inputs[i].prefix);
+    hashed[i].resize(inputs[i].prefix.size() + 16 * ((data.size() + kChunk - 1) / kChunk));
+    char* out = hashed[i].data() + inputs[i].prefix.size();
+    for (size_t at = 0; at < data.size(); at += kChunk, out += 16)
+      leaves.push_back({data.data() + at, std::min(data.size() - at, kChunk), out});
+  }
+  auto hash_leaf = [&](size_t i) {
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, XXH3_128bits(leaves[i].data, leaves[i].bytes));
+    std::memcpy(leaves[i].out, c.digest, 16);
+  };
+  if (pool != nullptr && leaves.size() > 1) {
+    pool->ParallelFor(leaves.size(), hash_leaf);
+  } else {
+    for (size_t i = 0; i < leaves.size(); ++i) hash_leaf(i);
+  }
+  std::vector<Digest128> out;
+  out.reserve(hashed.size());
+  for (const std::string& in : hashed) out.push_back(Xxh3Of(in));
+  return out;
+}
+
 Digest128 Xxh3Of(std::string_view bytes) {
   return Canonical128(XXH3_128bits(bytes.data(), bytes.size()));
 }
@@ -114,7 +106,13 @@ Result<StateDigests> DigestState(const std::vector<TensorView>& tensors, DigestP
   std::vector<Digest256> leaves;
   std::string all;
   if (policy == DigestPolicy::kXxh3Chunked) {
-    DETRAIN_ASSIGN_OR_RETURN(std::vector<Digest128> digests, ChunkedTensorDigests(sorted, pool));
+    std::vector<std::string> prefixes(sorted.size());
+    std::vector<ChunkedInput> inputs;
+    for (size_t i = 0; i < sorted.size(); ++i) {
+      DETRAIN_ASSIGN_OR_RETURN(prefixes[i], ChunkedTensorPrefix(*sorted[i]));
+      inputs.push_back({prefixes[i], sorted[i]->data});
+    }
+    const std::vector<Digest128> digests = ChunkedDigests(inputs, pool);
     for (size_t i = 0; i < sorted.size(); ++i) {
       std::string digest(reinterpret_cast<const char*>(digests[i].data()), digests[i].size());
       all += digest;

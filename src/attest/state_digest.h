@@ -65,6 +65,14 @@ inline constexpr int64_t kDigestChunkBytes = 16384;
 // (runtime/cuda) lays its leaves after these bytes.
 Result<std::string> ChunkedTensorPrefix(const TensorView& tensor);
 
+// The chunked policy's tensor digests of (prefix, data) pairs — XXH3-128(prefix || leaves of
+// data) —, every leaf of every tensor hashed in parallel on `pool` (may be null).
+struct ChunkedInput {
+  std::string_view prefix;  // ChunkedTensorPrefix of the tensor
+  std::string_view data;
+};
+std::vector<Digest128> ChunkedDigests(const std::vector<ChunkedInput>& inputs, ThreadPool* pool);
+
 struct StateDigests {
   std::string state;                                         // 16 (XXH3-128) or 32 (SHA-256) bytes
   std::vector<std::pair<std::string, std::string>> tensors;  // (name, digest), name order

@@ -115,8 +115,8 @@ DETRAIN_HD inline Hash128 HashSmall(const uint8_t* in, uint64_t len) {
             AvalancheXxh64(Secret64(80) ^ Secret64(88))};
   }
   if (len <= 3) {
-    const uint32_t combined = static_cast<uint32_t>(in[len - 1]) |
-                              static_cast<uint32_t>(len) << 8 | static_cast<uint32_t>(in[0]) << 16 |
+    const uint32_t combined = static_cast<uint32_t>(in[len - 1]) | static_cast<uint32_t>(len) << 8 |
+                              static_cast<uint32_t>(in[0]) << 16 |
                               static_cast<uint32_t>(in[len >> 1]) << 24;
     const uint64_t low = static_cast<uint64_t>(Secret32(0) ^ Secret32(4)) ^ combined;
     const uint64_t high =

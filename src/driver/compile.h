@@ -114,6 +114,9 @@ struct StateTensor {
   // executor's arena (runtime/train/trainer.h, resident state); whatever writes `value` other
   // than the trainer sets it to 0.
   uint64_t resident = 0;
+  // True while `value` is older than the train step's result that the trainer left on its
+  // devices without reading it out (Trainer::Step with read_state false): Trainer::Sync reads it.
+  bool stale = false;
 };
 
 struct CompileResult {

@@ -44,6 +44,13 @@ struct LoadRewrites {
   int64_t views = 0;            // buffers placed inside another as views (cpu/plan_views.h)
 };
 
+// One buffer for Device::DigestBuffers.
+struct BufferDigest {
+  int32_t id = 0;
+  int64_t bytes = 0;        // the buffer's exact size
+  std::string_view prefix;  // attest::ChunkedTensorPrefix of the tensor it holds
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -60,6 +67,11 @@ class Device {
   // Copies buffer `id` of this device into the same buffer of `to` (a device of the same mesh,
   // loaded with the same plan), after the work launched here before.
   virtual Status SendBuffer(int32_t id, Device* to) = 0;
+  // The chunked XXH3-128 digests (attest/state_digest.h, policy xxh3-128-chunked) of `buffers`,
+  // after the work launched before: 16 canonical bytes each, appended to `out` in order. This
+  // default copies each buffer out and hashes it here; a device that hashes its buffers where
+  // they lie (the CPU's arena, a GPU's memory) moves no more than the 16 bytes of each.
+  virtual Status DigestBuffers(const std::vector<BufferDigest>& buffers, std::string* out);
   // The rewrites Load made (none unless the backend makes them).
   virtual LoadRewrites Rewrites() const { return {}; }
 };

@@ -282,6 +282,23 @@ Status Executor::ReadResult(int index, ir::Literal* out) {
   return CopyResult(*s.devices[0], s.buffers()[static_cast<size_t>(s.plan().outputs(index))], out);
 }
 
+Status Executor::DigestResults(const std::vector<int>& indices,
+                               const std::vector<std::string>& prefixes, std::string* out) {
+  State& s = *state_;
+  if (!s.results_kept) return FailedPrecondition("no run has kept its results");
+  if (indices.size() != prefixes.size()) return InvalidArgument("one prefix per result");
+  std::vector<BufferDigest> buffers;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (indices[i] < 0 || indices[i] >= s.plan().outputs_size())
+      return InvalidArgument("no result " + std::to_string(indices[i]));
+    const plan::Array& ref = s.buffers()[static_cast<size_t>(s.plan().outputs(indices[i]))];
+    buffers.push_back({ref.id, ref.bytes, prefixes[i]});
+  }
+  out->clear();
+  // The walk gathered every result on device 0, which is this rank's first (rank 0).
+  return s.devices[0]->DigestBuffers(buffers, out);
+}
+
 Status Executor::RunBorrowed(const std::vector<std::vector<const ir::Literal*>>& args,
                              std::vector<std::vector<ir::Literal>>* results) {
   State& s = *state_;

@@ -105,6 +105,12 @@ class Executor {
   // state on the host.
   Status RunKeep(const std::vector<const ir::Literal*>& args);
   Status ReadResult(int index, ir::Literal* out);
+  // The chunked XXH3-128 digests (attest/state_digest.h, policy xxh3-128-chunked) of kept
+  // results `indices`, result indices[i] hashed after prefixes[i], computed where they lie
+  // (Device::DigestBuffers): 16 canonical bytes each, in order, into `out`. A train loop digests
+  // its state every step this way without copying it to the host.
+  Status DigestResults(const std::vector<int>& indices, const std::vector<std::string>& prefixes,
+                       std::string* out);
 
   // Resident state (XLA's input/output aliasing, as a train loop uses it): `carry[i]` names the
   // result (tuple order, flattened) that parameter i takes from the run before, or -1; its

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 
 #include "attest/prng/jax_random.h"
@@ -198,6 +201,93 @@ TEST(SessionTest, StateAfterReplaysFromTheNewestCheckpointAndChecksEveryStep) {
   auto refuse = [](int64_t t, const StepOutcome&) { return VerificationFailed("no"); };
   EXPECT_EQ((*replica)->StateAfter(3, run, refuse, nullptr, &pool).status().code(),
             StatusCode::kVerificationFailed);
+}
+
+// The state left on the devices between steps (keep): under xxh3-128-chunked the records are the
+// same as a run that reads the state every step, the state is stale between the steps that take
+// roots and Sync reads the same bits; the other policies read it anyway.
+TEST(SessionTest, StateKeptOnTheDevicesGivesTheSameRecords) {
+  SessionOptions o;
+  o.step_digest = attest::DigestPolicy::kXxh3Chunked;
+  std::unique_ptr<RunSession> read = OpenTiny(o), kept = OpenTiny(o);
+  ASSERT_TRUE(read != nullptr && kept != nullptr);
+  ThreadPool pool(2);
+  Result<TrainState> a = read->InitialState(), b = kept->InitialState();
+  ASSERT_TRUE(a.ok() && b.ok());
+  attest::Digest256 pa{}, pb{};
+  int64_t stale_steps = 0;
+  for (int64_t t = 0; t < read->schedule().steps; ++t) {
+    Result<StepOutcome> x = read->Step(t, pa, &*a, &pool);
+    Result<StepOutcome> y = kept->Step(t, pb, &*b, &pool, /*keep=*/true);
+    ASSERT_TRUE(x.ok() && y.ok() && x->finite && y->finite);
+    EXPECT_EQ(x->record.hash, y->record.hash) << "step " << t;
+    EXPECT_EQ(x->record.tensors, y->record.tensors) << "step " << t;
+    pa = x->record.hash;
+    pb = y->record.hash;
+    const bool stale = (*b)[0].stale;
+    EXPECT_EQ(stale, !kept->schedule().TakesRoots(t) && !kept->schedule().Evaluates(t)) << t;
+    stale_steps += stale;
+    if (t % 5 == 0) {  // read now and then: the next step starts from the read values
+      ASSERT_TRUE(kept->Sync(&*b).ok());
+      for (size_t i = 0; i < a->size(); ++i)
+        EXPECT_EQ((*a)[i].value.bytes(), (*b)[i].value.bytes()) << (*a)[i].name << " step " << t;
+    }
+  }
+  EXPECT_GT(stale_steps, 10);
+  EXPECT_FALSE((*b)[0].stale) << "the last step reads the state";
+}
+
+// A non-finite step after steps that left the state on the devices (which the step overwrote)
+// gives back the state before it, rebuilt by replay: the state a run that read every step holds.
+TEST(SessionTest, ANonFiniteStepAfterKeptStepsRebuildsTheStateBeforeIt) {
+  const std::string dir = ::testing::TempDir() + "/session_nan";
+  std::filesystem::create_directories(dir);
+  const std::string tiny_dir = std::string(DETRAIN_SOURCE_DIR) + "/tests/evidence/testdata/tiny";
+  std::filesystem::copy_file(tiny_dir + "/tiny.csv", dir + "/tiny.csv",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::ifstream in(kTiny);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Large enough to overflow after a few steps, small enough that the first ones are finite.
+  const std::string from = "adam(learning_rate = 1e-2)";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(), "sgd(learning_rate = 1e18)");
+  std::ofstream(dir + "/train.dt") << text;
+  SessionOptions o;
+  o.step_digest = attest::DigestPolicy::kXxh3Chunked;
+  auto open = [&]() -> std::unique_ptr<RunSession> {
+    Result<driver::CompileResult> c = driver::Compile(dir + "/train.dt", {});
+    EXPECT_TRUE(c.ok()) << c.status().message();
+    if (!c.ok()) return nullptr;
+    Result<std::unique_ptr<RunSession>> s = RunSession::Open(std::move(*c), o);
+    return s.ok() ? std::move(*s) : nullptr;
+  };
+  std::unique_ptr<RunSession> read = open(), kept = open();
+  ASSERT_TRUE(read != nullptr && kept != nullptr);
+  ThreadPool pool(1);
+  Result<TrainState> a = read->InitialState(), b = kept->InitialState();
+  ASSERT_TRUE(a.ok() && b.ok());
+  attest::Digest256 prev{};
+  int64_t stopped = -1;
+  bool was_stale = false;  // before the step that stops
+  for (int64_t t = 0; t < read->schedule().steps && stopped < 0; ++t) {
+    was_stale = (*b)[0].stale;
+    Result<StepOutcome> x = read->Step(t, prev, &*a, &pool);
+    Result<StepOutcome> y = kept->Step(t, prev, &*b, &pool, /*keep=*/true);
+    ASSERT_TRUE(x.ok() && y.ok()) << t;
+    ASSERT_EQ(x->finite, y->finite) << t;
+    if (!x->finite) {
+      stopped = t;
+      EXPECT_EQ(x->nonfinite, y->nonfinite);
+    } else {
+      prev = x->record.hash;
+    }
+  }
+  ASSERT_GT(stopped, 1) << "the program must stop after kept steps";
+  EXPECT_TRUE(was_stale) << "step " << stopped << " found the state on the devices only";
+  for (size_t i = 0; i < a->size(); ++i) {
+    EXPECT_FALSE((*b)[i].stale);
+    EXPECT_EQ((*a)[i].value.bytes(), (*b)[i].value.bytes()) << (*a)[i].name;
+  }
 }
 
 }  // namespace

@@ -201,7 +201,9 @@ Result<RunSummary> AttestedLoop(const RunOptions& o, RunSession& s, const json& 
 
   Digest256 prev = records.empty() ? genesis : records.back().hash;
   for (int64_t t = first; t < s.schedule().steps; ++t) {
-    DETRAIN_ASSIGN_OR_RETURN(runtime::StepOutcome out, s.Step(t, prev, &state, &pool));
+    // The state stays on the devices between the steps that need it here (checkpoints, the end).
+    DETRAIN_ASSIGN_OR_RETURN(runtime::StepOutcome out,
+                             s.Step(t, prev, &state, &pool, /*keep=*/true));
     if (!out.finite) {
       sum.stopped = true;
       sum.stop_reason = "step " + std::to_string(t) + ": " + out.nonfinite;
@@ -249,6 +251,7 @@ Result<RunSummary> AttestedLoop(const RunOptions& o, RunSession& s, const json& 
   sum.final_step_hash = Hex(prev);
 
   // The roots of the last good state (a stopped run's last record may not have them).
+  DETRAIN_RETURN_IF_ERROR(s.Sync(&state));
   FinalState fin;
   fin.steps_done = sum.steps_done;
   fin.step_hash = prev;

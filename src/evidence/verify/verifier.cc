@@ -142,7 +142,8 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
   ThreadPool pool(1);
   const std::vector<StepRecord>& recs = b.steps.records;
   for (int64_t t = seg.begin; t < seg.end; ++t) {
-    Result<runtime::StepOutcome> step = (*replica)->Step(t, run.HashBefore(t), &state, &pool);
+    Result<runtime::StepOutcome> step =
+        (*replica)->Step(t, run.HashBefore(t), &state, &pool, /*keep=*/true);
     if (!step.ok()) return failed(t, step.status(), "step " + std::to_string(t) + ": ");
     if (!step->finite) {
       return fail(t, "step " + std::to_string(t) + ": replay gives a non-finite result (" +
@@ -151,7 +152,7 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
     std::string diff = CompareRecords(recs[static_cast<size_t>(t)], step->record);
     if (!diff.empty()) {
       auto next = b.checkpoints.find(t + 1);
-      if (next != b.checkpoints.end()) {
+      if (next != b.checkpoints.end() && (*replica)->Sync(&state).ok()) {
         Result<SafetensorsFile> f = bundle::ReadBundleSafetensors(b.dir, next->second);
         if (f.ok()) diff += ElementDifference(state, *f);
       }
@@ -159,6 +160,7 @@ SegmentResult ReplaySegment(const Bundle& b, const Replayable& r, const VerifyOp
     }
     ++out.replayed;
   }
+  if (Status synced = (*replica)->Sync(&state); !synced.ok()) return failed(seg.end - 1, synced);
   if (seg.end == static_cast<int64_t>(recs.size())) {
     // The state after the last step is the one manifest.json's final roots (and so the final
     // weights) name.

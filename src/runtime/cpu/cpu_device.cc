@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "attest/state_digest.h"
 #include "base/budget.h"
 #include "runtime/cpu/plan_views.h"
 
@@ -108,6 +109,24 @@ Status CpuDevice::CopyOut(int32_t id, void* dst, int64_t bytes) {
   }
   if (bytes > 0)
     std::memcpy(dst, arena_ + buffers_[static_cast<size_t>(id)].offset, static_cast<size_t>(bytes));
+  return Status::Ok();
+}
+
+Status CpuDevice::DigestBuffers(const std::vector<BufferDigest>& buffers, std::string* out) {
+  std::vector<attest::ChunkedInput> inputs;
+  for (const BufferDigest& b : buffers) {
+    if (b.id < 0 || b.id >= static_cast<int32_t>(buffers_.size()) ||
+        buffers_[static_cast<size_t>(b.id)].bytes != b.bytes) {
+      return InvalidArgument(Name() + ": digest of buffer " + std::to_string(b.id) +
+                             " of the wrong size");
+    }
+    const ArrayRef& a = buffers_[static_cast<size_t>(b.id)];
+    inputs.push_back(
+        {b.prefix,
+         {reinterpret_cast<const char*>(arena_ + a.offset), static_cast<size_t>(a.bytes)}});
+  }
+  for (const attest::Digest128& d : attest::ChunkedDigests(inputs, ctx_.pool))
+    out->append(reinterpret_cast<const char*>(d.data()), d.size());
   return Status::Ok();
 }
 

@@ -61,7 +61,7 @@ Result<RunSummary> TrainLoop(const RunOptions& o, RunSession& s) {
   Report(o, RunProgress::kStarted, 0, sum.steps, 0, std::nullopt);
   for (int64_t t = 0; t < sum.steps; ++t) {
     std::optional<EvalResult> eval;
-    DETRAIN_ASSIGN_OR_RETURN(StepResult r, s.StepUnrecorded(t, &state, &eval));
+    DETRAIN_ASSIGN_OR_RETURN(StepResult r, s.StepUnrecorded(t, &state, &eval, /*keep=*/true));
     if (!r.finite) {
       sum.stopped = true;
       sum.stop_reason = "step " + std::to_string(t) + ": " + r.nonfinite;
@@ -78,6 +78,7 @@ Result<RunSummary> TrainLoop(const RunOptions& o, RunSession& s) {
   }
   sum.complete = !sum.stopped && !sum.interrupted;
   if (!o.output_dir.empty() && !sum.interrupted) {  // an interrupted run writes nothing
+    DETRAIN_RETURN_IF_ERROR(s.Sync(&state));
     DETRAIN_RETURN_IF_ERROR(MakeDirs(JoinPath(o.output_dir, "final")));
     DETRAIN_RETURN_IF_ERROR(
         WriteSafetensorsFile(JoinPath(o.output_dir, kFinalWeights),

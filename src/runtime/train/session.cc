@@ -7,15 +7,39 @@
 namespace detrain::runtime {
 namespace {
 
+// After a non-finite step t that found `state` stale (its values older than the devices'
+// state, which the step overwrote): the state before step t again, by replaying the steps since
+// `state` was read, with the keys every run derives (StepKeyOf).
+Status RebuildState(Trainer& trainer, int64_t seed, int64_t t, TrainState* state) {
+  bool stale = false;
+  for (const StateTensor& s : *state) stale = stale || s.stale;
+  if (!stale) return Status::Ok();
+  const int64_t since = trainer.StaleSince();
+  for (StateTensor& s : *state) {
+    s.stale = false;
+    s.resident = 0;  // taken from these values, not the devices
+  }
+  for (int64_t u = since; u < t; ++u) {
+    DETRAIN_ASSIGN_OR_RETURN(StepResult r, trainer.Step(u, StepKeyOf(seed, u), state));
+    if (!r.finite) return Internal("step " + std::to_string(u) + " is not finite on replay");
+  }
+  return Status::Ok();
+}
+
 // The one definition of a step's record: the train step on `state`, the new state's digests
 // under the schedule's policy, the roots when a checkpoint or the end follows, the evaluation
-// when one is due, chained to `previous`.
-Result<StepOutcome> RecordStep(Trainer& trainer, const StepSchedule& schedule, int64_t t,
-                               const prng::Key& key, const attest::Digest256& previous,
-                               TrainState* state, ThreadPool* pool) {
+// when one is due, chained to `previous`. With `keep`, the new state stays on the devices where
+// nothing here needs it on the host (the chunked digest is taken where it lies): `state` is then
+// stale (Trainer::Step) and Sync reads it.
+Result<StepOutcome> RecordStep(Trainer& trainer, const StepSchedule& schedule, int64_t seed,
+                               int64_t t, const prng::Key& key, const attest::Digest256& previous,
+                               TrainState* state, ThreadPool* pool, bool keep) {
   StepOutcome out;
-  DETRAIN_ASSIGN_OR_RETURN(StepResult r, trainer.Step(t, key, state));
+  const bool read = !keep || schedule.policy != attest::DigestPolicy::kXxh3Chunked ||
+                    schedule.TakesRoots(t) || (trainer.has_eval() && schedule.Evaluates(t));
+  DETRAIN_ASSIGN_OR_RETURN(StepResult r, trainer.Step(t, key, state, read));
   if (!r.finite) {
+    DETRAIN_RETURN_IF_ERROR(RebuildState(trainer, seed, t, state));
     out.finite = false;
     out.nonfinite = r.nonfinite;
     return out;
@@ -29,8 +53,7 @@ Result<StepOutcome> RecordStep(Trainer& trainer, const StepSchedule& schedule, i
   rec.key_lo = key.lo;
   rec.learning_rate_bits = BitsOfFloat(r.learning_rate);
   rec.loss_bits = BitsOfFloat(r.loss);
-  DETRAIN_ASSIGN_OR_RETURN(attest::StateDigests d,
-                           attest::DigestState(StateViews(*state), schedule.policy, pool));
+  DETRAIN_ASSIGN_OR_RETURN(attest::StateDigests d, trainer.Digest(state, schedule.policy, pool));
   rec.state = std::move(d.state);
   rec.tensors = std::move(d.tensors);
   if (schedule.TakesRoots(t)) {
@@ -97,15 +120,18 @@ Status RunSession::DeriveKeysBefore(int64_t t) {
 }
 
 Result<StepOutcome> RunSession::Step(int64_t t, const attest::Digest256& previous,
-                                     TrainState* state, ThreadPool* pool) {
+                                     TrainState* state, ThreadPool* pool, bool keep) {
   DETRAIN_ASSIGN_OR_RETURN(prng::Key key, keys_->BeginStep(t, data_->split().steps_per_epoch));
-  return RecordStep(*trainer_, schedule_, t, key, previous, state, pool);
+  return RecordStep(*trainer_, schedule_, config().train.seed, t, key, previous, state, pool, keep);
 }
 
 Result<StepResult> RunSession::StepUnrecorded(int64_t t, TrainState* state,
-                                              std::optional<EvalResult>* eval) {
+                                              std::optional<EvalResult>* eval, bool keep) {
   DETRAIN_ASSIGN_OR_RETURN(prng::Key key, keys_->BeginStep(t, data_->split().steps_per_epoch));
-  DETRAIN_ASSIGN_OR_RETURN(StepResult r, trainer_->Step(t, key, state));
+  const bool evaluates = trainer_->has_eval() && schedule_.Evaluates(t);
+  const bool read = !keep || evaluates || t + 1 >= schedule_.steps;
+  DETRAIN_ASSIGN_OR_RETURN(StepResult r, trainer_->Step(t, key, state, read));
+  if (!r.finite) DETRAIN_RETURN_IF_ERROR(RebuildState(*trainer_, config().train.seed, t, state));
   eval->reset();
   if (r.finite && trainer_->has_eval() && schedule_.Evaluates(t)) {
     DETRAIN_ASSIGN_OR_RETURN(EvalResult e, trainer_->Evaluate(*state));
@@ -134,10 +160,13 @@ Result<TrainState> Replica::StartState(int64_t k, const RecordedRun& run) {
 }
 
 Result<StepOutcome> Replica::Step(int64_t t, const attest::Digest256& previous, TrainState* state,
-                                  ThreadPool* pool) {
-  return RecordStep(*trainer_, session_.schedule(), t, StepKeyOf(session_.config().train.seed, t),
-                    previous, state, pool);
+                                  ThreadPool* pool, bool keep) {
+  const int64_t seed = session_.config().train.seed;
+  return RecordStep(*trainer_, session_.schedule(), seed, t, StepKeyOf(seed, t), previous, state,
+                    pool, keep);
 }
+
+Status Replica::Sync(TrainState* state) { return trainer_->Sync(state); }
 
 Result<TrainState> Replica::StateAfter(
     int64_t t, const RecordedRun& run,

@@ -91,12 +91,19 @@ class RunSession {
   // run's.
   Status DeriveKeysBefore(int64_t t);
   // Step t of the run: its keys derived and recorded, the train step run on `state`, the new
-  // state digested under the policy and the record chained to `previous`.
+  // state digested under the policy and the record chained to `previous`. With `keep`, the new
+  // state stays on the devices unless the step takes roots or evaluates, or the policy needs it
+  // on the host (all but xxh3-128-chunked): `state` is then stale (Trainer::Step) until Sync or
+  // a step that reads it. A non-finite step leaves `state` the state before it, read.
   Result<StepOutcome> Step(int64_t t, const attest::Digest256& previous, TrainState* state,
-                           ThreadPool* pool);
+                           ThreadPool* pool, bool keep = false);
   // Step t without a record or digests (training without a bundle); the evaluation when one is
-  // due, in `eval`.
-  Result<StepResult> StepUnrecorded(int64_t t, TrainState* state, std::optional<EvalResult>* eval);
+  // due, in `eval`. With `keep`, as Step: the state is read when it evaluates and after the
+  // last step.
+  Result<StepResult> StepUnrecorded(int64_t t, TrainState* state, std::optional<EvalResult>* eval,
+                                    bool keep = false);
+  // Reads a stale `state` (Step with `keep`).
+  Status Sync(TrainState* state) { return trainer_->Sync(state); }
 
   // A replica on `executor`: the same compile result and data, a trainer of its own.
   Result<std::unique_ptr<Replica>> NewReplica(const ExecutorOptions& executor) const;
@@ -118,9 +125,11 @@ class Replica {
   // The state after `k` steps: the initial state when k is 0, else the checkpoint `run` holds
   // for k.
   Result<TrainState> StartState(int64_t k, const RecordedRun& run);
-  // Step t with its key, chained to `previous`.
+  // Step t with its key, chained to `previous`; `keep` as RunSession::Step.
   Result<StepOutcome> Step(int64_t t, const attest::Digest256& previous, TrainState* state,
-                           ThreadPool* pool);
+                           ThreadPool* pool, bool keep = false);
+  // Reads a stale `state` (Step with `keep`).
+  Status Sync(TrainState* state);
   // The state after step t (t + 1 steps done), replayed: from the newest checkpoint at or before
   // step t (or the initial state), steps start..t run, each chained to its recorded predecessor
   // and given to `check`, whose error ends the replay. `*start` (when not null) is where the

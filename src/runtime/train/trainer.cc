@@ -1,6 +1,7 @@
 // See trainer.h.
 #include "runtime/train/trainer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -129,7 +130,8 @@ Result<TrainState> Trainer::InitialState(RunKeys* keys) const {
   return state;
 }
 
-Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainState* state) {
+Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainState* state,
+                                 bool read_state) {
   StepResult r;
   r.key = step_key;
   DETRAIN_ASSIGN_OR_RETURN(r.batch, data_->BatchOf(t));
@@ -143,7 +145,14 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
   // Resident state: where the state is the last step's result, bit for bit, and that result lies
   // in the arena where the step reads its parameter, it is not copied in again.
   bool resident = resident_ != 0;
-  for (const StateTensor& s : *state) resident = resident && s.resident == resident_;
+  bool stale = false;
+  for (const StateTensor& s : *state) {
+    resident = resident && s.resident == resident_;
+    stale = stale || s.stale;
+  }
+  // A stale state is only ever the one the last step left on the devices.
+  if (stale && !resident) return Internal("trainer: a stale state that is not the last step's");
+  if (!stale) stale_since_ = t;
   resident_ = 0;  // the run below overwrites the arena, whatever its outcome
   std::vector<const ir::Literal*> args;
   size_t next_state = 0;
@@ -153,7 +162,8 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
       case ParamRole::kOptimizerState:
       case ParamRole::kStep:
         if (next_state >= state->size()) return Internal("trainer: state too short");
-        args.push_back(resident && step_->CarriedInPlace(static_cast<int>(args.size()))
+        // A stale tensor is taken from the last step's result, wherever it lies.
+        args.push_back(stale || (resident && step_->CarriedInPlace(static_cast<int>(args.size())))
                            ? nullptr
                            : &(*state)[next_state].value);
         ++next_state;
@@ -202,17 +212,81 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
     }
     return r;
   }
-  for (size_t i = 0; i < state->size(); ++i)
-    DETRAIN_RETURN_IF_ERROR(step_->ReadResult(static_cast<int>(i), &(*state)[i].value));
+  if (read_state) {
+    for (size_t i = 0; i < state->size(); ++i)
+      DETRAIN_RETURN_IF_ERROR(step_->ReadResult(static_cast<int>(i), &(*state)[i].value));
+  }
   // A tag no other step of any trainer in this process has used.
   static std::atomic<uint64_t> tags{0};
   resident_ = tags.fetch_add(1, std::memory_order_relaxed) + 1;
-  for (StateTensor& s : *state) s.resident = resident_;
+  for (StateTensor& s : *state) {
+    s.resident = resident_;
+    s.stale = !read_state;
+  }
   return r;
+}
+
+Status Trainer::Sync(TrainState* state) {
+  bool stale = false;
+  for (const StateTensor& s : *state) stale = stale || s.stale;
+  if (!stale) return Status::Ok();
+  for (const StateTensor& s : *state) {
+    if (resident_ == 0 || s.resident != resident_)
+      return Internal("trainer: a stale state that is not the last step's");
+  }
+  for (size_t i = 0; i < state->size(); ++i) {
+    DETRAIN_RETURN_IF_ERROR(step_->ReadResult(static_cast<int>(i), &(*state)[i].value));
+    (*state)[i].stale = false;
+  }
+  return Status::Ok();
+}
+
+Result<attest::StateDigests> Trainer::Digest(TrainState* state, attest::DigestPolicy policy,
+                                             ThreadPool* pool) {
+  bool stale = false;
+  for (const StateTensor& s : *state) stale = stale || (s.stale && s.resident == resident_);
+  if (!stale || policy != attest::DigestPolicy::kXxh3Chunked) {
+    DETRAIN_RETURN_IF_ERROR(Sync(state));
+    return attest::DigestState(StateViews(*state), policy, pool);
+  }
+  // Where the state lies: each tensor's digest on the devices, the state's over them here, in
+  // name order (attest::DigestState's).
+  const std::vector<attest::TensorView> views = StateViews(*state);
+  std::vector<int> indices;
+  std::vector<std::string> prefixes;
+  for (size_t i = 0; i < views.size(); ++i) {
+    indices.push_back(static_cast<int>(i));
+    DETRAIN_ASSIGN_OR_RETURN(std::string prefix, attest::ChunkedTensorPrefix(views[i]));
+    prefixes.push_back(std::move(prefix));
+  }
+  std::string digests;
+  DETRAIN_RETURN_IF_ERROR(step_->DigestResults(indices, prefixes, &digests));
+  if (digests.size() != 16 * views.size()) return Internal("trainer: digests of the wrong size");
+  std::vector<size_t> order(views.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return views[a].name < views[b].name; });
+  for (size_t i = 1; i < order.size(); ++i) {
+    if (views[order[i]].name == views[order[i - 1]].name)
+      return Internal("state: tensor '" + std::string(views[order[i]].name) + "' twice");
+  }
+  attest::StateDigests out;
+  std::string all;
+  for (size_t i : order) {
+    std::string d = digests.substr(16 * i, 16);
+    all += d;
+    out.tensors.emplace_back(std::string(views[i].name), std::move(d));
+  }
+  const attest::Digest128 state_digest = attest::Xxh3Of(all);
+  out.state.assign(reinterpret_cast<const char*>(state_digest.data()), state_digest.size());
+  return out;
 }
 
 Result<EvalResult> Trainer::Evaluate(const TrainState& state) {
   if (eval_ == nullptr) return FailedPrecondition("the program has no validation split");
+  for (const StateTensor& s : state) {
+    if (s.stale) return Internal("trainer: evaluation of a stale state (Trainer::Sync first)");
+  }
   std::vector<const ir::Literal*> args;  // borrowed: no copy of the parameters
   for (const StateTensor& s : state) {
     if (s.role == ParamRole::kParameter) args.push_back(&s.value);

@@ -21,7 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "attest/state_digest.h"
 #include "base/status.h"
+#include "base/thread_pool.h"
 #include "compiler/ir/literal.h"
 #include "compiler/plan/entry_signature.h"
 #include "driver/compile.h"
@@ -69,7 +71,24 @@ class Trainer {
   // state: where `state` is what the previous step of this trainer read out (every tensor's
   // StateTensor::resident tag says so) and the plan donated the parameters' slices to the results
   // (one device), the step reads it where it lies and copies none of it in.
-  Result<StepResult> Step(int64_t t, const prng::Key& step_key, TrainState* state);
+  //
+  // With `read_state` false the new state stays on the devices: `state` keeps its old values,
+  // each tensor marked stale, until Sync reads it (or Digest digests it where it lies); the next
+  // step takes it where it lies. A non-finite step then leaves `state` stale — the state before
+  // it is gone from the devices — and the caller rebuilds it (RunSession replays the steps
+  // since `state` was last read, StaleSince).
+  Result<StepResult> Step(int64_t t, const prng::Key& step_key, TrainState* state,
+                          bool read_state = true);
+  // Reads the state the last step left on the devices into `state` when it is stale.
+  Status Sync(TrainState* state);
+  // The step before which `state`'s stale values were read (the first step whose result it
+  // lacks); meaningful while it is stale.
+  int64_t StaleSince() const { return stale_since_; }
+  // `state`'s digests under `policy` (attest::DigestState). A stale state is digested where it
+  // lies under the chunked policy (Executor::DigestResults: 16 bytes per tensor move), and read
+  // first under the others.
+  Result<attest::StateDigests> Digest(TrainState* state, attest::DigestPolicy policy,
+                                      ThreadPool* pool);
 
   // A follower rank of a multi-process run (ExecutorOptions::cluster): takes part in each of
   // rank 0's train steps until rank 0 says stop; returns the value it sent (its exit code).
@@ -92,6 +111,7 @@ class Trainer {
   TrainingData* data_ = nullptr;
   std::unique_ptr<Executor> step_;
   uint64_t resident_ = 0;  // the tag of the state the last step left in step_'s arena, or 0
+  int64_t stale_since_ = 0;
   std::unique_ptr<Executor> eval_;
   // The state's names, roles and shapes: a layout is made only when asked for (it would hold
   // a zero copy of the whole state).
