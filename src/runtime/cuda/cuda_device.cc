@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "attest/state_digest.h"
 #include "compiler/interp/interpreter.h"
 
 namespace detrain::runtime::cuda {
@@ -15,7 +16,7 @@ CudaDevice::CudaDevice(int index, std::shared_ptr<GpuSystem> system, int gpu,
     : index_(index), system_(std::move(system)), gpu_(gpu), program_(program) {}
 
 CudaDevice::~CudaDevice() {
-  for (DevicePtr p : {arena_, scratch_, args_, constants_}) {
+  for (DevicePtr p : {arena_, scratch_, args_, constants_, digest_memory_, digest_items_}) {
     if (p != 0) system_->Free(gpu_, p);
   }
 }
@@ -160,6 +161,84 @@ Status CudaDevice::SendBuffer(int32_t id, Device* to) {
   if (peer->gpu_ == gpu_)
     return system_->OnDevice(gpu_, peer->arena_ + offset, arena_ + offset, bytes);
   return system_->Between(gpu_, arena_ + offset, peer->gpu_, peer->arena_ + offset, bytes);
+}
+
+Status CudaDevice::PrepareDigest(const std::vector<BufferDigest>& buffers) {
+  for (DevicePtr* p : {&digest_memory_, &digest_items_}) {
+    if (*p != 0) system_->Free(gpu_, *p);
+    *p = 0;
+  }
+  digest_key_.clear();
+  // Memory: per buffer its prefix and then its leaves; then the buffers' digests, 16 bytes each.
+  std::string memory;
+  std::vector<long long> leaves = {0}, tensors = {0};
+  for (const BufferDigest& b : buffers) {
+    const int64_t begin = static_cast<int64_t>(memory.size());
+    memory += b.prefix;
+    const DevicePtr offset = static_cast<DevicePtr>(plan_->buffer(b.id).offset);
+    for (int64_t at = 0; at < b.bytes; at += attest::kDigestChunkBytes) {
+      leaves.insert(leaves.end(), {static_cast<long long>(offset + static_cast<DevicePtr>(at)),
+                                   std::min(attest::kDigestChunkBytes, b.bytes - at),
+                                   static_cast<long long>(memory.size())});
+      memory.append(16, '\0');
+    }
+    tensors.insert(tensors.end(), {begin, static_cast<long long>(memory.size()) - begin, 0});
+  }
+  memory.resize((memory.size() + 15) / 16 * 16, '\0');
+  digest_out_ = static_cast<int64_t>(memory.size());
+  for (size_t i = 0; i < buffers.size(); ++i)
+    tensors[3 * i + 3] = digest_out_ + 16 * static_cast<long long>(i);
+  memory.append(16 * buffers.size(), '\0');
+  leaves[0] = static_cast<long long>((leaves.size() - 1) / 3);
+  tensors[0] = static_cast<long long>(buffers.size());
+  std::vector<long long> items = leaves;
+  digest_tensor_items_ = static_cast<int64_t>(items.size());
+  items.insert(items.end(), tensors.begin(), tensors.end());
+  const int64_t memory_bytes = static_cast<int64_t>(memory.size());
+  const int64_t item_bytes = static_cast<int64_t>(items.size() * sizeof(long long));
+  DETRAIN_ASSIGN_OR_RETURN(digest_memory_,
+                           system_->Allocate(gpu_, std::max<int64_t>(memory_bytes, 16)));
+  DETRAIN_ASSIGN_OR_RETURN(digest_items_, system_->Allocate(gpu_, item_bytes));
+  if (memory_bytes > 0)
+    DETRAIN_RETURN_IF_ERROR(system_->ToDevice(gpu_, digest_memory_, memory.data(), memory_bytes));
+  DETRAIN_RETURN_IF_ERROR(system_->ToDevice(gpu_, digest_items_, items.data(), item_bytes));
+  auto launch = [](const char* function, long long n) {
+    Step l;
+    l.function = function;
+    l.block = codegen::cuda::kDigestBlock;
+    l.grid[0] = static_cast<uint32_t>(
+        std::max<long long>(1, std::min<long long>((n + l.block - 1) / l.block, 65535)));
+    return l;
+  };
+  digest_leaves_ = launch(codegen::cuda::kDigestLeaves, leaves[0]);
+  digest_tensors_ = launch(codegen::cuda::kDigestTensors, tensors[0]);
+  return Status::Ok();
+}
+
+Status CudaDevice::DigestBuffers(const std::vector<BufferDigest>& buffers, std::string* out) {
+  // A train loop digests the same buffers every step: the layout is made once for them.
+  std::string key;
+  for (const BufferDigest& b : buffers) {
+    DETRAIN_RETURN_IF_ERROR(CheckBuffer(b.id, b.bytes));
+    key += std::to_string(b.id) + ":" + std::to_string(b.bytes) + ":" +
+           std::to_string(b.prefix.size()) + ":";
+    key += b.prefix;
+  }
+  if (key != digest_key_ || digest_memory_ == 0) {
+    DETRAIN_RETURN_IF_ERROR(PrepareDigest(buffers));
+    digest_key_ = std::move(key);
+  }
+  DETRAIN_RETURN_IF_ERROR(
+      system_->Launch(gpu_, digest_leaves_, arena_, digest_memory_, digest_items_));
+  DETRAIN_RETURN_IF_ERROR(system_->Launch(
+      gpu_, digest_tensors_, arena_, digest_memory_,
+      digest_items_ + static_cast<DevicePtr>(digest_tensor_items_ * sizeof(long long))));
+  const size_t at = out->size();
+  out->resize(at + 16 * buffers.size());
+  if (buffers.empty()) return Status::Ok();
+  return system_->ToHost(gpu_, out->data() + at,
+                         digest_memory_ + static_cast<DevicePtr>(digest_out_),
+                         static_cast<int64_t>(16 * buffers.size()));
 }
 
 }  // namespace detrain::runtime::cuda

@@ -34,6 +34,9 @@ class CudaDevice : public Device {
   Status Launch(int32_t id) override;
   Status Synchronize() override;
   Status SendBuffer(int32_t id, Device* to) override;
+  // On the GPU, by the program's digest kernels (codegen/cuda/cuda_program.h kDigestLeaves):
+  // the buffers stay where they are and 16 bytes per buffer come back.
+  Status DigestBuffers(const std::vector<BufferDigest>& buffers, std::string* out) override;
 
   int gpu() const { return gpu_; }
 
@@ -42,6 +45,9 @@ class CudaDevice : public Device {
   // Records where `steps`' arguments and constants go in args_ and constants_ (Load).
   Status Place(const std::vector<codegen::cuda::Launch>& steps, std::vector<long long>* args,
                std::string* constants);
+  // Lays out the digest of `buffers` in GPU memory (their prefixes, room for their leaves, the
+  // kernels' items), once for each new set of buffers.
+  Status PrepareDigest(const std::vector<BufferDigest>& buffers);
   // Enqueues `steps`; a kLoop step runs its loop from the host. `iterations`: the count of the
   // loop that holds these steps (null outside any loop).
   Status RunSteps(const std::vector<codegen::cuda::Launch>& steps, int64_t* iterations);
@@ -55,6 +61,13 @@ class CudaDevice : public Device {
   // Per launch step of the program (loops' included): where its arguments start in args_ (in
   // long longs), or where its constant's bytes are in constants_. Looked up, never iterated.
   std::unordered_map<const codegen::cuda::Launch*, int64_t> at_;
+  // The state digest's layout (PrepareDigest): for which buffers, its GPU memory (the prefixes
+  // and leaves, then the digests) and items, the two launches and where the digests are.
+  std::string digest_key_;
+  DevicePtr digest_memory_ = 0, digest_items_ = 0;
+  codegen::cuda::Launch digest_leaves_, digest_tensors_;
+  int64_t digest_tensor_items_ = 0;  // where the tensor items start in digest_items_ (words)
+  int64_t digest_out_ = 0;           // where the digests are in digest_memory_
 };
 
 }  // namespace detrain::runtime::cuda

@@ -32,6 +32,32 @@ __device__ __forceinline__ long long Clamp(long long x, long long lo, long long 
 }  // namespace dt
 )";
 
+// The state digest's kernels (cuda_program.h kDigestLeaves, kDigestTensors).
+constexpr char kDigestKernels[] = R"(
+// The chunked state digest (attest/state_digest.h, policy xxh3-128-chunked): items of
+// (source offset, bytes, scratch offset), each XXH3-128 of its bytes to 16 canonical bytes.
+namespace dt {
+__device__ __forceinline__ void DigestItems(const unsigned char* source, unsigned char* scratch,
+                                            const long long* args) {
+  const long long n = args[0];
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long* item = args + 1 + 3 * i;
+    namespace x = detrain::attest::xxh3;
+    x::Canonical(x::Hash(source + item[0], static_cast<uint64_t>(item[1])), scratch + item[2]);
+  }
+}
+}  // namespace dt
+extern "C" __global__ void __launch_bounds__(64) dt_digest_leaves(unsigned char* arena,
+    unsigned char* scratch, const long long* args) {
+  dt::DigestItems(arena, scratch, args);
+}
+extern "C" __global__ void __launch_bounds__(64) dt_digest_tensors(unsigned char* arena,
+    unsigned char* scratch, const long long* args) {
+  dt::DigestItems(scratch, scratch, args);
+}
+)";
+
 Status EmitKernel(KernelWriter& w) {
   const pb::Kernel& k = w.kernel();
   if (k.has_threefry()) return internal::EmitThreefry(w);
@@ -214,9 +240,11 @@ Result<CudaProgram> GenerateCuda(const plan::ValidatedPlan& validated) {
             ", body:" + LaunchText(loop.body) + "\n";
   }
   text += "\n#include \"attest/prng/threefry_block.h\"\n";
+  text += "#include \"attest/xxh3_block.h\"\n";
   text += "#include \"compiler/semantics/semantics.h\"\n\n";
   text += kPrelude;
   text += body.body;
+  text += kDigestKernels;
   return program;
 }
 

@@ -35,7 +35,17 @@
 namespace detrain::codegen::cuda {
 
 // The generated code's format: bump when the text a plan gives changes.
-inline constexpr uint32_t kCudaSourceVersion = 1;
+inline constexpr uint32_t kCudaSourceVersion = 2;
+
+// Every program's source also holds the state digest's two kernels (attest/state_digest.h,
+// policy xxh3-128-chunked), for a device that digests the state where it lies (runtime/cuda):
+// args[0] is a count n of items, then three words per item; each item is XXH3-128 of `bytes`
+// bytes at a source offset, its 16 canonical bytes written to scratch at an output offset.
+// kDigestLeaves reads the arena (a tensor's chunk), kDigestTensors the scratch (a tensor's
+// prefix and leaves). One thread per item, kDigestBlock threads a block, any grid.
+inline constexpr char kDigestLeaves[] = "dt_digest_leaves";
+inline constexpr char kDigestTensors[] = "dt_digest_tensors";
+inline constexpr uint32_t kDigestBlock = 64;
 
 // One step of a plan kernel on a device. Offsets are bytes in the device's arena (the plan's
 // buffer layout), so that every device of a mesh runs the same steps on its own arena.

@@ -174,11 +174,12 @@ namespace {
 class EmulatedSystem : public runtime::cuda::GpuSystem {
  public:
   EmulatedSystem(std::unique_ptr<CudaEmulator> emulator, int count, uint32_t max_blocks,
-                 std::shared_ptr<int64_t> between)
+                 std::shared_ptr<int64_t> between, std::shared_ptr<GpuTraffic> traffic)
       : emulator_(std::move(emulator)),
         count_(count),
         max_blocks_(max_blocks),
-        between_(std::move(between)) {}
+        between_(std::move(between)),
+        traffic_(traffic != nullptr ? std::move(traffic) : std::make_shared<GpuTraffic>()) {}
   ~EmulatedSystem() override {
     for (auto& [ptr, gpu] : owner_) std::free(reinterpret_cast<void*>(ptr));
   }
@@ -200,10 +201,12 @@ class EmulatedSystem : public runtime::cuda::GpuSystem {
     std::free(reinterpret_cast<void*>(ptr));
   }
   Status ToDevice(int gpu, runtime::cuda::DevicePtr dst, const void* src, int64_t n) override {
+    traffic_->to_device += n;
     std::memcpy(At(dst), src, static_cast<size_t>(n));
     return Status::Ok();
   }
   Status ToHost(int gpu, void* dst, runtime::cuda::DevicePtr src, int64_t n) override {
+    traffic_->to_host += n;
     std::memcpy(dst, At(src), static_cast<size_t>(n));
     return Status::Ok();
   }
@@ -221,6 +224,7 @@ class EmulatedSystem : public runtime::cuda::GpuSystem {
   }
   Status Launch(int, const codegen::cuda::Launch& l, runtime::cuda::DevicePtr arena,
                 runtime::cuda::DevicePtr scratch, runtime::cuda::DevicePtr args) override {
+    ++traffic_->launches;
     return emulator_->RunKernel(l.function, l.grid, l.block, At(arena), At(scratch),
                                 reinterpret_cast<const long long*>(args), max_blocks_);
   }
@@ -233,28 +237,31 @@ class EmulatedSystem : public runtime::cuda::GpuSystem {
   int count_;
   uint32_t max_blocks_;
   std::shared_ptr<int64_t> between_;
+  std::shared_ptr<GpuTraffic> traffic_;
   std::map<runtime::cuda::DevicePtr, int> owner_;
 };
 
 }  // namespace
 
 runtime::cuda::GpuSystemFactory EmulatedGpus(int count, uint32_t max_blocks,
-                                             std::shared_ptr<int64_t> between) {
+                                             std::shared_ptr<int64_t> between,
+                                             std::shared_ptr<GpuTraffic> traffic) {
   return [=](const codegen::cuda::CudaProgram& program, const runtime::cuda::CudaImages&)
              -> Result<std::shared_ptr<runtime::cuda::GpuSystem>> {
     DETRAIN_ASSIGN_OR_RETURN(std::unique_ptr<CudaEmulator> emulator, CudaEmulator::Create(program));
     return std::shared_ptr<runtime::cuda::GpuSystem>(
-        std::make_shared<EmulatedSystem>(std::move(emulator), count, max_blocks, between));
+        std::make_shared<EmulatedSystem>(std::move(emulator), count, max_blocks, between, traffic));
   };
 }
 
 std::shared_ptr<const runtime::cuda::CudaOptions> EmulatedCuda(
     int count, uint32_t max_blocks, std::shared_ptr<int64_t> between,
-    std::shared_ptr<const codegen::cuda::CudaProgram> program) {
+    std::shared_ptr<const codegen::cuda::CudaProgram> program,
+    std::shared_ptr<GpuTraffic> traffic) {
   auto options = std::make_shared<runtime::cuda::CudaOptions>();
   options->program = std::move(program);
   options->images = std::make_shared<const runtime::cuda::CudaImages>();  // not loaded
-  options->gpu_system = EmulatedGpus(count, max_blocks, std::move(between));
+  options->gpu_system = EmulatedGpus(count, max_blocks, std::move(between), std::move(traffic));
   return options;
 }
 

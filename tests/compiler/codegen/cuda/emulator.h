@@ -58,18 +58,26 @@ class CudaEmulator {
   void* launch_ = nullptr;
 };
 
+// What the host asked of the emulated GPUs: bytes copied to them and back, and launches.
+struct GpuTraffic {
+  int64_t to_device = 0, to_host = 0, launches = 0;
+};
+
 // A GpuSystem (runtime/cuda/gpu.h) of `count` emulated GPUs in host memory, running the program
 // on the emulator: the executor, the CUDA device and the trainer run unchanged on it. Transfers
-// between two emulated GPUs are counted (`between`, when given).
+// between two emulated GPUs are counted (`between`, when given), and the host's traffic with
+// them (`traffic`, when given).
 runtime::cuda::GpuSystemFactory EmulatedGpus(int count, uint32_t max_blocks = 0,
-                                             std::shared_ptr<int64_t> between = nullptr);
+                                             std::shared_ptr<int64_t> between = nullptr,
+                                             std::shared_ptr<GpuTraffic> traffic = nullptr);
 
 // The CUDA backend's options (ExecutorOptions::backend_options) for EmulatedGpus: no images
 // (the emulator runs the generated source) and the program generated from the plan, unless
 // `program` is given.
 std::shared_ptr<const runtime::cuda::CudaOptions> EmulatedCuda(
     int count, uint32_t max_blocks = 0, std::shared_ptr<int64_t> between = nullptr,
-    std::shared_ptr<const codegen::cuda::CudaProgram> program = nullptr);
+    std::shared_ptr<const codegen::cuda::CudaProgram> program = nullptr,
+    std::shared_ptr<GpuTraffic> traffic = nullptr);
 
 }  // namespace detrain::testing
 
