@@ -2,7 +2,8 @@
 // the step digest xxh3-128-chunked keep the state on the GPU — the next step reads it where it
 // lies, the digests are computed there by the program's digest kernels — and give the CPU's
 // records bit for bit; each step moves its batch in and at most 4 KiB besides (its key and
-// learning rate in, its loss and one 16-byte digest per state tensor out).
+// learning rate in, its loss and one 16-byte digest per state tensor out). The MLP runs in the
+// long checks (cuda_resident_state_slow_test).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -17,9 +18,10 @@
 namespace detrain::testing {
 namespace {
 
-std::unique_ptr<runtime::RunSession> Open(const std::string& example,
+// `program`: a path under the source tree.
+std::unique_ptr<runtime::RunSession> Open(const std::string& program,
                                           const runtime::SessionOptions& o) {
-  const std::string path = std::string(DETRAIN_SOURCE_DIR) + "/examples/" + example + "/train.dt";
+  const std::string path = std::string(DETRAIN_SOURCE_DIR) + "/" + program;
   Result<driver::CompileResult> c = driver::Compile(path, {});
   EXPECT_TRUE(c.ok()) << c.status().message();
   if (!c.ok()) return nullptr;
@@ -28,14 +30,14 @@ std::unique_ptr<runtime::RunSession> Open(const std::string& example,
   return s.ok() ? std::move(*s) : nullptr;
 }
 
-void CheckResidentSteps(const std::string& example, int64_t steps) {
+void CheckResidentSteps(const std::string& example, int64_t steps, uint32_t max_blocks = 0) {
   runtime::SessionOptions cpu_options;
   cpu_options.step_digest = attest::DigestPolicy::kXxh3Chunked;
   cpu_options.steps = steps;
   runtime::SessionOptions gpu_options = cpu_options;
   auto traffic = std::make_shared<GpuTraffic>();
   gpu_options.executor.backend = runtime::Backend::kCuda;
-  gpu_options.executor.backend_options = EmulatedCuda(1, 0, nullptr, nullptr, traffic);
+  gpu_options.executor.backend_options = EmulatedCuda(1, max_blocks, nullptr, nullptr, traffic);
   std::unique_ptr<runtime::RunSession> cpu = Open(example, cpu_options);
   std::unique_ptr<runtime::RunSession> gpu = Open(example, gpu_options);
   ASSERT_TRUE(cpu != nullptr && gpu != nullptr);
@@ -43,7 +45,8 @@ void CheckResidentSteps(const std::string& example, int64_t steps) {
   Result<runtime::TrainState> a = cpu->InitialState(), b = gpu->InitialState();
   ASSERT_TRUE(a.ok() && b.ok());
   int64_t state_bytes = 0;
-  for (const runtime::StateTensor& s : *b) state_bytes += static_cast<int64_t>(s.value.bytes().size());
+  for (const runtime::StateTensor& s : *b)
+    state_bytes += static_cast<int64_t>(s.value.bytes().size());
   runtime::TrainingData data = gpu->data();  // for the batches' sizes
   attest::Digest256 prev{};
   int64_t resident_steps = 0;
@@ -60,8 +63,8 @@ void CheckResidentSteps(const std::string& example, int64_t steps) {
     const int64_t out = traffic->to_host - before.to_host;
     Result<runtime::Batch> batch = data.BatchOf(t);
     ASSERT_TRUE(batch.ok());
-    const int64_t batch_bytes = static_cast<int64_t>(batch->features.bytes().size() +
-                                                     batch->labels.bytes().size());
+    const int64_t batch_bytes =
+        static_cast<int64_t>(batch->features.bytes().size() + batch->labels.bytes().size());
     std::printf("%s step %lld: %lld bytes in (batch %lld), %lld out, %lld launches; state %lld\n",
                 example.c_str(), static_cast<long long>(t), static_cast<long long>(in),
                 static_cast<long long>(batch_bytes), static_cast<long long>(out),
@@ -83,7 +86,22 @@ void CheckResidentSteps(const std::string& example, int64_t steps) {
     EXPECT_EQ((*a)[i].value.bytes(), (*b)[i].value.bytes()) << (*a)[i].name;
 }
 
-TEST(ResidentState, BreastCancerMovesOnlyItsBatches) { CheckResidentSteps("breast_cancer", 6); }
+#if !defined(DETRAIN_RESIDENT_MLP)
+TEST(ResidentState, BreastCancerMovesOnlyItsBatches) {
+  CheckResidentSteps("examples/breast_cancer/train.dt", 6);
+}
+// Grids capped at 4 blocks a dimension (the emulator runs every block on one core).
+TEST(ResidentState, DigitsMovesOnlyItsBatches) {
+  CheckResidentSteps("examples/digits/train.dt", 3, 4);
+}
+TEST(ResidentState, CharLmMovesOnlyItsBatches) {
+  CheckResidentSteps("examples/charlm/train.dt", 3, 4);
+}
+#else
+// The 784-1024-1024-10 MLP (22 MB of state): ~30 s on the emulator, a long check
+// (cuda_resident_state_slow_test, ctest -L long).
+TEST(ResidentState, MlpMovesOnlyItsBatches) { CheckResidentSteps("bench/mlp/train.dt", 3, 4); }
+#endif
 
 }  // namespace
 }  // namespace detrain::testing
