@@ -8,6 +8,8 @@
 #   2. bundles across backends: breast_cancer trained on the GPU verifies with --backend cpu and
 #      one trained on the CPU verifies with --backend cuda; both have the same steps.jsonl;
 #      2b. the JAX exports (examples/jax) on the GPU: the CPU's steps.jsonl, verified on the CPU;
+#      2c. the mlp with the state resident and digested on the GPU (--step-digest
+#          xxh3-128-chunked) next to the state read out every step, verified on the CPU;
 #   3. the train-step time of detrain on the GPU next to JAX on the same GPU with
 #      --xla_gpu_deterministic_ops=true (bench/peers), ROUNDS interleaved rounds, medians;
 #   4. the kernel time of 2 mlp steps (ncu), where ncu can profile.
@@ -159,6 +161,31 @@ else
 fi
 grep -o '"device_list":\[[^]]*\]' "$out/gpu-bundle/environment.json" | sed 's/^/   /' |
   tee -a "$report"
+say "   ($(elapsed))"
+
+# --- 2c. The state resident on the GPU, digested there (--step-digest xxh3-128-chunked) ---------
+say ""
+say "2c. run --attest of the mlp, 200 steps on the GPU: the state read out every step (xxh3-128) or"
+say "    resident and digested on the GPU (xxh3-128-chunked); the chunked bundle verified on the CPU"
+for policy in xxh3-128 xxh3-128-chunked; do
+  b=$out/resident-$policy
+  rm -rf "$b"
+  t0=$(date +%s.%N)
+  if timeout 120 detrain run bench/mlp/train.dt --attest -o "$b" --backend cuda --steps 200 \
+    --step-digest "$policy" -q > "$out/resident-$policy.log" 2>&1; then
+    say "   $policy: $(python3 -c "print('%.2f s' % ($(date +%s.%N) - $t0))") for 200 steps"
+  else
+    say "   $policy: FAILED ($out/resident-$policy.log)"
+    status=1
+  fi
+done
+if timeout 180 detrain verify "$out/resident-xxh3-128-chunked" --backend cpu --threads 4 \
+  > "$out/resident-verify.log" 2>&1; then
+  say "   the chunked GPU bundle verified on the CPU: ok (the GPU's digests are the CPU's)"
+else
+  say "   the chunked GPU bundle verified on the CPU: FAILED ($out/resident-verify.log)"
+  status=1
+fi
 say "   ($(elapsed))"
 
 # --- 2b. Imported JAX train steps (docs/jax-training.md) on the GPU ------------------------------
