@@ -75,8 +75,10 @@ Result<std::unique_ptr<Trainer>> Trainer::Create(const driver::CompileResult& co
   int next_state = 0;
   for (const plan::v2::EntryParameter& p : t->step_->plan().parameters())
     carry.push_back(plan::IsStateRole(plan::FromPlanRole(p.role())) ? next_state++ : -1);
-  if (next_state + 1 == t->step_->plan().outputs_size())
+  if (next_state + 1 == t->step_->plan().outputs_size()) {
     DETRAIN_RETURN_IF_ERROR(t->step_->SetCarry(std::move(carry)));
+    t->carried_ = true;
+  }
   if (const driver::StageRecord* eval = compiled.stages.Find(driver::kStageEvalPlan)) {
     ExecutorOptions eval_options = WithCompiled(options, compiled, driver::kEvalPrefix);
     eval_options.devices = 1;        // one shard: the validation split is not sharded
@@ -134,6 +136,7 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
                                  bool read_state) {
   StepResult r;
   r.key = step_key;
+  read_state = read_state || !carried_;  // a step that carries nothing leaves nothing to take
   DETRAIN_ASSIGN_OR_RETURN(r.batch, data_->BatchOf(t));
   r.learning_rate = LearningRateAt(learning_rate_, t);
   // The state is passed in place (borrowed) and the results stay on the devices until the loss

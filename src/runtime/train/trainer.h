@@ -112,6 +112,7 @@ class Trainer {
   std::unique_ptr<Executor> step_;
   uint64_t resident_ = 0;  // the tag of the state the last step left in step_'s arena, or 0
   int64_t stale_since_ = 0;
+  bool carried_ = false;  // the step's state results are carried (Executor::SetCarry)
   std::unique_ptr<Executor> eval_;
   // The state's names, roles and shapes: a layout is made only when asked for (it would hold
   // a zero copy of the whole state).
