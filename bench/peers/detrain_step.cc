@@ -187,12 +187,16 @@ int Main(const Flags& f) {
     if (Status st = run_step(false); !st.ok()) return Fail("warm-up step", st);
   }
   std::vector<double> times;
+  const runtime::DeviceTraffic before = ex.Traffic();
   for (int i = 0; i < f.steps; ++i) {
     Clock::time_point ts = Clock::now();
     Status st = run_step(false);
     times.push_back(MsSince(ts));
     if (!st.ok()) return Fail("step", st);
   }
+  // Per timed step, what the devices were asked (runtime/device.h DeviceTraffic: GPUs only).
+  const runtime::DeviceTraffic after = ex.Traffic();
+  const double per = f.steps > 0 ? 1.0 / f.steps : 0.0;
   struct rusage usage;
   getrusage(RUSAGE_SELF, &usage);
   std::printf(
@@ -201,7 +205,9 @@ int Main(const Flags& f) {
       "\"first_call_ms\": %.3f, \"compile_ms\": %.3f, \"create_ms\": %.3f, "
       "\"first_step_ms\": %.3f, \"args_ms\": %.3f, \"step_ms\": %.4f, \"step_min_ms\": %.4f, "
       "\"steps\": %d, \"warmup\": %d, \"folded_transposes\": %lld, \"folded_dot_trees\": %lld, "
-      "\"views\": %lld, \"state\": \"%s\", \"resident_arguments\": %lld, \"peak_rss_mib\": %.1f}\n",
+      "\"views\": %lld, \"state\": \"%s\", \"resident_arguments\": %lld, \"peak_rss_mib\": %.1f, "
+      "\"device_launches_per_step\": %.1f, \"bytes_in_per_step\": %.0f, "
+      "\"bytes_out_per_step\": %.0f}\n",
       f.backend.c_str(), (*executor)->stats().devices.at(0).c_str(), f.devices, f.model.c_str(),
       f.threads, std::string(IsaName((*executor)->isa())).c_str(), first_call_ms, compile_ms,
       create_ms, first_step_ms, args_ms, Median(times),
@@ -210,7 +216,10 @@ int Main(const Flags& f) {
       static_cast<long long>((*executor)->stats().folded_dot_trees),
       static_cast<long long>((*executor)->stats().views), resident ? "resident" : "copied",
       static_cast<long long>(ex.resident_arguments()),
-      static_cast<double>(usage.ru_maxrss) / 1024.0);
+      static_cast<double>(usage.ru_maxrss) / 1024.0,
+      static_cast<double>(after.launches - before.launches) * per,
+      static_cast<double>(after.bytes_in - before.bytes_in) * per,
+      static_cast<double>(after.bytes_out - before.bytes_out) * per);
   return 0;
 }
 

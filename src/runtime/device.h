@@ -44,6 +44,14 @@ struct LoadRewrites {
   int64_t views = 0;            // buffers placed inside another as views (cpu/plan_views.h)
 };
 
+// What a device with memory of its own (a GPU) was asked to do, counted since it was made: its
+// launches (the program's and its copies on the device) and the bytes copied to it and back.
+struct DeviceTraffic {
+  int64_t launches = 0;
+  int64_t bytes_in = 0;
+  int64_t bytes_out = 0;
+};
+
 // One buffer for Device::DigestBuffers.
 struct BufferDigest {
   int32_t id = 0;
@@ -72,6 +80,8 @@ class Device {
   // default copies each buffer out and hashes it here; a device that hashes its buffers where
   // they lie (the CPU's arena, a GPU's memory) moves no more than the 16 bytes of each.
   virtual Status DigestBuffers(const std::vector<BufferDigest>& buffers, std::string* out);
+  // What it was asked to do so far (nothing where its memory is the host's).
+  virtual DeviceTraffic Traffic() const { return {}; }
   // The rewrites Load made (none unless the backend makes them).
   virtual LoadRewrites Rewrites() const { return {}; }
 };

@@ -282,6 +282,17 @@ Status Executor::ReadResult(int index, ir::Literal* out) {
   return CopyResult(*s.devices[0], s.buffers()[static_cast<size_t>(s.plan().outputs(index))], out);
 }
 
+DeviceTraffic Executor::Traffic() const {
+  DeviceTraffic sum;
+  for (const auto& d : state_->devices) {
+    const DeviceTraffic t = d->Traffic();
+    sum.launches += t.launches;
+    sum.bytes_in += t.bytes_in;
+    sum.bytes_out += t.bytes_out;
+  }
+  return sum;
+}
+
 Status Executor::DigestResults(const std::vector<int>& indices,
                                const std::vector<std::string>& prefixes, std::string* out) {
   State& s = *state_;

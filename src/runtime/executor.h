@@ -133,6 +133,9 @@ class Executor {
 
   const plan::v2::Plan& plan() const;
   const ExecutorStats& stats() const;
+  // This rank's devices' traffic, summed (Device::Traffic): the launches and the bytes between
+  // the host and GPUs that a step costs, measured the same way with or without a profiler.
+  DeviceTraffic Traffic() const;
   Isa isa() const;
 
  private:

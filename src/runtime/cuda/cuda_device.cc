@@ -45,11 +45,13 @@ Status CudaDevice::Load(const plan::ValidatedPlan& plan) {
   }
   const int64_t args_bytes = static_cast<int64_t>(args.size() * sizeof(long long));
   DETRAIN_ASSIGN_OR_RETURN(args_, system_->Allocate(gpu_, std::max<int64_t>(args_bytes, 8)));
+  traffic_.bytes_in += args_bytes;
   if (args_bytes > 0)
     DETRAIN_RETURN_IF_ERROR(system_->ToDevice(gpu_, args_, args.data(), args_bytes));
   const int64_t constant_bytes = static_cast<int64_t>(constants.size());
   DETRAIN_ASSIGN_OR_RETURN(constants_,
                            system_->Allocate(gpu_, std::max<int64_t>(constant_bytes, 8)));
+  traffic_.bytes_in += constant_bytes;
   if (constant_bytes > 0)
     DETRAIN_RETURN_IF_ERROR(system_->ToDevice(gpu_, constants_, constants.data(), constant_bytes));
   return Status::Ok();
@@ -66,6 +68,7 @@ Status CudaDevice::CheckBuffer(int32_t id, int64_t bytes) const {
 Status CudaDevice::CopyIn(int32_t id, const void* src, int64_t bytes) {
   DETRAIN_RETURN_IF_ERROR(CheckBuffer(id, bytes));
   if (bytes == 0) return Status::Ok();
+  traffic_.bytes_in += bytes;
   return system_->ToDevice(gpu_, arena_ + static_cast<DevicePtr>(plan_->buffer(id).offset), src,
                            bytes);
 }
@@ -73,6 +76,7 @@ Status CudaDevice::CopyIn(int32_t id, const void* src, int64_t bytes) {
 Status CudaDevice::CopyOut(int32_t id, void* dst, int64_t bytes) {
   DETRAIN_RETURN_IF_ERROR(CheckBuffer(id, bytes));
   if (bytes == 0) return Status::Ok();
+  traffic_.bytes_out += bytes;
   return system_->ToHost(gpu_, dst, arena_ + static_cast<DevicePtr>(plan_->buffer(id).offset),
                          bytes);
 }
@@ -99,6 +103,7 @@ Status CudaDevice::Place(const std::vector<Step>& steps, std::vector<long long>*
 
 Status CudaDevice::RunSteps(const std::vector<Step>& steps, int64_t* iterations) {
   for (const Step& l : steps) {
+    if (l.kind != Step::Kind::kLoop) ++traffic_.launches;  // a kernel, or a copy on the device
     switch (l.kind) {
       case Step::Kind::kKernel:
         DETRAIN_RETURN_IF_ERROR(
@@ -122,6 +127,7 @@ Status CudaDevice::RunSteps(const std::vector<Step>& steps, int64_t* iterations)
         for (;;) {
           DETRAIN_RETURN_IF_ERROR(RunSteps(loop.condition, count));
           uint8_t go = 0;  // ToHost waits for the condition's launches
+          ++traffic_.bytes_out;
           DETRAIN_RETURN_IF_ERROR(
               system_->ToHost(gpu_, &go, arena_ + static_cast<DevicePtr>(loop.predicate), 1));
           if (go == 0) break;
@@ -158,6 +164,7 @@ Status CudaDevice::SendBuffer(int32_t id, Device* to) {
     return to->CopyIn(id, staged.data(), bytes);
   }
   if (bytes == 0) return Status::Ok();
+  ++traffic_.launches;
   if (peer->gpu_ == gpu_)
     return system_->OnDevice(gpu_, peer->arena_ + offset, arena_ + offset, bytes);
   return system_->Between(gpu_, arena_ + offset, peer->gpu_, peer->arena_ + offset, bytes);
@@ -199,6 +206,7 @@ Status CudaDevice::PrepareDigest(const std::vector<BufferDigest>& buffers) {
   DETRAIN_ASSIGN_OR_RETURN(digest_memory_,
                            system_->Allocate(gpu_, std::max<int64_t>(memory_bytes, 16)));
   DETRAIN_ASSIGN_OR_RETURN(digest_items_, system_->Allocate(gpu_, item_bytes));
+  traffic_.bytes_in += memory_bytes + item_bytes;
   if (memory_bytes > 0)
     DETRAIN_RETURN_IF_ERROR(system_->ToDevice(gpu_, digest_memory_, memory.data(), memory_bytes));
   DETRAIN_RETURN_IF_ERROR(system_->ToDevice(gpu_, digest_items_, items.data(), item_bytes));
@@ -228,6 +236,7 @@ Status CudaDevice::DigestBuffers(const std::vector<BufferDigest>& buffers, std::
     DETRAIN_RETURN_IF_ERROR(PrepareDigest(buffers));
     digest_key_ = std::move(key);
   }
+  traffic_.launches += 2;
   DETRAIN_RETURN_IF_ERROR(
       system_->Launch(gpu_, digest_leaves_, arena_, digest_memory_, digest_items_));
   DETRAIN_RETURN_IF_ERROR(system_->Launch(
@@ -236,6 +245,7 @@ Status CudaDevice::DigestBuffers(const std::vector<BufferDigest>& buffers, std::
   const size_t at = out->size();
   out->resize(at + 16 * buffers.size());
   if (buffers.empty()) return Status::Ok();
+  traffic_.bytes_out += static_cast<int64_t>(16 * buffers.size());
   return system_->ToHost(gpu_, out->data() + at,
                          digest_memory_ + static_cast<DevicePtr>(digest_out_),
                          static_cast<int64_t>(16 * buffers.size()));

@@ -37,6 +37,7 @@ class CudaDevice : public Device {
   // On the GPU, by the program's digest kernels (codegen/cuda/cuda_program.h kDigestLeaves):
   // the buffers stay where they are and 16 bytes per buffer come back.
   Status DigestBuffers(const std::vector<BufferDigest>& buffers, std::string* out) override;
+  DeviceTraffic Traffic() const override { return traffic_; }
 
   int gpu() const { return gpu_; }
 
@@ -63,6 +64,7 @@ class CudaDevice : public Device {
   std::unordered_map<const codegen::cuda::Launch*, int64_t> at_;
   // The state digest's layout (PrepareDigest): for which buffers, its GPU memory (the prefixes
   // and leaves, then the digests) and items, the two launches and where the digests are.
+  DeviceTraffic traffic_;
   std::string digest_key_;
   DevicePtr digest_memory_ = 0, digest_items_ = 0;
   codegen::cuda::Launch digest_leaves_, digest_tensors_;

@@ -229,6 +229,30 @@ ENTRY main {
       << got.status().message();
 }
 
+// The CUDA device's own count of what it asked of the GPU (Executor::Traffic, which
+// bench_peer_step prints per step) is what the GPUs saw: the same bytes each way, and its
+// launches the kernels plus the copies on the device.
+TEST(CudaEmulation, TheDevicesTrafficIsWhatTheGpuSaw) {
+  const std::string path = std::string(DETRAIN_SOURCE_DIR) + "/examples/breast_cancer/train.dt";
+  auto compiled = driver::Compile(path, {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  auto step = ir::ParseAndVerify(compiled->stages.Find("hlo")->bytes);
+  ASSERT_TRUE(step.ok());
+  auto traffic = std::make_shared<GpuTraffic>();
+  runtime::ExecutorOptions options;
+  options.backend = runtime::Backend::kCuda;
+  options.backend_options = EmulatedCuda(1, 0, nullptr, nullptr, traffic);
+  auto executor = runtime::Executor::Create(compiled->stages.Find("plan")->bytes, options);
+  ASSERT_TRUE(executor.ok()) << executor.status().message();
+  const std::vector<ir::Literal> args = runtime::TrainStepArguments(**step, 7);
+  for (int t = 0; t < 2; ++t) ASSERT_TRUE((*executor)->Run({args}).ok());
+  const runtime::DeviceTraffic counted = (*executor)->Traffic();
+  EXPECT_EQ(counted.bytes_in, traffic->to_device);
+  EXPECT_EQ(counted.bytes_out, traffic->to_host);
+  EXPECT_GE(counted.launches, traffic->launches);
+  EXPECT_GT(traffic->launches, 100);
+}
+
 TEST(CudaEmulation, BreastCancerTrainSteps) {
   CheckExample("breast_cancer", {{1, 1}, {1, 8}, {2, 2}, {2, 8}}, 0);
 }
