@@ -93,8 +93,9 @@ class RunSession {
   // Step t of the run: its keys derived and recorded, the train step run on `state`, the new
   // state digested under the policy and the record chained to `previous`. With `keep`, the new
   // state stays on the devices unless the step takes roots or evaluates, or the policy needs it
-  // on the host (all but xxh3-128-chunked): `state` is then stale (Trainer::Step) until Sync or
-  // a step that reads it. A non-finite step leaves `state` the state before it, read.
+  // on the host (all but xxh3-128-chunked), and at least every 256 steps: `state` is then stale
+  // (Trainer::Step) until Sync or a step that reads it. A non-finite step leaves `state` the
+  // state before it, read (rebuilt by replaying at most 255 steps).
   Result<StepOutcome> Step(int64_t t, const attest::Digest256& previous, TrainState* state,
                            ThreadPool* pool, bool keep = false);
   // Step t without a record or digests (training without a bundle); the evaluation when one is
