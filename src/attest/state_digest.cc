@@ -95,6 +95,23 @@ std::vector<Digest128> ChunkedDigests(const std::vector<ChunkedInput>& inputs, T
   return out;
 }
 
+Result<StateDigests> Xxh3StateOf(const std::vector<TensorView>& tensors,
+                                 const std::vector<Digest128>& digests) {
+  if (digests.size() != tensors.size()) return Internal("state: one digest per tensor");
+  DETRAIN_ASSIGN_OR_RETURN(std::vector<const TensorView*> sorted, SortedByName(tensors));
+  StateDigests out;
+  std::string all;
+  for (const TensorView* t : sorted) {
+    const Digest128& d = digests[static_cast<size_t>(t - tensors.data())];
+    std::string digest(reinterpret_cast<const char*>(d.data()), d.size());
+    all += digest;
+    out.tensors.emplace_back(std::string(t->name), std::move(digest));
+  }
+  const Digest128 d = Xxh3Of(all);
+  out.state.assign(reinterpret_cast<const char*>(d.data()), d.size());
+  return out;
+}
+
 Digest128 Xxh3Of(std::string_view bytes) {
   return Canonical128(XXH3_128bits(bytes.data(), bytes.size()));
 }
@@ -106,21 +123,13 @@ Result<StateDigests> DigestState(const std::vector<TensorView>& tensors, DigestP
   std::vector<Digest256> leaves;
   std::string all;
   if (policy == DigestPolicy::kXxh3Chunked) {
-    std::vector<std::string> prefixes(sorted.size());
+    std::vector<std::string> prefixes(tensors.size());
     std::vector<ChunkedInput> inputs;
-    for (size_t i = 0; i < sorted.size(); ++i) {
-      DETRAIN_ASSIGN_OR_RETURN(prefixes[i], ChunkedTensorPrefix(*sorted[i]));
-      inputs.push_back({prefixes[i], sorted[i]->data});
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      DETRAIN_ASSIGN_OR_RETURN(prefixes[i], ChunkedTensorPrefix(tensors[i]));
+      inputs.push_back({prefixes[i], tensors[i].data});
     }
-    const std::vector<Digest128> digests = ChunkedDigests(inputs, pool);
-    for (size_t i = 0; i < sorted.size(); ++i) {
-      std::string digest(reinterpret_cast<const char*>(digests[i].data()), digests[i].size());
-      all += digest;
-      out.tensors.emplace_back(std::string(sorted[i]->name), std::move(digest));
-    }
-    Digest128 d = Xxh3Of(all);
-    out.state.assign(reinterpret_cast<const char*>(d.data()), d.size());
-    return out;
+    return Xxh3StateOf(tensors, ChunkedDigests(inputs, pool));
   }
   for (const TensorView* t : sorted) {
     std::string digest;

@@ -82,6 +82,11 @@ struct StateDigests {
 Result<StateDigests> DigestState(const std::vector<TensorView>& tensors, DigestPolicy policy,
                                  ThreadPool* pool);
 
+// The XXH3 policies' state digests from each tensor's digest (digests[i] of tensors[i], which
+// need no data here): the tensors in name order, and the state over them.
+Result<StateDigests> Xxh3StateOf(const std::vector<TensorView>& tensors,
+                                 const std::vector<Digest128>& digests);
+
 // XXH3-128 of a byte string, as 16 big-endian bytes (XXH128_canonicalFromHash).
 Digest128 Xxh3Of(std::string_view bytes);
 

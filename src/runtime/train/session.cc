@@ -16,9 +16,7 @@ constexpr int64_t kReadAtLeastEvery = 256;
 // state, which the step overwrote): the state before step t again, by replaying the steps since
 // `state` was read, with the keys every run derives (StepKeyOf).
 Status RebuildState(Trainer& trainer, int64_t seed, int64_t t, TrainState* state) {
-  bool stale = false;
-  for (const StateTensor& s : *state) stale = stale || s.stale;
-  if (!stale) return Status::Ok();
+  if (!IsStale(*state)) return Status::Ok();
   const int64_t since = trainer.StaleSince();
   for (StateTensor& s : *state) {
     s.stale = false;

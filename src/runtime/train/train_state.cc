@@ -35,6 +35,13 @@ TrainState StateLayout(const std::vector<driver::StateSpec>& specs) {
   return state;
 }
 
+bool IsStale(const TrainState& state) {
+  for (const StateTensor& s : state) {
+    if (s.stale) return true;
+  }
+  return false;
+}
+
 std::vector<attest::TensorView> StateViews(const TrainState& s) { return Views(s, Part::kAll); }
 std::vector<attest::TensorView> ParamViews(const TrainState& s) { return Views(s, Part::kParams); }
 std::vector<attest::TensorView> OptimizerViews(const TrainState& s) {

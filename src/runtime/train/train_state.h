@@ -33,6 +33,9 @@ inline constexpr char kWeightsFormat[] = "detrain.weights.v1";
 // An empty state of the compile result's names, roles and shapes (zero bytes).
 TrainState StateLayout(const std::vector<driver::StateSpec>& specs);
 
+// Whether any tensor's values are older than the devices' (StateTensor::stale, Trainer::Step).
+bool IsStale(const TrainState& state);
+
 // Views of the state for digests: all of it, the parameters only, the rest (the optimizer
 // state: slots and counter).
 std::vector<attest::TensorView> StateViews(const TrainState& state);

@@ -1,7 +1,6 @@
 // See trainer.h.
 #include "runtime/train/trainer.h"
 
-#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -148,11 +147,8 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
   // Resident state: where the state is the last step's result, bit for bit, and that result lies
   // in the arena where the step reads its parameter, it is not copied in again.
   bool resident = resident_ != 0;
-  bool stale = false;
-  for (const StateTensor& s : *state) {
-    resident = resident && s.resident == resident_;
-    stale = stale || s.stale;
-  }
+  for (const StateTensor& s : *state) resident = resident && s.resident == resident_;
+  const bool stale = IsStale(*state);
   // A stale state is only ever the one the last step left on the devices.
   if (stale && !resident) return Internal("trainer: a stale state that is not the last step's");
   if (!stale) stale_since_ = t;
@@ -230,9 +226,7 @@ Result<StepResult> Trainer::Step(int64_t t, const prng::Key& step_key, TrainStat
 }
 
 Status Trainer::Sync(TrainState* state) {
-  bool stale = false;
-  for (const StateTensor& s : *state) stale = stale || s.stale;
-  if (!stale) return Status::Ok();
+  if (!IsStale(*state)) return Status::Ok();
   for (const StateTensor& s : *state) {
     if (resident_ == 0 || s.resident != resident_)
       return Internal("trainer: a stale state that is not the last step's");
@@ -252,8 +246,7 @@ Result<attest::StateDigests> Trainer::Digest(TrainState* state, attest::DigestPo
     DETRAIN_RETURN_IF_ERROR(Sync(state));
     return attest::DigestState(StateViews(*state), policy, pool);
   }
-  // Where the state lies: each tensor's digest on the devices, the state's over them here, in
-  // name order (attest::DigestState's).
+  // Where the state lies: each tensor's digest on the devices, the state's over them here.
   const std::vector<attest::TensorView> views = StateViews(*state);
   std::vector<int> indices;
   std::vector<std::string> prefixes;
@@ -265,31 +258,15 @@ Result<attest::StateDigests> Trainer::Digest(TrainState* state, attest::DigestPo
   std::string digests;
   DETRAIN_RETURN_IF_ERROR(step_->DigestResults(indices, prefixes, &digests));
   if (digests.size() != 16 * views.size()) return Internal("trainer: digests of the wrong size");
-  std::vector<size_t> order(views.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return views[a].name < views[b].name; });
-  for (size_t i = 1; i < order.size(); ++i) {
-    if (views[order[i]].name == views[order[i - 1]].name)
-      return Internal("state: tensor '" + std::string(views[order[i]].name) + "' twice");
-  }
-  attest::StateDigests out;
-  std::string all;
-  for (size_t i : order) {
-    std::string d = digests.substr(16 * i, 16);
-    all += d;
-    out.tensors.emplace_back(std::string(views[i].name), std::move(d));
-  }
-  const attest::Digest128 state_digest = attest::Xxh3Of(all);
-  out.state.assign(reinterpret_cast<const char*>(state_digest.data()), state_digest.size());
-  return out;
+  std::vector<attest::Digest128> each(views.size());
+  for (size_t i = 0; i < views.size(); ++i)
+    std::memcpy(each[i].data(), digests.data() + 16 * i, 16);
+  return attest::Xxh3StateOf(views, each);
 }
 
 Result<EvalResult> Trainer::Evaluate(const TrainState& state) {
   if (eval_ == nullptr) return FailedPrecondition("the program has no validation split");
-  for (const StateTensor& s : state) {
-    if (s.stale) return Internal("trainer: evaluation of a stale state (Trainer::Sync first)");
-  }
+  if (IsStale(state)) return Internal("trainer: evaluation of a stale state (Trainer::Sync first)");
   std::vector<const ir::Literal*> args;  // borrowed: no copy of the parameters
   for (const StateTensor& s : state) {
     if (s.role == ParamRole::kParameter) args.push_back(&s.value);
